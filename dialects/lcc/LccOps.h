@@ -1,0 +1,30 @@
+//===- LccOps.h - operations of the lcc dialect -----------------*- C++ -*-===//
+#ifndef LCC_DIALECTS_LCC_LCCOPS_H
+#define LCC_DIALECTS_LCC_LCCOPS_H
+
+#include "dialects/lcc/LccDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include <limits>
+
+namespace lcc {
+/// Default cost: one flop per result element.
+int64_t defaultElementwiseFlops(mlir::Operation *op);
+/// Default traffic: every operand read once, every result written once.
+int64_t defaultBytesAccessed(mlir::Operation *op);
+
+/// NumPy broadcasting of two static shapes; std::nullopt when incompatible.
+std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                          llvm::ArrayRef<int64_t> b);
+/// Normalizes a possibly negative axis against `rank`; -1 when out of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+} // namespace lcc
+
+#include "dialects/lcc/LccInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/lcc/LccOps.h.inc"
+
+#endif

@@ -1,0 +1,343 @@
+//===- LccOps.td - operations of the lcc dialect ----------*- tablegen -*-===//
+//
+// Every op verifies its shapes and says what it expected; every op has a cost.
+// Composite ops (attention, layer_norm, cross_entropy, ...) stay whole here so
+// autodiff can use their numerically stable VJPs and fusion can pick kernels;
+// `lcc-decompose` splits those that lowering does not handle directly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_OPS_TD
+#define LCC_OPS_TD
+
+include "dialects/lcc/LccDialect.td"
+include "dialects/lcc/LccInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Constants and initializers
+//===----------------------------------------------------------------------===//
+
+def Lcc_ConstantOp : Lcc_Op<"constant", [ConstantLike, Pure, Lcc_CostOpInterface,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A tensor constant";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Lcc_FillOp : Lcc_Op<"fill", [Pure, Lcc_CostOpInterface]> {
+  let summary = "A tensor with every element equal to `value` (zeros, ones)";
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Lcc_RandomNormalOp : Lcc_Op<"random_normal", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Seeded normal initializer";
+  let description = [{
+    Element i is a pure function of (seed, i): a counter-based generator, so the
+    values do not depend on the target, the thread count or the op's position.
+  }];
+  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$mean,
+                       DefaultValuedAttr<F64Attr, "1.0">:$std,
+                       I64Attr:$seed);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_RandomUniformOp : Lcc_Op<"random_uniform", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Seeded uniform initializer on [low, high)";
+  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$low,
+                       DefaultValuedAttr<F64Attr, "1.0">:$high,
+                       I64Attr:$seed);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_IotaOp : Lcc_Op<"iota", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Element value = its index along `dim` (positions, ranges)";
+  let arguments = (ins DefaultValuedAttr<I64Attr, "0">:$dim);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Lcc_UnaryOp<string mnemonic, string sum, list<Trait> traits = []>
+    : Lcc_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                    Lcc_CostOpInterface], traits)> {
+  let summary = sum;
+  let arguments = (ins Lcc_FloatTensor:$input);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Lcc_NegOp : Lcc_UnaryOp<"neg", "-x">;
+def Lcc_ExpOp : Lcc_UnaryOp<"exp", "e^x">;
+def Lcc_LogOp : Lcc_UnaryOp<"log", "natural logarithm">;
+def Lcc_TanhOp : Lcc_UnaryOp<"tanh", "hyperbolic tangent">;
+def Lcc_ErfOp : Lcc_UnaryOp<"erf", "error function">;
+def Lcc_SqrtOp : Lcc_UnaryOp<"sqrt", "square root">;
+def Lcc_RsqrtOp : Lcc_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def Lcc_ReluOp : Lcc_UnaryOp<"relu", "max(x, 0)">;
+def Lcc_SigmoidOp : Lcc_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
+def Lcc_SiluOp : Lcc_UnaryOp<"silu", "x * sigmoid(x) (SwiGLU's gate)">;
+
+def Lcc_GeluOp : Lcc_Op<"gelu", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+  let summary = "GELU, exact (erf) or with GPT-2's tanh approximation";
+  let arguments = (ins Lcc_FloatTensor:$input,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class Lcc_BinaryOp<string mnemonic, string sum, list<Trait> traits = []>
+    : Lcc_Op<mnemonic, !listconcat([Pure, Lcc_CostOpInterface], traits)> {
+  let summary = sum;
+  let description = [{ Operands broadcast as in NumPy; the result has the broadcast shape. }];
+  let arguments = (ins Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_AddOp : Lcc_BinaryOp<"add", "lhs + rhs", [Commutative]>;
+def Lcc_SubOp : Lcc_BinaryOp<"sub", "lhs - rhs">;
+def Lcc_MulOp : Lcc_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
+def Lcc_DivOp : Lcc_BinaryOp<"div", "lhs / rhs">;
+def Lcc_PowOp : Lcc_BinaryOp<"pow", "lhs ^ rhs">;
+def Lcc_MaximumOp : Lcc_BinaryOp<"maximum", "elementwise max(lhs, rhs)", [Commutative]>;
+def Lcc_MinimumOp : Lcc_BinaryOp<"minimum", "elementwise min(lhs, rhs)", [Commutative]>;
+
+def Lcc_CmpOp : Lcc_Op<"cmp", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Elementwise comparison (eq, ne, lt, le, gt, ge) with broadcasting";
+  let arguments = (ins Lcc_AnyTensor:$lhs, Lcc_AnyTensor:$rhs, StrAttr:$predicate);
+  let results = (outs Lcc_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_WhereOp : Lcc_Op<"where", [Pure, Lcc_CostOpInterface]> {
+  let summary = "cond ? lhs : rhs, with broadcasting";
+  let arguments = (ins Lcc_BoolTensor:$cond, Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ConvertOp : Lcc_Op<"convert", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Element type conversion (f32 <-> bf16/f16/f64, int -> float)";
+  let arguments = (ins Lcc_AnyTensor:$input);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+class Lcc_ReduceOp<string mnemonic, string sum>
+    : Lcc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = sum;
+  let description = [{
+    Reduces over `axes` (negative values count from the end); `keepdim`
+    keeps reduced dimensions with size 1.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ReduceSumOp : Lcc_ReduceOp<"reduce_sum", "Sum over axes">;
+def Lcc_ReduceMeanOp : Lcc_ReduceOp<"reduce_mean", "Mean over axes">;
+def Lcc_ReduceMaxOp : Lcc_ReduceOp<"reduce_max", "Maximum over axes">;
+
+class Lcc_SoftmaxLikeOp<string mnemonic, string sum>
+    : Lcc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                        DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = sum;
+  let arguments = (ins Lcc_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_SoftmaxOp : Lcc_SoftmaxLikeOp<"softmax", "Numerically stable softmax along axis">;
+def Lcc_LogSoftmaxOp : Lcc_SoftmaxLikeOp<"log_softmax", "Numerically stable log-softmax along axis">;
+
+def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Layer normalization over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias";
+  let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
+                       Lcc_FloatTensor:$bias, DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight) `,` type($bias)";
+  let hasVerifier = 1;
+}
+
+def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "RMS normalization over the last dimension: x / sqrt(mean(x^2) + eps) * weight";
+  let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1e-6">:$eps);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and attention
+//===----------------------------------------------------------------------===//
+
+def Lcc_MatmulOp : Lcc_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Batched matrix product with optional transposes";
+  let description = [{
+    lhs is [..., M, K] (or [..., K, M] with transpose_lhs), rhs is [..., K, N]
+    (or [..., N, K] with transpose_rhs). Batch dimensions broadcast; a rank-2
+    rhs (a weight) applies to every batch element.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_RopeOp : Lcc_Op<"rope", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+  let summary = "Rotary position embedding (rotate-half form, as LLaMA/GPT-NeoX)";
+  let description = [{
+    input is [..., T, D] with even D; the position of a row is its index along
+    dim -2 plus `offset`. Pair (i, i + D/2) is rotated by pos * theta^(-2i/D).
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta,
+                       DefaultValuedAttr<I64Attr, "0">:$offset);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+  let summary = "Sets future positions of [..., Tq, Tk] scores to `fill`";
+  let description = [{
+    Element (i, j) of the last two dims is replaced by `fill` when
+    j > i + (Tk - Tq): query i sees keys up to its own position.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "-std::numeric_limits<double>::infinity()">:$fill);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_AttentionOp : Lcc_Op<"attention", [Pure, AllTypesMatch<["query", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Scaled dot-product attention with grouped-query heads";
+  let description = [{
+    query [B, H, Tq, D], key and value [B, Hkv, Tk, D] with H a multiple of Hkv
+    (query head h uses key/value head h / (H / Hkv)). Result [B, H, Tq, D] =
+    softmax(q k^T * scale [causally masked]) v; scale defaults to 1/sqrt(D).
+    `lcc-decompose` rewrites it into matmul, causal_mask and softmax.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$query, Lcc_FloatTensor:$key, Lcc_FloatTensor:$value,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,` type($value)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(head dim).
+    double getScaleOrDefault();
+  }];
+}
+
+def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Mean softmax cross-entropy of logits [..., V] against integer targets [...]";
+  let description = [{
+    Targets equal to `ignore_index` contribute nothing and are not counted in
+    the mean (as PyTorch's default reduction does). If every target is ignored
+    the result is 0 / 0 = NaN, as in PyTorch.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$logits, Lcc_IndexTensor:$targets,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Lcc_ScalarFloatTensor:$result);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Lcc_ReshapeOp : Lcc_Op<"reshape", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Same elements in row-major order, new static shape";
+  let arguments = (ins Lcc_AnyTensor:$input);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Lcc_TransposeOp : Lcc_Op<"transpose", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Permute dimensions: result dim i is input dim perm[i]";
+  let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_SliceOp : Lcc_Op<"slice", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Elements start[d] <= i < limit[d] with step[d], per dimension";
+  let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit, OptionalAttr<DenseI64ArrayAttr>:$step);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ConcatOp : Lcc_Op<"concat", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Concatenate along `axis`";
+  let arguments = (ins Variadic<Lcc_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Broadcast to the result shape (NumPy rules)";
+  let arguments = (ins Lcc_AnyTensor:$input);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_GatherOp : Lcc_Op<"gather", [Pure, Lcc_CostOpInterface]> {
+  let summary = "Take slices of input along `axis` at integer indices (embedding lookup)";
+  let description = [{
+    Result shape is input.shape[:axis] + indices.shape + input.shape[axis+1:],
+    as ONNX Gather. An embedding lookup is gather of table [V, D] on axis 0.
+    Indices out of range are clamped at run time (they cannot fault).
+  }];
+  let arguments = (ins Lcc_AnyTensor:$input, Lcc_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` type($input) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // LCC_OPS_TD

@@ -1,0 +1,20 @@
+//===- Passes.h - lcc passes ------------------------------------*- C++ -*-===//
+#ifndef LCC_PASSES_PASSES_H
+#define LCC_PASSES_PASSES_H
+
+#include "dialects/lcc/LccDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace lcc {
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+#endif

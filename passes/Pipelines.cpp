@@ -1,0 +1,75 @@
+//===- Pipelines.cpp - the one place pass order is written ----------------===//
+//
+// Upstream passes are composed from their textual names, as `mlir-opt` users
+// would write them, so the pipelines here can be replayed by hand with
+// `lcc-opt` and compared with ../shared/TOOLCHAIN.md. This is the only file
+// that includes InitAllPasses.h (a slow header).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Pipelines.h"
+#include "passes/Passes.h"
+
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+#include <mutex>
+
+using namespace mlir;
+
+namespace lcc {
+
+static void ensureUpstreamPassesRegistered() {
+  static std::once_flag once;
+  std::call_once(once, [] { mlir::registerAllPasses(); });
+}
+
+static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
+  ensureUpstreamPassesRegistered();
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("lcc: internal pipeline does not parse: ") + errors);
+}
+
+void buildLowerToLinalgPipeline(OpPassManager &pm) {
+  // Composite ops without a direct lowering (attention) become simpler lcc ops.
+  pm.addPass(createLccDecomposePass());
+  // Every lcc op becomes linalg on tensors: the target-neutral hand-off point.
+  pm.addPass(createLccLowerToLinalgPass());
+  // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
+  addTextual(pm, "canonicalize,cse");
+}
+
+void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  // tensor.empty must become allocations before one-shot bufferization
+  // (TOOLCHAIN.md pitfall 3); function boundaries use identity layouts so the
+  // C interface sees plain strided descriptors.
+  addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+                 "one-shot-bufferize{bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map}");
+  // Frees every intermediate buffer; results are returned owned by the caller.
+  addTextual(pm, "buffer-deallocation-pipeline");
+  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
+                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+}
+
+void buildPipelineUpTo(OpPassManager &pm, Phase phase) {
+  if (phase == Phase::Input)
+    return;
+  buildLowerToLinalgPipeline(pm);
+  if (phase == Phase::Linalg)
+    return;
+  buildLinalgToLLVMPipeline(pm);
+}
+
+void registerPipelines() {
+  PassPipelineRegistration<>("lcc-lower-pipeline",
+                             "lcc dialect to target-neutral linalg on tensors",
+                             buildLowerToLinalgPipeline);
+  PassPipelineRegistration<>("lcc-cpu-pipeline", "lcc dialect to the LLVM dialect for the CPU",
+                             [](OpPassManager &pm) { buildPipelineUpTo(pm, Phase::LLVM); });
+}
+
+} // namespace lcc
