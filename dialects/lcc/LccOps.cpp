@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include <cstdio>
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 
@@ -43,6 +44,13 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   llvm::interleaveComma(shape, os);
   os << "]";
   return s;
+}
+
+/// Numbers in messages as a person writes them (0.5, not 5.000000e-01).
+static std::string fmtNum(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
 }
 
 static std::string shapeStr(Type t) { return shapeStr(llvm::cast<ShapedType>(t).getShape()); }
@@ -147,20 +155,22 @@ LogicalResult GeluOp::verify() {
 
 LogicalResult RandomNormalOp::verify() {
   if (!(getStd().convertToDouble() >= 0.0))
-    return emitOpError() << "std must be >= 0, got " << getStd().convertToDouble();
+    return emitOpError() << "std must be >= 0, got " << fmtNum(getStd().convertToDouble());
   return success();
 }
 
 LogicalResult RandomUniformOp::verify() {
   if (!(getLow().convertToDouble() < getHigh().convertToDouble()))
-    return emitOpError() << "needs low < high, got [" << getLow().convertToDouble() << ", "
-                         << getHigh().convertToDouble() << ")";
+    return emitOpError() << "needs low < high, got ["
+                         << fmtNum(getLow().convertToDouble()) << ", "
+                         << fmtNum(getHigh().convertToDouble()) << ")";
   return success();
 }
 
 LogicalResult IotaOp::verify() {
-  if (normalizeAxis(getDim(), getType().getRank()) < 0)
-    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+  int64_t dim = getDim();
+  if (normalizeAxis(dim, getType().getRank()) < 0)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
                          << getType().getRank();
   return success();
 }
@@ -213,8 +223,9 @@ LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
 LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
 
 template <typename Op> static LogicalResult verifySoftmax(Op op) {
-  if (normalizeAxis(op.getAxis(), op.getType().getRank()) < 0)
-    return op.emitOpError() << "axis " << op.getAxis() << " is out of range for rank "
+  int64_t axis = op.getAxis();
+  if (normalizeAxis(axis, op.getType().getRank()) < 0)
+    return op.emitOpError() << "axis " << axis << " is out of range for rank "
                             << op.getType().getRank();
   return success();
 }
@@ -294,7 +305,7 @@ LogicalResult RopeOp::verify() {
   if (t.getRank() < 2 || t.getShape().back() % 2 != 0)
     return emitOpError() << "input " << shapeStr(t)
                          << " must be [..., T, D] with an even head dimension D";
-  if (getOffset() < 0)
+  if (int64_t(getOffset()) < 0)
     return emitOpError() << "offset must be >= 0";
   return success();
 }
@@ -424,9 +435,9 @@ LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
   auto first = llvm::cast<RankedTensorType>(getInputs().front().getType());
-  int64_t axis = normalizeAxis(getAxis(), first.getRank());
+  int64_t axis = normalizeAxis(int64_t(getAxis()), first.getRank());
   if (axis < 0)
-    return emitOpError() << "axis " << getAxis() << " is out of range for rank "
+    return emitOpError() << "axis " << int64_t(getAxis()) << " is out of range for rank "
                          << first.getRank();
   SmallVector<int64_t> expected(first.getShape());
   expected[axis] = 0;
@@ -459,9 +470,9 @@ LogicalResult BroadcastToOp::verify() {
 
 LogicalResult GatherOp::verify() {
   auto in = getInput().getType(), idx = getIndices().getType();
-  int64_t axis = normalizeAxis(getAxis(), in.getRank());
+  int64_t axis = normalizeAxis(int64_t(getAxis()), in.getRank());
   if (axis < 0)
-    return emitOpError() << "axis " << getAxis() << " is out of range for rank " << in.getRank();
+    return emitOpError() << "axis " << int64_t(getAxis()) << " is out of range for rank " << in.getRank();
   SmallVector<int64_t> expected(in.getShape().take_front(axis));
   llvm::append_range(expected, idx.getShape());
   llvm::append_range(expected, in.getShape().drop_front(axis + 1));
