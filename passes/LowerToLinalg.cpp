@@ -1,6 +1,15 @@
 //===- LowerToLinalg.cpp - lcc to linalg on tensors -----------------------===//
-#include "passes/Passes.h"
+//
+// Applies the per-family patterns of dialects/lcc/lowering and then insists
+// that no lcc op is left: a partial lowering would surface much later as an
+// unhelpful bufferization or LLVM-conversion failure.
+//
+//===----------------------------------------------------------------------===//
 #include "dialects/lcc/LccOps.h"
+#include "dialects/lcc/lowering/Lowering.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCLOWERTOLINALGPASS
@@ -11,6 +20,44 @@ using namespace mlir;
 
 namespace {
 struct LccLowerToLinalgPass : lcc::impl::LccLowerToLinalgPassBase<LccLowerToLinalgPass> {
-  void runOnOperation() override {}
+  void runOnOperation() override {
+    // The patterns size every tensor from its type: dynamic dims would need
+    // shape operands that lcc ops do not carry.
+    bool dynamic = false;
+    getOperation()->walk([&](Operation *op) {
+      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()))
+        return;
+      for (Type t : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes())) {
+        auto shaped = llvm::dyn_cast<ShapedType>(t);
+        if (shaped && !shaped.hasStaticShape()) {
+          op->emitError() << "failed to lower '" << op->getName()
+                          << "': only static shapes are supported, got " << t;
+          dynamic = true;
+          return;
+        }
+      }
+    });
+    if (dynamic)
+      return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    lcc::populateLccToLinalgPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    // Failure only means "did not converge"; leftovers are reported below.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns), config);
+
+    bool failedAny = false;
+    getOperation()->walk([&](Operation *op) {
+      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()))
+        return;
+      failedAny = true;
+      InFlightDiagnostic diag = op->emitError() << "failed to lower '" << op->getName() << "'";
+      if (llvm::isa<lcc::AttentionOp>(op))
+        diag << ": run lcc-decompose first";
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
 };
 } // namespace

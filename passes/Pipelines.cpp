@@ -50,7 +50,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
                  "function-boundary-type-conversion=identity-layout-map}");
   // Frees every intermediate buffer; results are returned owned by the caller.
   addTextual(pm, "buffer-deallocation-pipeline");
-  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+  // Returned views/arguments are copied with bufferization.clone by the
+  // deallocation pipeline; only convert-bufferization-to-memref lowers clones.
+  addTextual(pm, "convert-bufferization-to-memref,"
+                 "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
 }

@@ -23,22 +23,21 @@ Value cst(OpBuilder &b, Location loc, Value like, double v) {
 }
 
 template <typename OpTy> struct FloatElementwiseLowering : OpRewritePattern<OpTy> {
-  FloatElementwiseLowering(MLIRContext *ctx, ScalarFn fn)
-      : OpRewritePattern<OpTy>(ctx), fn(fn) {}
+  FloatElementwiseLowering(MLIRContext *ctx, ScalarFn fn) : OpRewritePattern<OpTy>(ctx), fn(fn) {}
 
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
     Type elem = resultType.getElementType();
     Type ct = computeType(elem);
     Operation *raw = op.getOperation();
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType.getShape(), elem, op->getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) {
-          SmallVector<Value> wide;
-          for (Value a : args)
-            wide.push_back(castFloat(b, loc, a, ct));
-          return castFloat(b, loc, fn(b, loc, wide, raw), elem);
-        });
+    Value result =
+        buildElementwise(rewriter, op.getLoc(), resultType.getShape(), elem, op->getOperands(),
+                         [&](OpBuilder &b, Location loc, ValueRange args) {
+                           SmallVector<Value> wide;
+                           for (Value a : args)
+                             wide.push_back(castFloat(b, loc, a, ct));
+                           return castFloat(b, loc, fn(b, loc, wide, raw), elem);
+                         });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -60,10 +59,9 @@ Value gelu(OpBuilder &b, Location loc, ValueRange a, Operation *op) {
   if (llvm::cast<GeluOp>(op).getApproximate() == "tanh") {
     // tanh(sqrt(2/pi) * (x + 0.044715 x^3)), as GPT-2.
     Value x3 = arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
-    Value poly = arith::AddFOp::create(
-        b, loc, x, arith::MulFOp::create(b, loc, cst(b, loc, x, 0.044715), x3));
-    Value scaled =
-        arith::MulFOp::create(b, loc, cst(b, loc, x, std::sqrt(2.0 / M_PI)), poly);
+    Value poly = arith::AddFOp::create(b, loc, x,
+                                       arith::MulFOp::create(b, loc, cst(b, loc, x, 0.044715), x3));
+    Value scaled = arith::MulFOp::create(b, loc, cst(b, loc, x, std::sqrt(2.0 / M_PI)), poly);
     inner = math::TanhOp::create(b, loc, scaled);
   } else {
     Value scaled = arith::MulFOp::create(b, loc, x, cst(b, loc, x, M_SQRT1_2));
@@ -138,8 +136,8 @@ struct WhereLowering : OpRewritePattern<WhereOp> {
 struct ConvertLowering : OpRewritePattern<ConvertOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvertOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, convertTensor(rewriter, op.getLoc(), op.getInput(),
-                                         op.getType().getElementType()));
+    rewriter.replaceOp(
+        op, convertTensor(rewriter, op.getLoc(), op.getInput(), op.getType().getElementType()));
     return success();
   }
 };

@@ -35,15 +35,14 @@ template <typename OpTy, Kind kind> struct ReduceLowering : OpRewritePattern<OpT
       count *= in.getDimSize(n);
     }
     double init = kind == Kind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    Value acc = buildReduction(
-        rewriter, loc, in.getShape(), reduced, ValueRange{op.getInput()},
-        {rewriter.getMultiDimIdentityMap(rank)}, ct, init,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value x = castFloat(b, l, a[0], ct);
-          if (kind == Kind::Max)
-            return Value(arith::MaximumFOp::create(b, l, x, a[1]));
-          return Value(arith::AddFOp::create(b, l, x, a[1]));
-        });
+    Value acc = buildReduction(rewriter, loc, in.getShape(), reduced, ValueRange{op.getInput()},
+                               {rewriter.getMultiDimIdentityMap(rank)}, ct, init,
+                               [&](OpBuilder &b, Location l, ValueRange a) {
+                                 Value x = castFloat(b, l, a[0], ct);
+                                 if (kind == Kind::Max)
+                                   return Value(arith::MaximumFOp::create(b, l, x, a[1]));
+                                 return Value(arith::AddFOp::create(b, l, x, a[1]));
+                               });
     if (kind == Kind::Mean) {
       auto accShape = tensorType(acc).getShape();
       acc = buildElementwise(rewriter, loc, accShape, elem, ValueRange{acc},

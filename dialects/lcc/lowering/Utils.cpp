@@ -106,21 +106,20 @@ SmallVector<utils::IteratorType> parallelIterators(unsigned n) {
   return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
 }
 
-Value buildMapped(OpBuilder &b, Location loc, ArrayRef<int64_t> resultShape,
-                  Type resultElementType, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                  BodyFn body) {
+Value buildMapped(OpBuilder &b, Location loc, ArrayRef<int64_t> resultShape, Type resultElementType,
+                  ValueRange inputs, ArrayRef<AffineMap> inputMaps, BodyFn body) {
   unsigned n = resultShape.size();
   Value init = emptyTensor(b, loc, resultShape, resultElementType);
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(n));
   auto resultType = RankedTensorType::get(resultShape, resultElementType);
   unsigned numInputs = inputs.size();
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, parallelIterators(n),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value r = body(nb, nloc, args.take_front(numInputs));
-        linalg::YieldOp::create(nb, nloc, r);
-      });
+  auto generic = linalg::GenericOp::create(b, loc, TypeRange{resultType}, inputs, ValueRange{init},
+                                           maps, parallelIterators(n),
+                                           [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                                             Value r = body(nb, nloc, args.take_front(numInputs));
+                                             linalg::YieldOp::create(nb, nloc, r);
+                                           });
   return generic.getResult(0);
 }
 
@@ -139,19 +138,18 @@ Value buildReduction(OpBuilder &b, Location loc, ArrayRef<int64_t> loopShape,
   SmallVector<int64_t> outShape;
   SmallVector<utils::IteratorType> iters;
   for (unsigned i = 0; i < n; ++i) {
-    iters.push_back(reduced[i] ? utils::IteratorType::reduction
-                               : utils::IteratorType::parallel);
+    iters.push_back(reduced[i] ? utils::IteratorType::reduction : utils::IteratorType::parallel);
     if (!reduced[i])
       outShape.push_back(loopShape[i]);
   }
   Value acc = filledTensor(b, loc, outShape, accType, scalarConstant(b, loc, accType, init));
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(dropDimsMap(b.getContext(), n, reduced));
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps, iters,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
-      });
+  auto generic =
+      linalg::GenericOp::create(b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps,
+                                iters, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                                  linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+                                });
   return generic.getResult(0);
 }
 
@@ -177,6 +175,14 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> 
   if (shape.empty())
     return tensor::CollapseShapeOp::create(b, loc, resultType, tensor,
                                            ArrayRef<ReassociationIndices>{});
+  // A single collapse or expand when one shape refines the other.
+  if (resultType.getRank() < type.getRank()) {
+    if (auto re = getReassociationIndicesForCollapse(type.getShape(), shape))
+      return tensor::CollapseShapeOp::create(b, loc, resultType, tensor, *re);
+  } else if (resultType.getRank() > type.getRank()) {
+    if (auto re = getReassociationIndicesForCollapse(shape, type.getShape()))
+      return tensor::ExpandShapeOp::create(b, loc, resultType, tensor, *re);
+  }
   Value flat = tensor;
   if (type.getRank() != 1) {
     ReassociationIndices all;

@@ -17,8 +17,7 @@
 
 namespace lcc::lowering {
 
-using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                              mlir::ValueRange)>;
+using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
 /// The type scalar float math runs in: f32 for bf16/f16 (libm and most
 /// targets have no half-precision transcendental functions, and half
@@ -62,10 +61,9 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::ValueRange inputs, BodyFn body);
 
 /// Same, with explicit input maps over the result's loops.
-mlir::Value buildMapped(mlir::OpBuilder &b, mlir::Location loc,
-                        llvm::ArrayRef<int64_t> resultShape, mlir::Type resultElementType,
-                        mlir::ValueRange inputs, llvm::ArrayRef<mlir::AffineMap> inputMaps,
-                        BodyFn body);
+mlir::Value buildMapped(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> resultShape,
+                        mlir::Type resultElementType, mlir::ValueRange inputs,
+                        llvm::ArrayRef<mlir::AffineMap> inputMaps, BodyFn body);
 
 /// A reduction over loops of `loopShape`, where `reduced[d]` marks the
 /// reduction loops. `inputs` are read through `inputMaps`; the accumulator

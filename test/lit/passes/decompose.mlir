@@ -1,0 +1,48 @@
+// RUN: lcc-opt %s --lcc-decompose | FileCheck %s
+
+// Multi-head, causal, default scale 1/sqrt(8).
+// CHECK-LABEL: func.func @mha
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x3x8xf32>, %[[K:.+]]: tensor<2x4x5x8xf32>, %[[V:.+]]: tensor<2x4x5x8xf32>)
+// CHECK:         %[[SCALE:.+]] = lcc.constant dense<0.353553385> : tensor<f32>
+// CHECK:         %[[S:.+]] = lcc.matmul %[[Q]], %[[K]] {transpose_rhs = true} : tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32> -> tensor<2x4x3x5xf32>
+// CHECK:         %[[SS:.+]] = lcc.mul %[[S]], %[[SCALE]] : tensor<2x4x3x5xf32>, tensor<f32> -> tensor<2x4x3x5xf32>
+// CHECK:         %[[M:.+]] = lcc.causal_mask %[[SS]] : tensor<2x4x3x5xf32>
+// CHECK:         %[[P:.+]] = lcc.softmax %[[M]] : tensor<2x4x3x5xf32>
+// CHECK:         %[[O:.+]] = lcc.matmul %[[P]], %[[V]] : tensor<2x4x3x5xf32>, tensor<2x4x5x8xf32> -> tensor<2x4x3x8xf32>
+// CHECK:         return %[[O]]
+// CHECK-NOT:     lcc.attention
+func.func @mha(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf32>, %v: tensor<2x4x5x8xf32>) -> tensor<2x4x3x8xf32> {
+  %0 = lcc.attention %q, %k, %v {causal = true} : tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// Grouped-query: 6 query heads over 2 key/value heads (G = 3); explicit
+// scale, not causal, f64.
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x6x3x4xf64>, %[[K:.+]]: tensor<1x2x3x4xf64>, %[[V:.+]]: tensor<1x2x3x4xf64>)
+// CHECK:         %[[SCALE:.+]] = lcc.constant dense<2.500000e-01> : tensor<f64>
+// CHECK:         %[[K5:.+]] = lcc.reshape %[[K]] : tensor<1x2x3x4xf64> -> tensor<1x2x1x3x4xf64>
+// CHECK:         %[[KB:.+]] = lcc.broadcast_to %[[K5]] : tensor<1x2x1x3x4xf64> -> tensor<1x2x3x3x4xf64>
+// CHECK:         %[[KR:.+]] = lcc.reshape %[[KB]] : tensor<1x2x3x3x4xf64> -> tensor<1x6x3x4xf64>
+// CHECK:         %[[V5:.+]] = lcc.reshape %[[V]] : tensor<1x2x3x4xf64> -> tensor<1x2x1x3x4xf64>
+// CHECK:         %[[VB:.+]] = lcc.broadcast_to %[[V5]] : tensor<1x2x1x3x4xf64> -> tensor<1x2x3x3x4xf64>
+// CHECK:         %[[VR:.+]] = lcc.reshape %[[VB]] : tensor<1x2x3x3x4xf64> -> tensor<1x6x3x4xf64>
+// CHECK:         %[[S:.+]] = lcc.matmul %[[Q]], %[[KR]] {transpose_rhs = true} : tensor<1x6x3x4xf64>, tensor<1x6x3x4xf64> -> tensor<1x6x3x3xf64>
+// CHECK:         %[[SS:.+]] = lcc.mul %[[S]], %[[SCALE]]
+// CHECK-NOT:     lcc.causal_mask
+// CHECK:         %[[P:.+]] = lcc.softmax %[[SS]] : tensor<1x6x3x3xf64>
+// CHECK:         lcc.matmul %[[P]], %[[VR]] : tensor<1x6x3x3xf64>, tensor<1x6x3x4xf64> -> tensor<1x6x3x4xf64>
+func.func @gqa(%q: tensor<1x6x3x4xf64>, %k: tensor<1x2x3x4xf64>, %v: tensor<1x2x3x4xf64>) -> tensor<1x6x3x4xf64> {
+  %0 = lcc.attention %q, %k, %v {scale = 0.25 : f64} : tensor<1x6x3x4xf64>, tensor<1x2x3x4xf64>, tensor<1x2x3x4xf64>
+  return %0 : tensor<1x6x3x4xf64>
+}
+
+// Shared key/value tensor is repeated once; bf16 keeps its element type.
+// CHECK-LABEL: func.func @gqa_shared_kv_bf16
+// CHECK-COUNT-1: lcc.broadcast_to
+// CHECK-NOT:     lcc.broadcast_to
+// CHECK:         lcc.causal_mask %{{.+}} : tensor<1x4x2x2xbf16>
+func.func @gqa_shared_kv_bf16(%q: tensor<1x4x2x8xbf16>, %kv: tensor<1x1x2x8xbf16>) -> tensor<1x4x2x8xbf16> {
+  %0 = lcc.attention %q, %kv, %kv {causal = true} : tensor<1x4x2x8xbf16>, tensor<1x1x2x8xbf16>, tensor<1x1x2x8xbf16>
+  return %0 : tensor<1x4x2x8xbf16>
+}
