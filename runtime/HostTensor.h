@@ -165,6 +165,12 @@ public:
     }
   }
 
+  /// Sets every element to `v` (converted as setDouble does).
+  void fill(double v) {
+    for (int64_t i = 0, e = numElements(); i < e; ++i)
+      setDouble(i, v);
+  }
+
   std::vector<double> toDoubles() const {
     std::vector<double> out(static_cast<size_t>(numElements()));
     for (int64_t i = 0, e = numElements(); i < e; ++i)

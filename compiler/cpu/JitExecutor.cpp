@@ -29,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -202,6 +203,14 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
   options.enableGDBNotificationListener = false;
   options.enablePerfNotificationListener = false;
+  // Lowered code may call MLIR's C runner helpers (memref.copy between
+  // non-contiguous views becomes a call to `memrefCopy`).
+  llvm::SmallVector<llvm::StringRef, 1> sharedLibs;
+#ifdef LCC_MLIR_C_RUNNER_UTILS
+  if (llvm::sys::fs::exists(LCC_MLIR_C_RUNNER_UTILS))
+    sharedLibs.push_back(LCC_MLIR_C_RUNNER_UTILS);
+#endif
+  options.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(*clone, options);
   if (!engine) {
     std::string msg = llvm::toString(engine.takeError());
