@@ -54,6 +54,7 @@ struct Expr {
   std::vector<IndexItem> items;    // Index subscripts
   std::string instance;            // Call: `as NAME`
   SrcLoc instanceLoc;
+  uint32_t height = 1; // of the subtree; the parser bounds it
 };
 
 struct Stmt;

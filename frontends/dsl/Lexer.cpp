@@ -182,7 +182,9 @@ private:
     }
     std::string shown;
     unsigned char uc = static_cast<unsigned char>(c);
-    if (uc >= 0x20 && uc < 0x7f) {
+    if (c == '\'') {
+      shown = "\"'\"";
+    } else if (uc >= 0x20 && uc < 0x7f) {
       shown = std::string("'") + c + "'";
     } else {
       static const char hex[] = "0123456789abcdef";

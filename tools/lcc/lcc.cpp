@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -124,7 +125,7 @@ static std::vector<lcc::HostTensor> randomBatch(func::FuncOp forward, int64_t vo
       auto t = lcc::HostTensor::zeros(et.isInteger(32) ? lcc::ElementType::I32 : lcc::ElementType::I64, shape);
       std::uniform_int_distribution<int64_t> dist(0, vocab - 1);
       for (int64_t k = 0; k < t.numElements(); ++k)
-        t.setInt(k, dist(rng));
+        t.setDouble(k, double(dist(rng)));
       inputs.push_back(std::move(t));
     } else {
       auto t = lcc::HostTensor::zeros(et.isF64() ? lcc::ElementType::F64 : lcc::ElementType::F32, shape);
