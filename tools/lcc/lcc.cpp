@@ -182,7 +182,9 @@ int main(int argc, char **argv) {
                                    &parseErrorStream)) {
     // LLVM prints "lcc: Unknown command line argument ..."; keep it to one line.
     llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
-    return fail("lcc: error: " + first.ltrim("lcc: ").str() + " (see lcc --help)");
+    first.consume_front("lcc: ");
+    first = first.split(".  Try:").first;
+    return fail("lcc: error: " + first.str() + "; see lcc --help");
   }
   if (inputFile.empty())
     return fail("lcc: error: no input file; usage: lcc MODEL.lcc [--emit=mlir] [-o OUT]");
