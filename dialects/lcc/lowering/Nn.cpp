@@ -17,6 +17,25 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+/// The two reductions every stable softmax-like lowering starts with: the
+/// maximum over the `mask` dims and sum(exp(x - max)), both in `ct`.
+std::pair<Value, Value> buildMaxAndSumExp(OpBuilder &rewriter, Location loc, Value x,
+                                          ArrayRef<int64_t> shape, ArrayRef<bool> mask, Type ct,
+                                          AffineMap id, AffineMap row) {
+  Value max = buildReduction(
+      rewriter, loc, shape, mask, ValueRange{x}, {id}, ct, kNegInf,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        return Value(arith::MaximumFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]));
+      });
+  Value sumExp = buildReduction(
+      rewriter, loc, shape, mask, ValueRange{x, max}, {id, row}, ct, 0.0,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]);
+        return Value(arith::AddFOp::create(b, l, math::ExpOp::create(b, l, d), a[2]));
+      });
+  return {max, sumExp};
+}
+
 template <typename OpTy, bool isLog> struct SoftmaxLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
@@ -35,17 +54,7 @@ template <typename OpTy, bool isLog> struct SoftmaxLowering : OpRewritePattern<O
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = dropDimsMap(ctx, rank, mask);
 
-    Value max = buildReduction(
-        rewriter, loc, type.getShape(), mask, ValueRange{x}, {id}, ct, kNegInf,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          return Value(arith::MaximumFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]));
-        });
-    Value sum = buildReduction(
-        rewriter, loc, type.getShape(), mask, ValueRange{x, max}, {id, row}, ct, 0.0,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]);
-          return Value(arith::AddFOp::create(b, l, math::ExpOp::create(b, l, d), a[2]));
-        });
+    auto [max, sum] = buildMaxAndSumExp(rewriter, loc, x, type.getShape(), mask, ct, id, row);
     Value result = buildMapped(
         rewriter, loc, type.getShape(), elem, ValueRange{x, max, sum}, {id, row, row},
         [&](OpBuilder &b, Location l, ValueRange a) {
@@ -168,17 +177,8 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = dropDimsMap(ctx, rank, mask);
 
-    Value max = buildReduction(
-        rewriter, loc, type.getShape(), mask, ValueRange{logits}, {id}, ct, kNegInf,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          return Value(arith::MaximumFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]));
-        });
-    Value sumExp = buildReduction(
-        rewriter, loc, type.getShape(), mask, ValueRange{logits, max}, {id, row}, ct, 0.0,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], ct), a[1]);
-          return Value(arith::AddFOp::create(b, l, math::ExpOp::create(b, l, d), a[2]));
-        });
+    auto [max, sumExp] =
+        buildMaxAndSumExp(rewriter, loc, logits, type.getShape(), mask, ct, id, row);
 
     // One pass over the rows accumulates the loss sum and the count of
     // counted targets into two rank-0 tensors.
