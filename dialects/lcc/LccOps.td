@@ -73,7 +73,7 @@ def Lcc_IotaOp : Lcc_Op<"iota", [Pure, Lcc_CostOpInterface]> {
 
 class Lcc_UnaryOp<string mnemonic, string sum, list<Trait> traits = []>
     : Lcc_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                    Lcc_CostOpInterface], traits)> {
+                                    Lcc_CostOpInterface, Lcc_VjpOpInterface], traits)> {
   let summary = sum;
   let arguments = (ins Lcc_FloatTensor:$input);
   let results = (outs Lcc_FloatTensor:$result);
@@ -91,7 +91,7 @@ def Lcc_ReluOp : Lcc_UnaryOp<"relu", "max(x, 0)">;
 def Lcc_SigmoidOp : Lcc_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
 def Lcc_SiluOp : Lcc_UnaryOp<"silu", "x * sigmoid(x) (SwiGLU's gate)">;
 
-def Lcc_GeluOp : Lcc_Op<"gelu", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_GeluOp : Lcc_Op<"gelu", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "GELU, exact (erf) or with GPT-2's tanh approximation";
   let arguments = (ins Lcc_FloatTensor:$input,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
@@ -101,7 +101,7 @@ def Lcc_GeluOp : Lcc_Op<"gelu", [Pure, SameOperandsAndResultType, Lcc_CostOpInte
 }
 
 class Lcc_BinaryOp<string mnemonic, string sum, list<Trait> traits = []>
-    : Lcc_Op<mnemonic, !listconcat([Pure, Lcc_CostOpInterface], traits)> {
+    : Lcc_Op<mnemonic, !listconcat([Pure, Lcc_CostOpInterface, Lcc_VjpOpInterface], traits)> {
   let summary = sum;
   let description = [{ Operands broadcast as in NumPy; the result has the broadcast shape. }];
   let arguments = (ins Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
@@ -126,7 +126,7 @@ def Lcc_CmpOp : Lcc_Op<"cmp", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_WhereOp : Lcc_Op<"where", [Pure, Lcc_CostOpInterface]> {
+def Lcc_WhereOp : Lcc_Op<"where", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "cond ? lhs : rhs, with broadcasting";
   let arguments = (ins Lcc_BoolTensor:$cond, Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
   let results = (outs Lcc_FloatTensor:$result);
@@ -134,7 +134,7 @@ def Lcc_WhereOp : Lcc_Op<"where", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_ConvertOp : Lcc_Op<"convert", [Pure, Lcc_CostOpInterface]> {
+def Lcc_ConvertOp : Lcc_Op<"convert", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Element type conversion (f32 <-> bf16/f16/f64, int -> float)";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -147,7 +147,8 @@ def Lcc_ConvertOp : Lcc_Op<"convert", [Pure, Lcc_CostOpInterface]> {
 //===----------------------------------------------------------------------===//
 
 class Lcc_ReduceOp<string mnemonic, string sum>
-    : Lcc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+    : Lcc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>,
+                        Lcc_VjpOpInterface]> {
   let summary = sum;
   let description = [{
     Reduces over `axes` (negative values count from the end); `keepdim`
@@ -166,7 +167,8 @@ def Lcc_ReduceMaxOp : Lcc_ReduceOp<"reduce_max", "Maximum over axes">;
 
 class Lcc_SoftmaxLikeOp<string mnemonic, string sum>
     : Lcc_Op<mnemonic, [Pure, SameOperandsAndResultType,
-                        DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+                        DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>,
+                        Lcc_VjpOpInterface]> {
   let summary = sum;
   let arguments = (ins Lcc_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs Lcc_FloatTensor:$result);
@@ -177,7 +179,7 @@ class Lcc_SoftmaxLikeOp<string mnemonic, string sum>
 def Lcc_SoftmaxOp : Lcc_SoftmaxLikeOp<"softmax", "Numerically stable softmax along axis">;
 def Lcc_LogSoftmaxOp : Lcc_SoftmaxLikeOp<"log_softmax", "Numerically stable log-softmax along axis">;
 
-def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Pure, AllTypesMatch<["input", "result"]>,
+def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Layer normalization over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias";
   let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
@@ -187,7 +189,7 @@ def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Pure, AllTypesMatch<["input", "resul
   let hasVerifier = 1;
 }
 
-def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>,
+def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "RMS normalization over the last dimension: x / sqrt(mean(x^2) + eps) * weight";
   let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
@@ -201,7 +203,7 @@ def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>
 // Linear algebra and attention
 //===----------------------------------------------------------------------===//
 
-def Lcc_MatmulOp : Lcc_Op<"matmul", [Pure,
+def Lcc_MatmulOp : Lcc_Op<"matmul", [Lcc_VjpOpInterface, Pure,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Batched matrix product with optional transposes";
   let description = [{
@@ -217,7 +219,7 @@ def Lcc_MatmulOp : Lcc_Op<"matmul", [Pure,
   let hasVerifier = 1;
 }
 
-def Lcc_RopeOp : Lcc_Op<"rope", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_RopeOp : Lcc_Op<"rope", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "Rotary position embedding (rotate-half form, as LLaMA/GPT-NeoX)";
   let description = [{
     input is [..., T, D] with even D; the position of a row is its index along
@@ -231,7 +233,7 @@ def Lcc_RopeOp : Lcc_Op<"rope", [Pure, SameOperandsAndResultType, Lcc_CostOpInte
   let hasVerifier = 1;
 }
 
-def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "Sets future positions of [..., Tq, Tk] scores to `fill`";
   let description = [{
     Element (i, j) of the last two dims is replaced by `fill` when
@@ -244,7 +246,7 @@ def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Pure, SameOperandsAndResultType, L
   let hasVerifier = 1;
 }
 
-def Lcc_AttentionOp : Lcc_Op<"attention", [Pure, AllTypesMatch<["query", "result"]>,
+def Lcc_AttentionOp : Lcc_Op<"attention", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["query", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Scaled dot-product attention with grouped-query heads";
   let description = [{
@@ -265,7 +267,7 @@ def Lcc_AttentionOp : Lcc_Op<"attention", [Pure, AllTypesMatch<["query", "result
   }];
 }
 
-def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Pure,
+def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Lcc_VjpOpInterface, Pure,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Mean softmax cross-entropy of logits [..., V] against integer targets [...]";
   let description = [{
@@ -284,7 +286,7 @@ def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Pure,
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Lcc_ReshapeOp : Lcc_Op<"reshape", [Pure, Lcc_CostOpInterface]> {
+def Lcc_ReshapeOp : Lcc_Op<"reshape", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Same elements in row-major order, new static shape";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -293,7 +295,7 @@ def Lcc_ReshapeOp : Lcc_Op<"reshape", [Pure, Lcc_CostOpInterface]> {
   let hasFolder = 1;
 }
 
-def Lcc_TransposeOp : Lcc_Op<"transpose", [Pure, Lcc_CostOpInterface]> {
+def Lcc_TransposeOp : Lcc_Op<"transpose", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Permute dimensions: result dim i is input dim perm[i]";
   let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Lcc_AnyTensor:$result);
@@ -301,7 +303,7 @@ def Lcc_TransposeOp : Lcc_Op<"transpose", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_SliceOp : Lcc_Op<"slice", [Pure, Lcc_CostOpInterface]> {
+def Lcc_SliceOp : Lcc_Op<"slice", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Elements start[d] <= i < limit[d] with step[d], per dimension";
   let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, OptionalAttr<DenseI64ArrayAttr>:$step);
@@ -310,7 +312,7 @@ def Lcc_SliceOp : Lcc_Op<"slice", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_ConcatOp : Lcc_Op<"concat", [Pure, Lcc_CostOpInterface]> {
+def Lcc_ConcatOp : Lcc_Op<"concat", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Concatenate along `axis`";
   let arguments = (ins Variadic<Lcc_AnyTensor>:$inputs, I64Attr:$axis);
   let results = (outs Lcc_AnyTensor:$result);
@@ -318,7 +320,7 @@ def Lcc_ConcatOp : Lcc_Op<"concat", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Pure, Lcc_CostOpInterface]> {
+def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Broadcast to the result shape (NumPy rules)";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -326,7 +328,7 @@ def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_GatherOp : Lcc_Op<"gather", [Pure, Lcc_CostOpInterface]> {
+def Lcc_GatherOp : Lcc_Op<"gather", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
   let summary = "Take slices of input along `axis` at integer indices (embedding lookup)";
   let description = [{
     Result shape is input.shape[:axis] + indices.shape + input.shape[axis+1:],
