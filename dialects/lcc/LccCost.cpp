@@ -72,4 +72,7 @@ int64_t AttentionOp::getFlops() {
   return 4 * scores * q.getDimSize(3) + 5 * scores;
 }
 
+// One add per update element (the result's zero fill is a write, not a flop).
+int64_t ScatterAddOp::getFlops() { return numElements(getUpdates().getType()); }
+
 } // namespace lcc

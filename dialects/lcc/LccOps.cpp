@@ -483,6 +483,33 @@ LogicalResult GatherOp::verify() {
   return sameElementType(*this, in, getType());
 }
 
+//===----------------------------------------------------------------------===//
+// scatter_add (gather's adjoint)
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  auto upd = getUpdates().getType(), idx = getIndices().getType();
+  auto result = getType();
+  int64_t axis = normalizeAxis(int64_t(getAxis()), result.getRank());
+  if (axis < 0)
+    return emitOpError() << "axis " << int64_t(getAxis()) << " is out of range for a result of rank "
+                         << result.getRank();
+  // Every update needs a slot to land in once its index is clamped.
+  if (result.getDimSize(axis) < 1)
+    return emitOpError() << "result " << shapeStr(result) << " has size "
+                         << result.getDimSize(axis) << " along axis " << axis
+                         << "; expected at least 1";
+  SmallVector<int64_t> expected(result.getShape().take_front(axis));
+  llvm::append_range(expected, idx.getShape());
+  llvm::append_range(expected, result.getShape().drop_front(axis + 1));
+  if (upd.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "updates shape " << shapeStr(upd) << " is wrong for result "
+                         << shapeStr(result) << " and indices " << shapeStr(idx) << "; expected "
+                         << shapeStr(expected)
+                         << " (result.shape[:axis] + indices.shape + result.shape[axis+1:])";
+  return sameElementType(*this, upd, result);
+}
+
 } // namespace lcc
 
 #define GET_OP_CLASSES

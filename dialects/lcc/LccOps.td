@@ -73,7 +73,7 @@ def Lcc_IotaOp : Lcc_Op<"iota", [Pure, Lcc_CostOpInterface]> {
 
 class Lcc_UnaryOp<string mnemonic, string sum, list<Trait> traits = []>
     : Lcc_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                    Lcc_CostOpInterface, Lcc_VjpOpInterface], traits)> {
+                                    Lcc_CostOpInterface, DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>], traits)> {
   let summary = sum;
   let arguments = (ins Lcc_FloatTensor:$input);
   let results = (outs Lcc_FloatTensor:$result);
@@ -91,7 +91,7 @@ def Lcc_ReluOp : Lcc_UnaryOp<"relu", "max(x, 0)">;
 def Lcc_SigmoidOp : Lcc_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
 def Lcc_SiluOp : Lcc_UnaryOp<"silu", "x * sigmoid(x) (SwiGLU's gate)">;
 
-def Lcc_GeluOp : Lcc_Op<"gelu", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_GeluOp : Lcc_Op<"gelu", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "GELU, exact (erf) or with GPT-2's tanh approximation";
   let arguments = (ins Lcc_FloatTensor:$input,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
@@ -101,7 +101,7 @@ def Lcc_GeluOp : Lcc_Op<"gelu", [Lcc_VjpOpInterface, Pure, SameOperandsAndResult
 }
 
 class Lcc_BinaryOp<string mnemonic, string sum, list<Trait> traits = []>
-    : Lcc_Op<mnemonic, !listconcat([Pure, Lcc_CostOpInterface, Lcc_VjpOpInterface], traits)> {
+    : Lcc_Op<mnemonic, !listconcat([Pure, Lcc_CostOpInterface, DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>], traits)> {
   let summary = sum;
   let description = [{ Operands broadcast as in NumPy; the result has the broadcast shape. }];
   let arguments = (ins Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
@@ -126,7 +126,7 @@ def Lcc_CmpOp : Lcc_Op<"cmp", [Pure, Lcc_CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Lcc_WhereOp : Lcc_Op<"where", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_WhereOp : Lcc_Op<"where", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "cond ? lhs : rhs, with broadcasting";
   let arguments = (ins Lcc_BoolTensor:$cond, Lcc_FloatTensor:$lhs, Lcc_FloatTensor:$rhs);
   let results = (outs Lcc_FloatTensor:$result);
@@ -134,7 +134,7 @@ def Lcc_WhereOp : Lcc_Op<"where", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface
   let hasVerifier = 1;
 }
 
-def Lcc_ConvertOp : Lcc_Op<"convert", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_ConvertOp : Lcc_Op<"convert", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Element type conversion (f32 <-> bf16/f16/f64, int -> float)";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -148,7 +148,7 @@ def Lcc_ConvertOp : Lcc_Op<"convert", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInter
 
 class Lcc_ReduceOp<string mnemonic, string sum>
     : Lcc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>,
-                        Lcc_VjpOpInterface]> {
+                        DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = sum;
   let description = [{
     Reduces over `axes` (negative values count from the end); `keepdim`
@@ -168,7 +168,7 @@ def Lcc_ReduceMaxOp : Lcc_ReduceOp<"reduce_max", "Maximum over axes">;
 class Lcc_SoftmaxLikeOp<string mnemonic, string sum>
     : Lcc_Op<mnemonic, [Pure, SameOperandsAndResultType,
                         DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>,
-                        Lcc_VjpOpInterface]> {
+                        DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = sum;
   let arguments = (ins Lcc_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs Lcc_FloatTensor:$result);
@@ -179,7 +179,7 @@ class Lcc_SoftmaxLikeOp<string mnemonic, string sum>
 def Lcc_SoftmaxOp : Lcc_SoftmaxLikeOp<"softmax", "Numerically stable softmax along axis">;
 def Lcc_LogSoftmaxOp : Lcc_SoftmaxLikeOp<"log_softmax", "Numerically stable log-softmax along axis">;
 
-def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["input", "result"]>,
+def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Layer normalization over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias";
   let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
@@ -189,7 +189,7 @@ def Lcc_LayerNormOp : Lcc_Op<"layer_norm", [Lcc_VjpOpInterface, Pure, AllTypesMa
   let hasVerifier = 1;
 }
 
-def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["input", "result"]>,
+def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "RMS normalization over the last dimension: x / sqrt(mean(x^2) + eps) * weight";
   let arguments = (ins Lcc_FloatTensor:$input, Lcc_FloatTensor:$weight,
@@ -203,7 +203,7 @@ def Lcc_RmsNormOp : Lcc_Op<"rms_norm", [Lcc_VjpOpInterface, Pure, AllTypesMatch<
 // Linear algebra and attention
 //===----------------------------------------------------------------------===//
 
-def Lcc_MatmulOp : Lcc_Op<"matmul", [Lcc_VjpOpInterface, Pure,
+def Lcc_MatmulOp : Lcc_Op<"matmul", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Batched matrix product with optional transposes";
   let description = [{
@@ -219,7 +219,7 @@ def Lcc_MatmulOp : Lcc_Op<"matmul", [Lcc_VjpOpInterface, Pure,
   let hasVerifier = 1;
 }
 
-def Lcc_RopeOp : Lcc_Op<"rope", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_RopeOp : Lcc_Op<"rope", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "Rotary position embedding (rotate-half form, as LLaMA/GPT-NeoX)";
   let description = [{
     input is [..., T, D] with even D; the position of a row is its index along
@@ -233,7 +233,7 @@ def Lcc_RopeOp : Lcc_Op<"rope", [Lcc_VjpOpInterface, Pure, SameOperandsAndResult
   let hasVerifier = 1;
 }
 
-def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Lcc_VjpOpInterface, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
+def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, SameOperandsAndResultType, Lcc_CostOpInterface]> {
   let summary = "Sets future positions of [..., Tq, Tk] scores to `fill`";
   let description = [{
     Element (i, j) of the last two dims is replaced by `fill` when
@@ -246,7 +246,7 @@ def Lcc_CausalMaskOp : Lcc_Op<"causal_mask", [Lcc_VjpOpInterface, Pure, SameOper
   let hasVerifier = 1;
 }
 
-def Lcc_AttentionOp : Lcc_Op<"attention", [Lcc_VjpOpInterface, Pure, AllTypesMatch<["query", "result"]>,
+def Lcc_AttentionOp : Lcc_Op<"attention", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, AllTypesMatch<["query", "result"]>,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Scaled dot-product attention with grouped-query heads";
   let description = [{
@@ -267,7 +267,7 @@ def Lcc_AttentionOp : Lcc_Op<"attention", [Lcc_VjpOpInterface, Pure, AllTypesMat
   }];
 }
 
-def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Lcc_VjpOpInterface, Pure,
+def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure,
     DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
   let summary = "Mean softmax cross-entropy of logits [..., V] against integer targets [...]";
   let description = [{
@@ -286,7 +286,7 @@ def Lcc_CrossEntropyOp : Lcc_Op<"cross_entropy", [Lcc_VjpOpInterface, Pure,
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Lcc_ReshapeOp : Lcc_Op<"reshape", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_ReshapeOp : Lcc_Op<"reshape", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Same elements in row-major order, new static shape";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -295,7 +295,7 @@ def Lcc_ReshapeOp : Lcc_Op<"reshape", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInter
   let hasFolder = 1;
 }
 
-def Lcc_TransposeOp : Lcc_Op<"transpose", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_TransposeOp : Lcc_Op<"transpose", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Permute dimensions: result dim i is input dim perm[i]";
   let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Lcc_AnyTensor:$result);
@@ -303,7 +303,7 @@ def Lcc_TransposeOp : Lcc_Op<"transpose", [Lcc_VjpOpInterface, Pure, Lcc_CostOpI
   let hasVerifier = 1;
 }
 
-def Lcc_SliceOp : Lcc_Op<"slice", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_SliceOp : Lcc_Op<"slice", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Elements start[d] <= i < limit[d] with step[d], per dimension";
   let arguments = (ins Lcc_AnyTensor:$input, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, OptionalAttr<DenseI64ArrayAttr>:$step);
@@ -312,7 +312,7 @@ def Lcc_SliceOp : Lcc_Op<"slice", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface
   let hasVerifier = 1;
 }
 
-def Lcc_ConcatOp : Lcc_Op<"concat", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_ConcatOp : Lcc_Op<"concat", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Concatenate along `axis`";
   let arguments = (ins Variadic<Lcc_AnyTensor>:$inputs, I64Attr:$axis);
   let results = (outs Lcc_AnyTensor:$result);
@@ -320,7 +320,7 @@ def Lcc_ConcatOp : Lcc_Op<"concat", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterfa
   let hasVerifier = 1;
 }
 
-def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Broadcast to the result shape (NumPy rules)";
   let arguments = (ins Lcc_AnyTensor:$input);
   let results = (outs Lcc_AnyTensor:$result);
@@ -328,7 +328,7 @@ def Lcc_BroadcastToOp : Lcc_Op<"broadcast_to", [Lcc_VjpOpInterface, Pure, Lcc_Co
   let hasVerifier = 1;
 }
 
-def Lcc_GatherOp : Lcc_Op<"gather", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterface]> {
+def Lcc_GatherOp : Lcc_Op<"gather", [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Pure, Lcc_CostOpInterface]> {
   let summary = "Take slices of input along `axis` at integer indices (embedding lookup)";
   let description = [{
     Result shape is input.shape[:axis] + indices.shape + input.shape[axis+1:],
@@ -339,6 +339,25 @@ def Lcc_GatherOp : Lcc_Op<"gather", [Lcc_VjpOpInterface, Pure, Lcc_CostOpInterfa
                        DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs Lcc_AnyTensor:$result);
   let assemblyFormat = "$input `,` $indices attr-dict `:` type($input) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ScatterAddOp : Lcc_Op<"scatter_add", [Pure,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
+  let summary = "Sum slices of updates into zeros at integer indices along `axis` (gather's adjoint)";
+  let description = [{
+    The transpose of `lcc.gather`: the result has the shape of the tensor that
+    was gathered from, updates.shape[:axis] + [N] + updates.shape[axis+k:]
+    (k = indices rank, N the result's size along axis), starts at zero, and
+    result[pre..., clamp(indices[j...]), post...] += updates[pre..., j..., post...].
+    Indices are clamped into [0, N) exactly as gather clamps them, so
+    scatter_add(g, indices) is gather's VJP; repeated indices accumulate.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$updates, Lcc_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$updates `,` $indices attr-dict `:` type($updates) `,` type($indices) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -10,5 +10,6 @@ void populateLccToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   lowering::populateNnPatterns(patterns);
   lowering::populateShapePatterns(patterns);
   lowering::populateMatmulPatterns(patterns);
+  lowering::populateScatterPatterns(patterns);
 }
 } // namespace lcc

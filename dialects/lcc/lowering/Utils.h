@@ -95,6 +95,7 @@ void populateNnPatterns(mlir::RewritePatternSet &patterns);
 void populateShapePatterns(mlir::RewritePatternSet &patterns);
 void populateMatmulPatterns(mlir::RewritePatternSet &patterns);
 void populateInitPatterns(mlir::RewritePatternSet &patterns);
+void populateScatterPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace lcc::lowering
 

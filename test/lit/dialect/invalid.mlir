@@ -307,3 +307,31 @@ func.func @f43(%t: tensor<10x4xf32>, %i: tensor<3xi32>) {
   %0 = lcc.gather %t, %i : tensor<10x4xf32>, tensor<3xi32> -> tensor<3x10xf32>
   return
 }
+// -----
+
+func.func @f44(%g: tensor<3x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{updates shape [3, 4] is wrong for result [10, 5] and indices [3]; expected [3, 5] (result.shape[:axis] + indices.shape + result.shape[axis+1:])}}
+  %0 = lcc.scatter_add %g, %i : tensor<3x4xf32>, tensor<3xi32> -> tensor<10x5xf32>
+  return
+}
+// -----
+
+func.func @f45(%g: tensor<3x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{axis 2 is out of range for a result of rank 2}}
+  %0 = lcc.scatter_add %g, %i {axis = 2} : tensor<3x4xf32>, tensor<3xi32> -> tensor<10x4xf32>
+  return
+}
+// -----
+
+func.func @f46(%g: tensor<3x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{result [0, 4] has size 0 along axis 0; expected at least 1}}
+  %0 = lcc.scatter_add %g, %i : tensor<3x4xf32>, tensor<3xi32> -> tensor<0x4xf32>
+  return
+}
+// -----
+
+func.func @f47(%g: tensor<3x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{changes the element type from 'f32' to 'f64'; use lcc.convert}}
+  %0 = lcc.scatter_add %g, %i : tensor<3x4xf32>, tensor<3xi32> -> tensor<10x4xf64>
+  return
+}

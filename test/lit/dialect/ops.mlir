@@ -142,3 +142,12 @@ func.func @shapes(%x: tensor<2x6xf32>, %t: tensor<10x4xf32>, %ids: tensor<3xi32>
   %5 = lcc.gather %t, %ids : tensor<10x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<3x4xf32>, tensor<6x2xf32>, tensor<2x2xf32>, tensor<2x12xf32>, tensor<3x2x6xf32>, tensor<3x4xf32>
 }
+
+// CHECK-LABEL: func.func @scatter_add
+func.func @scatter_add(%g: tensor<2x3x4xf32>, %ids: tensor<2x3xi32>, %h: tensor<5x2x4xbf16>, %j: tensor<2xi64>) -> (tensor<10x4xf32>, tensor<5x3x4xbf16>) {
+  // CHECK: lcc.scatter_add %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
+  %0 = lcc.scatter_add %g, %ids : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
+  // CHECK: lcc.scatter_add %{{.*}}, %{{.*}} {axis = -2 : i64} : tensor<5x2x4xbf16>, tensor<2xi64> -> tensor<5x3x4xbf16>
+  %1 = lcc.scatter_add %h, %j {axis = -2} : tensor<5x2x4xbf16>, tensor<2xi64> -> tensor<5x3x4xbf16>
+  return %0, %1 : tensor<10x4xf32>, tensor<5x3x4xbf16>
+}

@@ -81,3 +81,19 @@ TEST_F(CostTest, ReductionsReadEveryInputElement) {
   EXPECT_EQ(cost.getFlops(), 12);
   EXPECT_EQ(cost.getBytesAccessed(), 8 * (12 + 4));
 }
+
+TEST(CostScatter, ScatterAddCountsOneAddPerUpdate) {
+  // Not the result size: an embedding gradient touches only the looked-up rows.
+  MLIRContext context;
+  context.loadDialect<lcc::LccDialect, func::FuncDialect>();
+  auto module = parseSourceString<ModuleOp>(
+      "func.func @f(%g: tensor<2x3x4xf32>, %i: tensor<2x3xi32>) {\n"
+      "  %0 = lcc.scatter_add %g, %i : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<50x4xf32>\n"
+      "  return\n}",
+      &context);
+  ASSERT_TRUE(module);
+  Operation *op = &module->lookupSymbol<func::FuncOp>("f").getBody().front().front();
+  auto cost = llvm::cast<lcc::CostOpInterface>(op);
+  EXPECT_EQ(cost.getFlops(), 24);
+  EXPECT_EQ(cost.getBytesAccessed(), 4 * (24 + 50 * 4) + 4 * 6);
+}

@@ -75,6 +75,10 @@ Tensor concat(const std::vector<Tensor> &xs, int64_t axis);
 Tensor broadcastTo(const Tensor &x, const std::vector<int64_t> &shape);
 /// Indices outside [0, dim) are clamped into it.
 Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis);
+/// Zeros of `shape`, then result[pre, clamp(indices[j]), post] += updates[pre, j, post]
+/// for every index position j in row-major order.
+Tensor scatterAdd(const Tensor &updates, const Tensor &indices, int64_t axis,
+                  const std::vector<int64_t> &shape);
 
 // Initializers (ReferenceShape.cpp).
 Tensor fill(const std::vector<int64_t> &shape, double value);

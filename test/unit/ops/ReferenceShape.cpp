@@ -85,6 +85,24 @@ Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis) {
   return out;
 }
 
+Tensor scatterAdd(const Tensor &updates, const Tensor &indices, int64_t axis,
+                  const std::vector<int64_t> &shape) {
+  Tensor out(shape);
+  axis = normalizeAxis(axis, out.rank());
+  int64_t ir = indices.rank();
+  for (int64_t i = 0; i < updates.numel(); ++i) {
+    auto index = updates.unravel(i);
+    std::vector<int64_t> idx(index.begin() + axis, index.begin() + axis + ir);
+    auto sel = static_cast<int64_t>(indices.at(idx));
+    sel = std::clamp<int64_t>(sel, 0, shape[axis] - 1);
+    std::vector<int64_t> dst(index.begin(), index.begin() + axis);
+    dst.push_back(sel);
+    dst.insert(dst.end(), index.begin() + axis + ir, index.end());
+    out.at(dst) += updates.data[i];
+  }
+  return out;
+}
+
 Tensor fill(const std::vector<int64_t> &shape, double value) {
   Tensor out(shape);
   std::fill(out.data.begin(), out.data.end(), value);
