@@ -223,27 +223,4 @@ namespace {
 // llama-tiny in fp64): LCC_GRAD_MODULE=<file.mlir> [LCC_GRAD_FUNCTION=forward]
 // [LCC_GRAD_ENTRIES=3] [LCC_GRAD_INT_HI=256] runs runModuleGradCheck on the
 // file, parameters uniform in [-0.5, 0.5). Skipped when unset.
-TEST(Autodiff, ModuleFromEnvironment) {
-  const char *path = std::getenv("LCC_GRAD_MODULE");
-  if (!path)
-    GTEST_SKIP() << "LCC_GRAD_MODULE not set";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  GradCheckOptions o;
-  o.lo = -0.5, o.hi = 0.5;
-  if (const char *n = std::getenv("LCC_GRAD_ENTRIES"))
-    o.maxEntries = std::atoi(n);
-  else
-    o.maxEntries = 3;
-  if (const char *n = std::getenv("LCC_GRAD_INT_HI"))
-    o.intHi = std::atoll(n);
-  const char *fn = std::getenv("LCC_GRAD_FUNCTION");
-  GradCheckReport r = runModuleGradCheck(text.str(), fn ? fn : "forward", o);
-  EXPECT_TRUE(toAssertion(r));
-  for (const ParamReport &p : r.params)
-    std::printf("%-40s %3lld entries  max err %.3g\n", p.name.c_str(), (long long)p.checked,
-                p.maxErr);
-}
-
 } // namespace
