@@ -40,6 +40,53 @@ def LccAutodiffPass : Pass<"lcc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "From @F and @F_grad build @train_step: clipping, optimizer, schedule, accumulation";
+  let description = [{
+    Needs `@<function>_grad` (run `lcc-autodiff` first). Adds a public
+    `@train_step` that computes the loss and gradients (the body of
+    `@<function>_grad`, cloned once per micro-batch), clips them by global
+    norm, computes the learning rate from the step counter and applies AdamW
+    or SGD. Everything the step reads or writes is an explicit value:
+
+    ```
+    @train_step(params..., state..., %step: tensor<i64> {lcc.step}, inputs...)
+        -> (trainable params..., state..., loss, grad_norm, lr)
+    ```
+
+    `%step` is 1-based: the number of the update being made (torch's
+    `state["step"]` after its increment). With `accum = K > 1` every input gets
+    a leading dimension K and loss and gradients are averaged over the K
+    micro-batches. Semantics, defaults and formulas: docs/training.md.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function (its gradient is @<function>_grad)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", /*default=*/"6e-4", "Peak learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.95", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay; negative means the optimizer's default (0.1 adamw, 0 sgd)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum (0: no buffer)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"clip", "clip", "double", /*default=*/"1.0",
+           "Global gradient-norm clipping threshold (0: off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or cosine (both after linear warmup)">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0", "Linear warmup steps">,
+    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
+           "cosine: the step at which lr reaches min-lr (counted like warmup)">,
+    Option<"minLr", "min-lr", "double", /*default=*/"-1.0",
+           "cosine: final learning rate; negative means 0.1 * lr">,
+    Option<"accum", "accum", "int64_t", /*default=*/"1",
+           "Gradient accumulation: micro-batches per step">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccDecomposePass : Pass<"lcc-decompose"> {
   let summary = "Split composite lcc ops into simpler lcc ops";
   let description = [{

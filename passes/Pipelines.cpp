@@ -32,6 +32,14 @@ static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
     llvm::report_fatal_error(llvm::Twine("lcc: internal pipeline does not parse: ") + errors);
 }
 
+void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) {
+  // The train step clones @<function>_grad, so autodiff must run first.
+  LccAutodiffPassOptions autodiff;
+  autodiff.function = options.function;
+  pm.addPass(createLccAutodiffPass(autodiff));
+  pm.addPass(createLccBuildTrainStepPass(options));
+}
+
 void buildLowerToLinalgPipeline(OpPassManager &pm) {
   // Composite ops without a direct lowering (attention) become simpler lcc ops.
   pm.addPass(createLccDecomposePass());
@@ -58,8 +66,13 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
 }
 
-void buildPipelineUpTo(OpPassManager &pm, Phase phase) {
+void buildPipelineUpTo(OpPassManager &pm, Phase phase,
+                       const std::optional<TrainStepOptions> &train) {
   if (phase == Phase::Input)
+    return;
+  if (phase == Phase::TrainStep || train)
+    buildTrainStepPipeline(pm, train ? *train : TrainStepOptions());
+  if (phase == Phase::TrainStep)
     return;
   buildLowerToLinalgPipeline(pm);
   if (phase == Phase::Linalg)

@@ -2,16 +2,27 @@
 #ifndef LCC_PASSES_PIPELINES_H
 #define LCC_PASSES_PIPELINES_H
 
+#include "passes/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
+
+#include <optional>
 
 namespace lcc {
 
 /// Phases a compilation can stop after (`lcc --compile-to=<phase>`).
 enum class Phase {
-  Input,  ///< the lcc dialect as the frontend produced it
-  Linalg, ///< target-neutral linalg on tensors
+  Input,     ///< the lcc dialect as the frontend produced it
+  TrainStep, ///< lcc dialect plus @forward_grad and @train_step (docs/training.md)
+  Linalg,    ///< target-neutral linalg on tensors
   LLVM,   ///< LLVM dialect for the host CPU
 };
+
+/// The options of `lcc-build-train-step` (optimizer, lr, schedule, ...).
+using TrainStepOptions = LccBuildTrainStepPassOptions;
+
+/// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step).
+void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options);
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
@@ -19,8 +30,11 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 /// linalg on tensors -> LLVM dialect for the CPU (bufferization, loops, LLVM).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 
-/// Everything from the lcc dialect up to `phase`.
-void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase);
+/// Everything from the lcc dialect up to `phase`. The train-step passes run
+/// when `phase` is TrainStep (with default options when `train` is empty) or
+/// when `train` is given (so the linalg/llvm phases lower @train_step too).
+void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
+                       const std::optional<TrainStepOptions> &train = std::nullopt);
 
 /// Registers the pipelines with the pass registry (`lcc-opt --lcc-cpu-pipeline`).
 void registerPipelines();

@@ -1,7 +1,10 @@
 //===- lcc.cpp - the lcc compiler driver ----------------------------------===//
 //
-//   lcc model.lcc [--emit=mlir] [--compile-to=input|linalg|llvm] [-o OUT]
+//   lcc model.lcc [--emit=mlir] [--compile-to=input|train-step|linalg|llvm] [-o OUT]
 //   lcc model.lcc --run-forward [--seed=N]
+//   lcc model.lcc --train-steps=N [--optimizer=...] [--lr=...] ...
+// Training flags (docs/training.md): --train, --optimizer, --lr, --warmup,
+// --decay, --decay-steps, --min-lr, --weight-decay, --clip, --accum.
 //
 // Every user error is one line "lcc: error: ..." or "file:line:col: error: ..."
 // and exit code 2; internal failures are bugs and exit 3.
@@ -48,7 +51,7 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdo
 static cl::opt<std::string> emit("emit", cl::desc("What to write: none or mlir"),
                                  cl::init("none"), cl::cat(lccCat));
 static cl::opt<std::string> compileTo("compile-to",
-                                      cl::desc("Stop after phase: input, linalg or llvm"),
+                                      cl::desc("Stop after phase: input, train-step, linalg or llvm"),
                                       cl::init("input"), cl::cat(lccCat));
 static cl::opt<bool> runForward("run-forward",
                                 cl::desc("JIT-run @init and @forward on a seeded random batch "
@@ -59,6 +62,57 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameter init and the 
 static cl::list<std::string> overrides("set",
                                        cl::desc("Override config constants: --set batch=8,seq=64"),
                                        cl::CommaSeparated, cl::cat(lccCat));
+// Training (docs/training.md): nanoGPT's AdamW defaults; the schedule is
+// constant unless --decay=cosine, because a cosine needs the run's length.
+static cl::OptionCategory trainCat("lcc training options");
+static cl::opt<bool> train("train",
+                           cl::desc("Build @train_step before lowering (linalg/llvm phases)"),
+                           cl::cat(trainCat));
+static cl::opt<std::string> optimizerFlag("optimizer", cl::desc("adamw or sgd"),
+                                          cl::init("adamw"), cl::cat(trainCat));
+static cl::opt<double> lrFlag("lr", cl::desc("Peak learning rate"), cl::init(6e-4),
+                              cl::cat(trainCat));
+static cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
+                                   cl::cat(trainCat));
+static cl::opt<std::string> decayFlag("decay", cl::desc("constant or cosine"),
+                                      cl::init("constant"), cl::cat(trainCat));
+static cl::opt<int64_t> decayStepsFlag("decay-steps",
+                                       cl::desc("cosine: step at which lr reaches --min-lr"),
+                                       cl::init(0), cl::cat(trainCat));
+static cl::opt<double> minLrFlag("min-lr", cl::desc("cosine: final lr (default 0.1 * lr)"),
+                                 cl::init(-1.0), cl::cat(trainCat));
+static cl::opt<double> weightDecayFlag(
+    "weight-decay", cl::desc("Weight decay (default 0.1 for adamw, 0 for sgd)"), cl::init(-1.0),
+    cl::cat(trainCat));
+static cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(0.9),
+                                    cl::cat(trainCat));
+static cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"),
+                                  cl::cat(trainCat));
+static cl::opt<double> clipFlag("clip", cl::desc("Global gradient-norm clip (0: off)"),
+                                cl::init(1.0), cl::cat(trainCat));
+static cl::opt<int64_t> accumFlag("accum", cl::desc("Micro-batches per step"), cl::init(1),
+                                  cl::cat(trainCat));
+static cl::opt<int64_t> trainSteps("train-steps",
+                                   cl::desc("JIT-run @init then N train steps on seeded random "
+                                            "batches, printing loss, grad norm and lr"),
+                                   cl::init(0), cl::cat(trainCat));
+
+static lcc::TrainStepOptions trainStepOptions() {
+  lcc::TrainStepOptions o;
+  o.optimizer = optimizerFlag;
+  o.lr = lrFlag;
+  o.warmup = warmupFlag;
+  o.schedule = decayFlag;
+  o.decaySteps = decayStepsFlag;
+  o.minLr = minLrFlag;
+  o.weightDecay = weightDecayFlag;
+  o.momentum = momentumFlag;
+  o.nesterov = nesterovFlag;
+  o.clip = clipFlag;
+  o.accum = accumFlag;
+  return o;
+}
+
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the parameter report"),
                            cl::cat(lccCat));
 
@@ -170,12 +224,92 @@ static int runForwardPass(ModuleOp module, func::FuncOp forward) {
   return 0;
 }
 
+/// --train-steps=N: builds @train_step, JIT-runs @init and N steps on fresh
+/// random batches (seed + step), zero optimizer state, 1-based step counter.
+static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp forward,
+                         const std::string &diagnostics) {
+  int64_t vocab = 0;
+  if (auto config = module->getAttrOfType<DictionaryAttr>("lcc.config"))
+    if (auto v = config.getAs<IntegerAttr>("vocab"))
+      vocab = v.getInt();
+  if (vocab <= 0)
+    return fail("lcc: error: --train-steps needs a positive `vocab` config constant, to draw "
+                "random token ids");
+  // Random batches are drawn with @forward's (per micro-batch) shapes.
+  PassManager pm(&context);
+  lcc::buildTrainStepPipeline(pm, trainStepOptions());
+  if (failed(pm.run(module)))
+    return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+  auto jit = lcc::CpuJit::compile(module);
+  if (!jit) {
+    llvm::errs() << "lcc: internal error: " << llvm::toString(jit.takeError()) << "\n";
+    return 3;
+  }
+  auto params = (*jit)->call("init", {});
+  if (!params) {
+    llvm::errs() << "lcc: internal error: " << llvm::toString(params.takeError()) << "\n";
+    return 3;
+  }
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  const lcc::FunctionSignature *sig = (*jit)->signature("train_step");
+  std::vector<lcc::HostTensor> all = std::move(*params), state;
+  // @init returns every parameter; frozen ones are arguments but not results.
+  std::vector<bool> isFrozen;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (forward.getArgAttr(i, "lcc.param"))
+      isFrozen.push_back(bool(forward.getArgAttr(i, "lcc.frozen")));
+  unsigned stepArg = 0;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    if (step.getArgAttr(i, "lcc.opt_state"))
+      state.push_back(lcc::HostTensor::zeros(*sig->inputs[i].element, sig->inputs[i].shape));
+    if (step.getArgAttr(i, "lcc.step"))
+      stepArg = i;
+  }
+  int64_t k = accumFlag;
+  for (int64_t s = 1; s <= trainSteps; ++s) {
+    std::vector<lcc::HostTensor> args;
+    for (const auto &p : all) // every parameter, trainable or frozen, in order
+      args.push_back(p);
+    for (auto &t : state)
+      args.push_back(t);
+    args.push_back(lcc::HostTensor::scalar<int64_t>(s));
+    // K micro-batches stacked along a new leading dimension.
+    std::vector<std::vector<lcc::HostTensor>> micro;
+    for (int64_t m = 0; m < k; ++m)
+      micro.push_back(randomBatch(forward, vocab, seed + 1 + uint64_t(s * k + m)));
+    for (size_t in = 0; in < micro[0].size(); ++in) {
+      const auto &sigIn = sig->inputs[stepArg + 1 + in];
+      auto stacked = lcc::HostTensor::zeros(*sigIn.element, sigIn.shape);
+      int64_t n = micro[0][in].numElements();
+      for (int64_t m = 0; m < k; ++m)
+        for (int64_t e = 0; e < n; ++e)
+          stacked.setDouble(m * n + e, micro[m][in].getDouble(e));
+      args.push_back(std::move(stacked));
+    }
+    auto results = (*jit)->call("train_step", args);
+    if (!results) {
+      llvm::errs() << "lcc: internal error: " << llvm::toString(results.takeError()) << "\n";
+      return 3;
+    }
+    size_t r = 0;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (!isFrozen[i])
+        all[i] = std::move((*results)[r++]);
+    for (auto &t : state)
+      t = std::move((*results)[r++]);
+    llvm::outs() << llvm::format("step %lld  loss %.6f  grad_norm %.6f  lr %.6g\n",
+                                 (long long)s, (*results)[r].getDouble(0),
+                                 (*results)[r + 1].getDouble(0), (*results)[r + 2].getDouble(0));
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&lccCat, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions({&lccCat, &trainCat, &cl::getGeneralCategory()});
   std::string parseErrors;
   llvm::raw_string_ostream parseErrorStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "lcc: an ahead-of-time compiler for training\n",
@@ -191,14 +325,27 @@ int main(int argc, char **argv) {
 
   std::optional<lcc::Phase> phase = llvm::StringSwitch<std::optional<lcc::Phase>>(compileTo)
                                         .Case("input", lcc::Phase::Input)
+                                        .Case("train-step", lcc::Phase::TrainStep)
                                         .Case("linalg", lcc::Phase::Linalg)
                                         .Case("llvm", lcc::Phase::LLVM)
                                         .Default(std::nullopt);
   if (!phase)
     return fail("lcc: error: unknown phase '" + compileTo +
-                "' for --compile-to; expected input, linalg or llvm");
+                "' for --compile-to; expected input, train-step, linalg or llvm");
   if (emit != "none" && emit != "mlir")
     return fail("lcc: error: unknown --emit=" + emit + "; expected none or mlir");
+
+  // Training flags are user input: reject bad values here (exit 2) rather
+  // than as a pass failure.
+  if (optimizerFlag != "adamw" && optimizerFlag != "sgd")
+    return fail("lcc: error: unknown --optimizer=" + optimizerFlag + "; expected adamw or sgd");
+  if (decayFlag != "constant" && decayFlag != "cosine")
+    return fail("lcc: error: unknown --decay=" + decayFlag + "; expected constant or cosine");
+  if (accumFlag < 1 || warmupFlag < 0)
+    return fail("lcc: error: --accum must be >= 1 and --warmup >= 0");
+  if (decayFlag == "cosine" && decayStepsFlag <= warmupFlag)
+    return fail("lcc: error: --decay=cosine needs --decay-steps (the step at which lr reaches "
+                "--min-lr) greater than --warmup");
 
   lcc::dsl::ImportOptions options;
   options.seed = seed;
@@ -256,11 +403,16 @@ int main(int argc, char **argv) {
 
   if (runForward)
     return runForwardPass(**module, forward);
+  if (trainSteps > 0)
+    return runTrainSteps(context, **module, forward, diagnostics);
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail("lcc: error: bad pass manager options");
-  lcc::buildPipelineUpTo(pm, *phase);
+  std::optional<lcc::TrainStepOptions> trainOptions;
+  if (train || *phase == lcc::Phase::TrainStep)
+    trainOptions = trainStepOptions();
+  lcc::buildPipelineUpTo(pm, *phase, trainOptions);
   if (failed(pm.run(**module))) {
     llvm::errs() << (diagnostics.empty() ? "lcc: internal error: compilation failed"
                                          : diagnostics)

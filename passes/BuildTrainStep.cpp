@@ -1,0 +1,352 @@
+//===- BuildTrainStep.cpp - @train_step from @forward_grad ----------------===//
+//
+// The whole training step is IR made of lcc ops only, so every later pass
+// (fusion, sharding, both targets) sees the optimizer as ordinary tensor
+// code: optimizer state and the step counter are explicit arguments and
+// results, nothing is hidden in a runtime. Semantics follow PyTorch
+// (clip_grad_norm_, AdamW, SGD) and nanoGPT's get_lr; docs/training.md has
+// the formulas and the reasons for each default.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/LccOps.h"
+#include "dialects/lcc/vjp/VjpUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCBUILDTRAINSTEPPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+namespace vjp = lcc::vjp;
+
+namespace {
+
+struct LccBuildTrainStepPass : lcc::impl::LccBuildTrainStepPassBase<LccBuildTrainStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(build(getOperation())))
+      signalPassFailure();
+  }
+
+  LogicalResult build(ModuleOp module);
+};
+
+/// One trainable parameter: its argument index in @F_grad and its name.
+struct Param {
+  unsigned arg;
+  StringAttr name;
+  bool decay;
+};
+
+/// `v` with element type `element` (lcc.convert when it differs).
+Value asElement(OpBuilder &b, Location loc, Value v, Type element) {
+  auto type = vjp::tensorType(v);
+  if (type.getElementType() == element)
+    return v;
+  return lcc::ConvertOp::create(b, loc, type.clone(element), v);
+}
+
+Value constant(OpBuilder &b, Location loc, Type element, double value) {
+  return vjp::fill(b, loc, RankedTensorType::get({}, element), value);
+}
+
+/// Sum of squares of every element of `g`, as a rank-0 tensor of `element`.
+Value sumOfSquares(OpBuilder &b, Location loc, Value g, Type element) {
+  Value sq = vjp::mul(b, loc, g, g);
+  int64_t rank = vjp::tensorType(g).getRank();
+  if (rank > 0)
+    sq = vjp::reduceSum(b, loc, sq, llvm::to_vector(llvm::seq<int64_t>(0, rank)), false);
+  return asElement(b, loc, sq, element);
+}
+
+/// cos(pi * r) for r in [0, 1] from mul/add only (the dialect has no cos):
+/// cos(pi r) = -sin(u) with u = pi (r - 1/2) in [-pi/2, pi/2], and sin's
+/// Taylor series to u^21 there has a truncation error below 2e-18 (the first
+/// omitted term, (pi/2)^23 / 23!), under f64 rounding.
+Value cosPi(OpBuilder &b, Location loc, Value r, Type element) {
+  Value u = vjp::mul(b, loc, vjp::sub(b, loc, r, constant(b, loc, element, 0.5)),
+                     constant(b, loc, element, M_PI));
+  Value u2 = vjp::mul(b, loc, u, u);
+  // Horner in u^2: sin(u) = u (1 - u2/3! (1 - u2/(4*5) (1 - ...))) written
+  // with the plain coefficients (-1)^k / (2k+1)!, highest first.
+  double coeff[11];
+  double fact = 1.0;
+  for (int k = 0; k < 11; ++k) {
+    if (k > 0)
+      fact *= double(2 * k) * double(2 * k + 1);
+    coeff[k] = (k % 2 ? -1.0 : 1.0) / fact;
+  }
+  Value acc = constant(b, loc, element, coeff[10]);
+  for (int k = 9; k >= 0; --k)
+    acc = vjp::add(b, loc, vjp::mul(b, loc, acc, u2), constant(b, loc, element, coeff[k]));
+  return vjp::neg(b, loc, vjp::mul(b, loc, acc, u));
+}
+
+LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
+  std::string gradName = function + "_grad";
+  auto gradFn = module.lookupSymbol<func::FuncOp>(gradName);
+  if (!gradFn)
+    return module.emitError() << "lcc-build-train-step: no @" << gradName
+                              << " (run lcc-autodiff on @" << function << " first)";
+  if (module.lookupSymbol("train_step"))
+    return module.emitError() << "lcc-build-train-step: @train_step already exists";
+  if (gradFn.isExternal() || !gradFn.getBody().hasOneBlock())
+    return gradFn.emitError() << "lcc-build-train-step: @" << gradName
+                              << " must have a body of a single block";
+  bool adamw = optimizer == "adamw";
+  if (!adamw && optimizer != "sgd")
+    return module.emitError() << "lcc-build-train-step: unknown optimizer '" << optimizer
+                              << "'; expected adamw or sgd";
+  bool cosine = schedule == "cosine";
+  if (!cosine && schedule != "constant")
+    return module.emitError() << "lcc-build-train-step: unknown schedule '" << schedule
+                              << "'; expected constant or cosine";
+  if (accum < 1)
+    return module.emitError() << "lcc-build-train-step: accum must be >= 1, got " << int64_t(accum);
+  if (warmup < 0)
+    return module.emitError() << "lcc-build-train-step: warmup must be >= 0, got " << int64_t(warmup);
+  if (cosine && decaySteps <= warmup)
+    return module.emitError() << "lcc-build-train-step: the cosine schedule needs decay-steps ("
+                              << int64_t(decaySteps) << ") > warmup (" << int64_t(warmup)
+                              << "): decay-steps is the step at which lr reaches min-lr";
+  double wd = weightDecay >= 0 ? weightDecay : (adamw ? 0.1 : 0.0);
+  double lrMin = minLr >= 0 ? minLr : 0.1 * lr;
+  bool withMomentum = !adamw && momentum != 0.0;
+
+  // Parameters (trainable or frozen) first, the rest are batch inputs.
+  SmallVector<Param> trainable;
+  SmallVector<unsigned> params, inputs;
+  for (unsigned i = 0; i < gradFn.getNumArguments(); ++i) {
+    auto name = gradFn.getArgAttrOfType<StringAttr>(i, "lcc.param");
+    if (!name) {
+      inputs.push_back(i);
+      continue;
+    }
+    params.push_back(i);
+    if (gradFn.getArgAttr(i, "lcc.frozen"))
+      continue;
+    // nanoGPT/HF: matrices decay, biases and norm weights (rank < 2) do not.
+    bool decay = vjp::tensorType(gradFn.getArgument(i)).getRank() >= 2;
+    if (gradFn.getArgAttr(i, "lcc.no_decay"))
+      decay = false;
+    if (gradFn.getArgAttr(i, "lcc.decay"))
+      decay = true;
+    trainable.push_back({i, name, decay});
+  }
+  if (gradFn.getNumResults() != trainable.size() + 1)
+    return gradFn.emitError() << "lcc-build-train-step: @" << gradName << " returns "
+                              << gradFn.getNumResults() << " values; expected the loss and "
+                              << trainable.size() << " gradients (one per trainable parameter)";
+  auto lossType = llvm::dyn_cast<RankedTensorType>(gradFn.getResultTypes()[0]);
+  if (!lossType || lossType.getRank() != 0)
+    return gradFn.emitError() << "lcc-build-train-step: @" << gradName
+                              << " must return a rank-0 loss first";
+  // Scalars (lr, norm, bias corrections) are computed in the loss's type.
+  Type ct = lossType.getElementType();
+
+  OpBuilder b(module.getContext());
+  Builder &attrs = b;
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i : params) {
+    argTypes.push_back(gradFn.getArgument(i).getType());
+    argAttrs.push_back(gradFn.getArgAttrDict(i) ? gradFn.getArgAttrDict(i)
+                                                : attrs.getDictionaryAttr({}));
+  }
+  // Optimizer state: one value per (kind, trainable parameter), kinds outer.
+  SmallVector<StringRef> kinds;
+  if (adamw)
+    kinds = {"m", "v"};
+  else if (withMomentum)
+    kinds = {"momentum"};
+  for (StringRef kind : kinds)
+    for (const Param &p : trainable) {
+      argTypes.push_back(gradFn.getArgument(p.arg).getType());
+      argAttrs.push_back(attrs.getDictionaryAttr(attrs.getNamedAttr(
+          "lcc.opt_state", attrs.getStringAttr(kind + ":" + p.name.getValue()))));
+    }
+  unsigned stepArg = argTypes.size();
+  argTypes.push_back(RankedTensorType::get({}, attrs.getI64Type()));
+  argAttrs.push_back(
+      attrs.getDictionaryAttr(attrs.getNamedAttr("lcc.step", attrs.getUnitAttr())));
+  unsigned firstInput = argTypes.size();
+  for (unsigned i : inputs) {
+    auto type = vjp::tensorType(gradFn.getArgument(i));
+    if (accum > 1) {
+      SmallVector<int64_t> shape{accum};
+      llvm::append_range(shape, type.getShape());
+      type = RankedTensorType::get(shape, type.getElementType());
+    }
+    argTypes.push_back(type);
+    argAttrs.push_back(gradFn.getArgAttrDict(i) ? gradFn.getArgAttrDict(i)
+                                                : attrs.getDictionaryAttr({}));
+  }
+
+  b.setInsertionPointAfter(gradFn);
+  auto step = func::FuncOp::create(b, gradFn.getLoc(), "train_step",
+                                   b.getFunctionType(argTypes, {}));
+  step.setPublic();
+  Block *block = step.addEntryBlock();
+  b.setInsertionPointToStart(block);
+  Location loc = gradFn.getLoc();
+
+  // Loss and gradients, summed over the micro-batches: the body of @F_grad is
+  // cloned once per micro-batch (unrolled; K is small in practice).
+  Block &gradBody = gradFn.getBody().front();
+  Value lossSum;
+  SmallVector<Value> gradSum(trainable.size());
+  for (int64_t k = 0; k < accum; ++k) {
+    IRMapping map;
+    for (auto [n, i] : llvm::enumerate(params))
+      map.map(gradFn.getArgument(i), block->getArgument(n));
+    for (auto [n, i] : llvm::enumerate(inputs)) {
+      Value in = block->getArgument(firstInput + n);
+      if (accum > 1) {
+        auto full = vjp::tensorType(in);
+        in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
+        in = vjp::reshape(b, loc, in, full.getShape().drop_front());
+      }
+      map.map(gradFn.getArgument(i), in);
+    }
+    for (Operation &op : gradBody.without_terminator())
+      b.clone(op, map);
+    auto ret = llvm::cast<func::ReturnOp>(gradBody.getTerminator());
+    Value l = map.lookup(ret.getOperand(0));
+    lossSum = k ? vjp::add(b, loc, lossSum, l) : l;
+    for (unsigned n = 0; n < trainable.size(); ++n) {
+      Value g = map.lookup(ret.getOperand(n + 1));
+      gradSum[n] = k ? vjp::add(b, loc, gradSum[n], g) : g;
+    }
+  }
+  Value loss = lossSum;
+  SmallVector<Value> grads = gradSum;
+  if (accum > 1) {
+    loss = vjp::scale(b, loc, lossSum, 1.0 / double(accum));
+    for (Value &g : grads)
+      g = vjp::scale(b, loc, g, 1.0 / double(accum));
+  }
+
+  // Global norm (pre-clip) and clip_grad_norm_'s scale min(1, clip/(norm+1e-6)).
+  Value sumSq = constant(b, loc, ct, 0.0);
+  for (Value g : grads)
+    sumSq = vjp::add(b, loc, sumSq, sumOfSquares(b, loc, g, ct));
+  Value norm = lcc::SqrtOp::create(b, loc, sumSq.getType(), sumSq);
+  if (clip > 0) {
+    Value coef = vjp::div(b, loc, constant(b, loc, ct, clip),
+                          vjp::add(b, loc, norm, constant(b, loc, ct, 1e-6)));
+    coef = lcc::MinimumOp::create(b, loc, coef.getType(), coef, constant(b, loc, ct, 1.0));
+    for (Value &g : grads)
+      g = vjp::mul(b, loc, g, asElement(b, loc, coef, vjp::tensorType(g).getElementType()));
+  }
+
+  // Learning rate from it = step - 1 (nanoGPT's 0-based iteration).
+  Value t = asElement(b, loc, block->getArgument(stepArg), ct);
+  Value it = vjp::sub(b, loc, t, constant(b, loc, ct, 1.0));
+  Value lrNow = constant(b, loc, ct, lr);
+  if (cosine) {
+    double span = double(decaySteps - warmup);
+    Value r = vjp::scale(b, loc, vjp::sub(b, loc, it, constant(b, loc, ct, double(warmup))),
+                         1.0 / span);
+    r = lcc::MaximumOp::create(b, loc, r.getType(), r, constant(b, loc, ct, 0.0));
+    r = lcc::MinimumOp::create(b, loc, r.getType(), r, constant(b, loc, ct, 1.0));
+    Value coeff = vjp::scale(
+        b, loc, vjp::add(b, loc, cosPi(b, loc, r, ct), constant(b, loc, ct, 1.0)), 0.5);
+    lrNow = vjp::add(b, loc, constant(b, loc, ct, lrMin), vjp::scale(b, loc, coeff, lr - lrMin));
+  }
+  if (warmup > 0) {
+    Value warm = vjp::scale(b, loc, vjp::add(b, loc, it, constant(b, loc, ct, 1.0)),
+                            lr / double(warmup + 1));
+    Value inWarmup = vjp::cmp(b, loc, "lt", it, constant(b, loc, ct, double(warmup)));
+    lrNow = vjp::select(b, loc, inWarmup, warm, lrNow);
+  }
+
+  // Per-parameter updates.
+  SmallVector<Value> newParams, newState[2];
+  Value stepSize, bc2Sqrt;
+  if (adamw) {
+    // Bias corrections 1 - beta^t, with t the 1-based step.
+    Value bc1 = vjp::sub(b, loc, constant(b, loc, ct, 1.0),
+                         lcc::PowOp::create(b, loc, t.getType(),
+                                            constant(b, loc, ct, beta1), t));
+    Value bc2 = vjp::sub(b, loc, constant(b, loc, ct, 1.0),
+                         lcc::PowOp::create(b, loc, t.getType(),
+                                            constant(b, loc, ct, beta2), t));
+    stepSize = vjp::div(b, loc, lrNow, bc1);
+    bc2Sqrt = lcc::SqrtOp::create(b, loc, bc2.getType(), bc2);
+  }
+  unsigned stateBase = params.size();
+  for (auto [n, p] : llvm::enumerate(trainable)) {
+    unsigned pos = llvm::find(params, p.arg) - params.begin();
+    Value param = block->getArgument(pos);
+    Type et = vjp::tensorType(param).getElementType();
+    Value g = grads[n];
+    Value lrE = asElement(b, loc, lrNow, et);
+    double pwd = p.decay ? wd : 0.0;
+    if (adamw) {
+      Value m = block->getArgument(stateBase + n);
+      Value v = block->getArgument(stateBase + trainable.size() + n);
+      m = vjp::add(b, loc, vjp::scale(b, loc, m, beta1), vjp::scale(b, loc, g, 1.0 - beta1));
+      v = vjp::add(b, loc, vjp::scale(b, loc, v, beta2),
+                   vjp::scale(b, loc, vjp::mul(b, loc, g, g), 1.0 - beta2));
+      // Decoupled decay first, as torch.optim.AdamW: p *= 1 - lr * wd.
+      if (pwd != 0.0)
+        param = vjp::mul(b, loc, param,
+                         vjp::sub(b, loc, constant(b, loc, et, 1.0), vjp::scale(b, loc, lrE, pwd)));
+      Value vs = lcc::SqrtOp::create(b, loc, v.getType(), v);
+      Value denom = vjp::add(b, loc, vjp::div(b, loc, vs, asElement(b, loc, bc2Sqrt, et)),
+                             constant(b, loc, et, eps));
+      Value upd = vjp::mul(b, loc, vjp::div(b, loc, m, denom), asElement(b, loc, stepSize, et));
+      newParams.push_back(vjp::sub(b, loc, param, upd));
+      newState[0].push_back(m);
+      newState[1].push_back(v);
+    } else {
+      // torch.optim.SGD: weight decay is added to the gradient; the buffer
+      // starts at zero so its first update is the gradient itself.
+      if (pwd != 0.0)
+        g = vjp::add(b, loc, g, vjp::scale(b, loc, param, pwd));
+      if (withMomentum) {
+        Value buf = block->getArgument(stateBase + n);
+        buf = vjp::add(b, loc, vjp::scale(b, loc, buf, momentum), g);
+        newState[0].push_back(buf);
+        g = nesterov ? vjp::add(b, loc, g, vjp::scale(b, loc, buf, momentum)) : buf;
+      }
+      newParams.push_back(vjp::sub(b, loc, param, vjp::mul(b, loc, g, lrE)));
+    }
+  }
+
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [n, p] : llvm::enumerate(trainable)) {
+    results.push_back(newParams[n]);
+    resultAttrs.push_back(attrs.getDictionaryAttr(attrs.getNamedAttr("lcc.param", p.name)));
+  }
+  for (unsigned s = 0; s < kinds.size(); ++s)
+    for (unsigned n = 0; n < trainable.size(); ++n) {
+      results.push_back(newState[s][n]);
+      resultAttrs.push_back(argAttrs[stateBase + s * trainable.size() + n]);
+    }
+  auto output = [&](Value v, StringRef what) {
+    results.push_back(v);
+    resultAttrs.push_back(attrs.getDictionaryAttr(
+        attrs.getNamedAttr("lcc.output", attrs.getStringAttr(what))));
+  };
+  output(loss, "loss");
+  output(norm, "grad_norm");
+  output(lrNow, "lr");
+  func::ReturnOp::create(b, loc, results);
+  step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  step.setAllArgAttrs(argAttrs);
+  step.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+} // namespace

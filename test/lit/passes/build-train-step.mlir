@@ -1,0 +1,64 @@
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step | FileCheck %s
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step="optimizer=sgd nesterov=true clip=0 accum=2 schedule=cosine warmup=2 decay-steps=10" | FileCheck %s --check-prefix=SGD
+
+// A linear model with a rank-2 weight (decayed), a bias (not decayed by the
+// rank rule) and a frozen parameter (an argument, but no result and no state).
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<4x3xf32> {lcc.param = "w"}
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<3xf32> {lcc.param = "b"}
+// CHECK-SAME:    %[[S:[a-z0-9]+]]: tensor<3xf32> {lcc.frozen, lcc.param = "s"}
+// CHECK-SAME:    %[[MW:[a-z0-9]+]]: tensor<4x3xf32> {lcc.opt_state = "m:w"}
+// CHECK-SAME:    %[[MB:[a-z0-9]+]]: tensor<3xf32> {lcc.opt_state = "m:b"}
+// CHECK-SAME:    %[[VW:[a-z0-9]+]]: tensor<4x3xf32> {lcc.opt_state = "v:w"}
+// CHECK-SAME:    %[[VB:[a-z0-9]+]]: tensor<3xf32> {lcc.opt_state = "v:b"}
+// CHECK-SAME:    %[[STEP:[a-z0-9]+]]: tensor<i64> {lcc.step}
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<8x4xf32> {lcc.input = "x"}
+// CHECK-SAME:    %[[Y:[a-z0-9]+]]: tensor<8xi32> {lcc.input = "y"}
+// CHECK-SAME:    -> (tensor<4x3xf32> {lcc.param = "w"}, tensor<3xf32> {lcc.param = "b"},
+// CHECK-SAME:        tensor<4x3xf32> {lcc.opt_state = "m:w"}, tensor<3xf32> {lcc.opt_state = "m:b"},
+// CHECK-SAME:        tensor<4x3xf32> {lcc.opt_state = "v:w"}, tensor<3xf32> {lcc.opt_state = "v:b"},
+// CHECK-SAME:        tensor<f32> {lcc.output = "loss"}, tensor<f32> {lcc.output = "grad_norm"}, tensor<f32> {lcc.output = "lr"})
+// The forward and backward of @forward_grad, inlined:
+// CHECK:         lcc.cross_entropy
+// Global norm and the clip coefficient min(clip / (norm + 1e-6), 1):
+// CHECK:         %[[NORM:.*]] = lcc.sqrt
+// CHECK:         lcc.div
+// CHECK:         lcc.minimum
+// The step counter becomes the float iteration; bias corrections use it.
+// CHECK:         %[[T:.*]] = lcc.convert %[[STEP]] : tensor<i64> -> tensor<f32>
+// CHECK:         lcc.pow
+// Decoupled weight decay on w only (p * (1 - lr * wd)); the bias gets none.
+// CHECK:         lcc.mul %[[W]]
+// CHECK-NOT:     lcc.mul %[[B]]
+// CHECK:         return
+
+// SGD with Nesterov momentum, no clipping, K = 2 micro-batches, cosine:
+// SGD-LABEL: func.func @train_step(
+// SGD-SAME:    {lcc.opt_state = "momentum:w"}
+// SGD-SAME:    {lcc.opt_state = "momentum:b"}
+// SGD-SAME:    tensor<i64> {lcc.step}
+// SGD-SAME:    tensor<2x8x4xf32> {lcc.input = "x"}
+// SGD-SAME:    tensor<2x8xi32> {lcc.input = "y"}
+// Two micro-batches: two slices of each input, two cross-entropies.
+// SGD:         lcc.slice
+// SGD:         lcc.cross_entropy
+// SGD:         lcc.cross_entropy
+// clip = 0: the norm is computed (it is returned) but nothing clamps it.
+// SGD:         lcc.sqrt
+// SGD-NOT:     lcc.minimum
+// SGD:         lcc.convert %{{.*}} : tensor<i64> -> tensor<f32>
+// The warmup select:
+// SGD:         lcc.cmp "lt"
+// SGD:         lcc.where
+// SGD:         return
+
+func.func @forward(%w: tensor<4x3xf32> {lcc.param = "w"}, %b: tensor<3xf32> {lcc.param = "b"},
+                   %s: tensor<3xf32> {lcc.param = "s", lcc.frozen},
+                   %x: tensor<8x4xf32> {lcc.input = "x"}, %y: tensor<8xi32> {lcc.input = "y"}) -> tensor<f32> {
+  %h = lcc.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  %z = lcc.add %h, %b : tensor<8x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  %z2 = lcc.add %z, %s : tensor<8x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  %l = lcc.cross_entropy %z2, %y : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}

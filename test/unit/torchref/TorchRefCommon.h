@@ -1,0 +1,36 @@
+//===- TorchRefCommon.h - shared by the PyTorch reference tests -*- C++ -*-===//
+//
+// Loading the fixtures of test/fixtures/torch and importing gpt-ref.lcc, in
+// f32 as the DSL produces it or retyped to f64.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_TEST_UNIT_TORCHREF_TORCHREFCOMMON_H
+#define LCC_TEST_UNIT_TORCHREF_TORCHREFCOMMON_H
+
+#include "runtime/HostTensor.h"
+#include "runtime/Safetensors.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace lcc::torchref {
+
+/// One context for the whole test program, with every dialect the pipeline needs.
+mlir::MLIRContext &context();
+
+/// test/fixtures/torch/<name> (a gtest failure when it cannot be read).
+SafetensorsFile loadFixture(const std::string &name);
+
+/// gpt-ref.lcc imported by the DSL frontend; with `f64`, every f32 tensor
+/// type becomes f64 (the DSL only produces f32). Null with `error` set on failure.
+mlir::OwningOpRef<mlir::ModuleOp> importRefModel(bool f64, std::string &error);
+
+/// The same values as f64.
+HostTensor widen(const HostTensor &t);
+
+} // namespace lcc::torchref
+
+#endif
