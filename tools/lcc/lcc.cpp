@@ -192,32 +192,37 @@ static std::vector<lcc::HostTensor> randomBatch(func::FuncOp forward, int64_t vo
   return inputs;
 }
 
-static int runForwardPass(ModuleOp module, func::FuncOp forward) {
-  int64_t vocab = 0;
+/// The `vocab` config constant (0 when absent): the range of random token ids.
+static int64_t configVocab(ModuleOp module) {
   if (auto config = module->getAttrOfType<DictionaryAttr>("lcc.config"))
     if (auto v = config.getAs<IntegerAttr>("vocab"))
-      vocab = v.getInt();
+      return v.getInt();
+  return 0;
+}
+
+/// A failure inside lcc, not the user's: exit code 3.
+static int internalError(llvm::Error error) {
+  llvm::errs() << "lcc: internal error: " << llvm::toString(std::move(error)) << "\n";
+  return 3;
+}
+
+static int runForwardPass(ModuleOp module, func::FuncOp forward) {
+  int64_t vocab = configVocab(module);
   if (vocab <= 0)
     return fail("lcc: error: --run-forward needs a positive `vocab` config constant, to draw "
                 "random token ids");
   auto jit = lcc::CpuJit::compile(module);
-  if (!jit) {
-    llvm::errs() << "lcc: internal error: " << llvm::toString(jit.takeError()) << "\n";
-    return 3;
-  }
+  if (!jit)
+    return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
-  if (!params) {
-    llvm::errs() << "lcc: internal error: " << llvm::toString(params.takeError()) << "\n";
-    return 3;
-  }
+  if (!params)
+    return internalError(params.takeError());
   std::vector<lcc::HostTensor> args = std::move(*params);
   for (auto &t : randomBatch(forward, vocab, seed + 1))
     args.push_back(std::move(t));
   auto results = (*jit)->call("forward", args);
-  if (!results) {
-    llvm::errs() << "lcc: internal error: " << llvm::toString(results.takeError()) << "\n";
-    return 3;
-  }
+  if (!results)
+    return internalError(results.takeError());
   double loss = (*results)[0].getDouble(0);
   llvm::outs() << llvm::format("loss: %.6f  (uniform predictor: ln(%lld) = %.6f)\n", loss,
                                (long long)vocab, std::log(double(vocab)));
@@ -228,10 +233,7 @@ static int runForwardPass(ModuleOp module, func::FuncOp forward) {
 /// random batches (seed + step), zero optimizer state, 1-based step counter.
 static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp forward,
                          const std::string &diagnostics) {
-  int64_t vocab = 0;
-  if (auto config = module->getAttrOfType<DictionaryAttr>("lcc.config"))
-    if (auto v = config.getAs<IntegerAttr>("vocab"))
-      vocab = v.getInt();
+  int64_t vocab = configVocab(module);
   if (vocab <= 0)
     return fail("lcc: error: --train-steps needs a positive `vocab` config constant, to draw "
                 "random token ids");
@@ -241,15 +243,11 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   if (failed(pm.run(module)))
     return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
   auto jit = lcc::CpuJit::compile(module);
-  if (!jit) {
-    llvm::errs() << "lcc: internal error: " << llvm::toString(jit.takeError()) << "\n";
-    return 3;
-  }
+  if (!jit)
+    return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
-  if (!params) {
-    llvm::errs() << "lcc: internal error: " << llvm::toString(params.takeError()) << "\n";
-    return 3;
-  }
+  if (!params)
+    return internalError(params.takeError());
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   const lcc::FunctionSignature *sig = (*jit)->signature("train_step");
   std::vector<lcc::HostTensor> all = std::move(*params), state;
