@@ -86,6 +86,14 @@ NormMaps normMaps(OpBuilder &b, RankedTensorType type) {
   return m;
 }
 
+/// 1 / sqrt(sum * invN + eps): the inverse standard deviation (layer_norm) or
+/// root mean square (rms_norm) from a row's sum of squares.
+Value rsqrtMeanPlusEps(OpBuilder &b, Location l, Value sumSq, double invN, double eps, Type ct) {
+  Value mean = arith::MulFOp::create(b, l, sumSq, scalarConstant(b, l, ct, invN));
+  return math::RsqrtOp::create(b, l,
+                               arith::AddFOp::create(b, l, mean, scalarConstant(b, l, ct, eps)));
+}
+
 struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op, PatternRewriter &rewriter) const override {
@@ -116,9 +124,7 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
         rewriter, loc, type.getShape(), elem, ValueRange{x, sum, sq, op.getWeight(), op.getBias()},
         {m.id, m.row, m.row, m.param, m.param}, [&](OpBuilder &b, Location l, ValueRange a) {
           Value d = centered(b, l, a[0], a[1]);
-          Value var = arith::MulFOp::create(b, l, a[2], scalarConstant(b, l, ct, invN));
-          Value inv = math::RsqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, var, scalarConstant(b, l, ct, eps)));
+          Value inv = rsqrtMeanPlusEps(b, l, a[2], invN, eps, ct);
           Value y = arith::MulFOp::create(b, l, d, inv);
           y = arith::MulFOp::create(b, l, y, castFloat(b, l, a[3], ct));
           y = arith::AddFOp::create(b, l, y, castFloat(b, l, a[4], ct));
@@ -148,9 +154,7 @@ struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
     Value result =
         buildMapped(rewriter, loc, type.getShape(), elem, ValueRange{x, sq, op.getWeight()},
                     {m.id, m.row, m.param}, [&](OpBuilder &b, Location l, ValueRange a) {
-                      Value ms = arith::MulFOp::create(b, l, a[1], scalarConstant(b, l, ct, invN));
-                      Value inv = math::RsqrtOp::create(
-                          b, l, arith::AddFOp::create(b, l, ms, scalarConstant(b, l, ct, eps)));
+                      Value inv = rsqrtMeanPlusEps(b, l, a[1], invN, eps, ct);
                       Value y = arith::MulFOp::create(b, l, castFloat(b, l, a[0], ct), inv);
                       y = arith::MulFOp::create(b, l, y, castFloat(b, l, a[2], ct));
                       return castFloat(b, l, y, elem);

@@ -35,6 +35,14 @@ inline double tolFor(ElementType t) { return t == ElementType::F64 ? kTolF64 : k
 /// "tensor<2x3xf32>".
 std::string tensorType(ElementType type, const std::vector<int64_t> &shape);
 
+/// An MLIR dense i64 array attribute, e.g. "array<i64: 1, 0>".
+inline std::string i64Array(const std::vector<int64_t> &v) {
+  std::string s = "array<i64";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : ": ") + std::to_string(v[i]);
+  return s + ">";
+}
+
 /// `func.func @main(%a0: argTypes[0], ...) -> resultTypes` whose body (which
 /// may use %a0, %a1, ...) ends with `return <returned> : <resultTypes>`.
 std::string makeFunc(const std::vector<std::string> &argTypes,

@@ -6,13 +6,6 @@ using namespace lcc::test;
 
 namespace {
 
-std::string i64Array(const std::vector<int64_t> &v) {
-  std::string s = "array<i64";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : ": ") + std::to_string(v[i]);
-  return s + ">";
-}
-
 //===----------------------------------------------------------------------===//
 // reduce_sum / reduce_mean / reduce_max
 //===----------------------------------------------------------------------===//

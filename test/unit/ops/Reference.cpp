@@ -220,13 +220,19 @@ template <typename F> static Tensor alongAxis(const Tensor &x, int64_t axis, F f
   return out;
 }
 
+/// Maximum of a line and sum(exp(x - max)) over it.
+static std::pair<double, double> maxAndSumExp(const Tensor &x, const std::vector<int64_t> &line) {
+  double m = -std::numeric_limits<double>::infinity(), s = 0.0;
+  for (int64_t k : line)
+    m = std::max(m, x.data[k]);
+  for (int64_t k : line)
+    s += std::exp(x.data[k] - m);
+  return {m, s};
+}
+
 Tensor softmax(const Tensor &x, int64_t axis) {
   return alongAxis(x, axis, [&](const std::vector<int64_t> &line, Tensor &out) {
-    double m = -std::numeric_limits<double>::infinity(), s = 0.0;
-    for (int64_t k : line)
-      m = std::max(m, x.data[k]);
-    for (int64_t k : line)
-      s += std::exp(x.data[k] - m);
+    auto [m, s] = maxAndSumExp(x, line);
     for (int64_t k : line)
       out.data[k] = std::exp(x.data[k] - m) / s;
   });
@@ -234,11 +240,7 @@ Tensor softmax(const Tensor &x, int64_t axis) {
 
 Tensor logSoftmax(const Tensor &x, int64_t axis) {
   return alongAxis(x, axis, [&](const std::vector<int64_t> &line, Tensor &out) {
-    double m = -std::numeric_limits<double>::infinity(), s = 0.0;
-    for (int64_t k : line)
-      m = std::max(m, x.data[k]);
-    for (int64_t k : line)
-      s += std::exp(x.data[k] - m);
+    auto [m, s] = maxAndSumExp(x, line);
     for (int64_t k : line)
       out.data[k] = x.data[k] - m - std::log(s);
   });

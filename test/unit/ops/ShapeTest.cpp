@@ -10,13 +10,6 @@ using namespace lcc::test;
 
 namespace {
 
-std::string i64Array(const std::vector<int64_t> &v) {
-  std::string s = "array<i64";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : ": ") + std::to_string(v[i]);
-  return s + ">";
-}
-
 /// Distinct values per element (an off-by-one in any index shows up).
 HostTensor distinct(ElementType type, const std::vector<int64_t> &shape) {
   return HostTensor::generate(type, shape, [&](int64_t i) {
