@@ -78,6 +78,8 @@ struct Stmt {
   ExprPtr value; // Assign/Return/ExprStmt value, Param init, If condition, For start
   ExprPtr shape; // Param shape, For end
   Body body, elseBody;
+  /// Param: the words after the initializer (`frozen`, `no_decay`, `decay`).
+  std::vector<std::pair<std::string, SrcLoc>> flags;
 };
 
 struct ConfigEntry {
@@ -114,8 +116,17 @@ struct ModelDef {
   SrcLoc endLoc; // the closing '}', where "missing return" points
 };
 
+/// `train { loss = ...; frozen = [...]; no_decay = [...]; decay = [...] }`: how the model
+/// is trained, kept apart from the model body so one architecture serves pre-training and
+/// fine-tuning.
+struct TrainSection {
+  SrcLoc loc;
+  std::vector<ConfigEntry> entries;
+};
+
 struct File {
   std::vector<ConfigEntry> config;
+  std::unique_ptr<TrainSection> train;
   std::vector<InputDecl> inputs;
   std::vector<std::unique_ptr<BlockDef>> blocks;
   std::unique_ptr<ModelDef> model;

@@ -54,6 +54,8 @@ struct ParamInfo {
   double a = 0, b = 0; // normal: mean, std; uniform: low, high; fill: value
   SrcLoc loc;
   int node = -1;
+  bool frozen = false; // no gradient, no optimizer state (`frozen` flag or train.frozen)
+  enum Decay { Default, NoDecay, ForceDecay } decay = Default; // over the rank rule
 };
 
 struct InputInfo {

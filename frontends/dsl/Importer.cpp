@@ -142,8 +142,18 @@ private:
     Type loss = RankedTensorType::get({}, b.getF32Type());
     auto fn = func::FuncOp::create(b, loc(g.modelLoc), "forward", b.getFunctionType(args, loss));
     size_t np = g.params.size();
-    for (size_t i = 0; i < np; ++i)
-      fn.setArgAttr(i, "lcc.param", b.getStringAttr(g.params[i].name));
+    for (size_t i = 0; i < np; ++i) {
+      const ParamInfo &p = g.params[i];
+      fn.setArgAttr(i, "lcc.param", b.getStringAttr(p.name));
+      // The passes' contract (docs/training.md): frozen gets no gradient and no
+      // state; the decay attributes override the rank rule.
+      if (p.frozen)
+        fn.setArgAttr(i, "lcc.frozen", b.getUnitAttr());
+      if (p.decay == ParamInfo::NoDecay)
+        fn.setArgAttr(i, "lcc.no_decay", b.getUnitAttr());
+      if (p.decay == ParamInfo::ForceDecay)
+        fn.setArgAttr(i, "lcc.decay", b.getUnitAttr());
+    }
     for (size_t i = 0; i < g.inputs.size(); ++i)
       fn.setArgAttr(np + i, "lcc.input", b.getStringAttr(g.inputs[i].name));
     SmallVector<Location> argLocs;

@@ -43,8 +43,11 @@ public:
         ok = parseBlock(*file);
       else if (isKeyword("model"))
         ok = parseModel(*file);
+      else if (at(Tok::Ident) && t.text == "train") // contextual: `train` stays a usable name
+        ok = parseTrain(*file);
       else
-        return fail(t, "expected `config`, `input`, `block` or `model` at the top level"),
+        return fail(t, "expected `config`, `input`, `block`, `model` or `train` at the top "
+                       "level"),
                nullptr;
       if (!ok)
         return nullptr;
@@ -141,6 +144,36 @@ private:
       file.config.push_back(std::move(e));
     }
     take();
+    return true;
+  }
+
+  bool parseTrain(File &file) {
+    const Token &kw = take();
+    if (file.train)
+      return diag.error(kw.loc, "second `train` section, a file has at most one (the first is "
+                                "at " + str(file.train->loc) + ")"),
+             false;
+    auto t = std::make_unique<TrainSection>();
+    t->loc = kw.loc;
+    skipNewlines();
+    SrcLoc open = cur().loc;
+    if (!expect(Tok::LBrace, "after `train`"))
+      return false;
+    skipNewlines();
+    while (!at(Tok::RBrace)) {
+      if (at(Tok::Eof))
+        return fail(cur(), "expected '}' to close the train section opened at " + str(open)),
+               false;
+      ConfigEntry e;
+      if (!expectIdent(e.name, e.loc, "for a train setting (loss, frozen, no_decay or decay)") ||
+          !expect(Tok::Assign, "after the train setting '" + e.name + "'"))
+        return false;
+      if (!(e.value = parseExpr()) || !endOfStatement())
+        return false;
+      t->entries.push_back(std::move(e));
+    }
+    take();
+    file.train = std::move(t);
     return true;
   }
 
@@ -245,6 +278,16 @@ private:
         return nullptr;
       if (!(s->value = parseExpr()))
         return nullptr;
+      // Flags are contextual words after the initializer, so they reserve no names.
+      while (at(Tok::Ident)) {
+        const Token &f = cur();
+        if (f.text != "frozen" && f.text != "no_decay" && f.text != "decay")
+          return fail(f, "expected the end of the statement or a parameter flag (frozen, "
+                         "no_decay, decay)"),
+                 nullptr;
+        s->flags.emplace_back(f.text, f.loc);
+        take();
+      }
     } else if (isKeyword("for")) {
       take();
       s->kind = StmtKind::For;

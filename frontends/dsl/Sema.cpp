@@ -42,7 +42,7 @@ static std::string str(SrcLoc l) { return std::to_string(l.line) + ":" + std::to
 
 /// " (did you mean 'dim'?)" for the closest candidate within a small edit
 /// distance, since most unknown names are typos.
-static std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
+std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
   unsigned best = std::max<unsigned>(1, unsigned(name.size()) / 3) + 1;
   std::string pick;
   for (const std::string &c : candidates) {
@@ -80,15 +80,12 @@ bool Sema::run(const std::map<std::string, int64_t> &overrides) {
   if (!execBody(model.body, top, &ret, /*topLevel=*/true))
     return false;
   if (ret.kind == Value::None)
-    return error(model.endLoc, "model '" + model.name + "' does not return a loss, its body "
-                               "must end with `return LOSS` (a scalar f32 tensor)"), false;
-  if (ret.kind != Value::Tensor || typeOf(ret.node).dtype != DType::F32 ||
-      !typeOf(ret.node).shape.empty())
-    return error(returnLoc, "the model returns " + describeValue(ret, g) +
-                                ", the loss must be a scalar f32 tensor (shape []); reduce it, "
-                                "for example with mean(x)"), false;
-  g.result = ret.node;
-  return true;
+    return error(model.endLoc, "model '" + model.name + "' does not return a value, its body "
+                               "must end with `return LOSS` (a scalar f32 tensor) or "
+                               "`return LOGITS`"), false;
+  // The train section (SemaTrain.cpp) turns the returned value into the loss and
+  // marks frozen / decay parameters.
+  return applyTrainSection(top, ret);
 }
 
 bool Sema::evalConfig(const std::map<std::string, int64_t> &overrides) {
@@ -320,6 +317,17 @@ bool Sema::declareParam(const Stmt &s, Frame &frame) {
       return false;
     return error(init.loc, "unknown initializer, expected normal(mean, std), "
                            "uniform(low, high), zeros, ones or full(value)"), false;
+  }
+  for (const auto &[flag, loc] : s.flags) {
+    if (flag == "frozen") {
+      p.frozen = true;
+      continue;
+    }
+    auto want = flag == "decay" ? ParamInfo::ForceDecay : ParamInfo::NoDecay;
+    if (p.decay != ParamInfo::Default && p.decay != want)
+      return error(loc, "param '" + s.name + "' is flagged both decay and no_decay, keep one"),
+             false;
+    p.decay = want;
   }
   SrcLoc site = callSites.empty() ? s.nameLoc : callSites.back();
   auto [it, fresh] = paramSites.emplace(name, site);

@@ -88,6 +88,11 @@ private:
   std::optional<Value> evalMember(const Expr &e, Frame &frame);
   std::optional<Value> callBlock(const Expr &e, const BlockDef &b, Frame &frame);
 
+  // SemaTrain.cpp: the train section (loss choice, frozen and decay patterns).
+  bool applyTrainSection(Frame &top, const Value &ret);
+  std::optional<int> defaultLoss(int output);
+  bool markParams(const ConfigEntry &entry, Frame &frame);
+
   // SemaBuiltins.cpp: the builtin functions; SemaOps.cpp: the checked op builders.
 public:
   static bool isBuiltin(const std::string &name);
@@ -129,6 +134,8 @@ private:
 /// "i32 tensor [4, 32]", "integer 3", ...: how values are named in diagnostics.
 std::string describeValue(const Value &v, const Graph &g);
 std::string typeString(const TensorType &t);
+/// " (did you mean 'dim'?)" for the closest candidate, or "".
+std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates);
 /// "+", "//", ...: how an operator token is spelled in diagnostics.
 const char *opSpelling(Tok t);
 bool isComparison(Tok t);

@@ -30,6 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -113,6 +114,10 @@ static lcc::TrainStepOptions trainStepOptions() {
   return o;
 }
 
+static cl::list<std::string> frozenFlag(
+    "frozen", cl::desc("Freeze parameters whose names match these glob patterns "
+                       "(comma-separated, e.g. --frozen='wte,h.*.attn.*')"),
+    cl::CommaSeparated, cl::cat(lccCat));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the parameter report"),
                            cl::cat(lccCat));
 
@@ -140,7 +145,7 @@ static std::string withCommas(int64_t n) {
 
 /// One line per parameter and the total, from @forward's `lcc.param` arguments.
 static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
-  int64_t total = 0;
+  int64_t total = 0, trainable = 0;
   size_t width = 4;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if (auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param"))
@@ -158,10 +163,45 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     ss << "]";
     os << "  " << name.getValue();
     os.indent(width - name.getValue().size() + 2);
-    os << llvm::left_justify(shape, 16) << " " << llvm::right_justify(withCommas(type.getNumElements()), 13) << "\n";
+    bool frozen = bool(forward.getArgAttr(i, "lcc.frozen"));
+    os << llvm::left_justify(shape, 16) << " "
+       << llvm::right_justify(withCommas(type.getNumElements()), 13)
+       << (frozen ? "  frozen" : "") << "\n";
     total += type.getNumElements();
+    if (!frozen)
+      trainable += type.getNumElements();
   }
-  os << "  total: " << withCommas(total) << " parameters\n";
+  os << "  total: " << withCommas(total) << " parameters";
+  if (trainable != total)
+    os << ", " << withCommas(trainable) << " trainable";
+  os << "\n";
+}
+
+/// --frozen: marks the @forward arguments whose parameter names match a glob
+/// pattern. Works on any model module, whichever frontend made it. A pattern
+/// that matches nothing is an error: it is almost always a typo.
+static std::string freezeMatching(func::FuncOp forward, llvm::ArrayRef<std::string> patterns) {
+  unsigned trainable = 0;
+  for (const std::string &text : patterns) {
+    auto pattern = llvm::GlobPattern::create(text, /*MaxSubPatterns=*/1024);
+    if (!pattern)
+      return "bad --frozen pattern '" + text + "': " + llvm::toString(pattern.takeError());
+    bool matched = false;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+      auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param");
+      if (name && pattern->match(name.getValue())) {
+        forward.setArgAttr(i, "lcc.frozen", UnitAttr::get(forward.getContext()));
+        matched = true;
+      }
+    }
+    if (!matched)
+      return "--frozen pattern '" + text + "' matches no parameter of the model";
+  }
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    trainable += forward.getArgAttr(i, "lcc.param") && !forward.getArgAttr(i, "lcc.frozen");
+  if (!patterns.empty() && trainable == 0)
+    return "--frozen freezes every parameter, nothing would be trained";
+  return "";
 }
 
 /// A random batch: every integer input uniform in [0, vocab), float inputs N(0, 1).
@@ -396,6 +436,8 @@ int main(int argc, char **argv) {
   auto forward = (**module).lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return fail("lcc: error: " + inputFile + " defines no forward function");
+  if (std::string error = freezeMatching(forward, frozenFlag); !error.empty())
+    return fail("lcc: error: " + error);
   if (!quiet)
     printParameterReport(forward, llvm::errs());
 

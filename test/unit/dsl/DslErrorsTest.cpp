@@ -107,14 +107,67 @@ TEST(DslErrors, DuplicateParameter) {
 
 TEST(DslErrors, MissingReturn) {
   EXPECT_EQ(importError("model m {\n  param x: [4] = zeros\n  y = sum(x)\n}\n"),
-            "t.lcc:4:1: error: model 'm' does not return a loss, its body must end with "
-            "`return LOSS` (a scalar f32 tensor)");
+            "t.lcc:4:1: error: model 'm' does not return a value, its body must end with "
+            "`return LOSS` (a scalar f32 tensor) or `return LOGITS`");
 }
 
 TEST(DslErrors, LossNotScalar) {
+  EXPECT_EQ(importError("model m {\n  param x: [8] = zeros\n  return x * 2\n}\n"),
+            "t.lcc:3:3: error: the model returns f32 tensor [8], it must return the loss (a "
+            "scalar f32 tensor, shape []) or logits [..., vocab] for the default cross-entropy");
+  // Logits without targets to compare them with.
   EXPECT_EQ(importError("model m {\n  param x: [4, 8] = zeros\n  return x * 2\n}\n"),
-            "t.lcc:3:3: error: the model returns f32 tensor [4, 8], the loss must be a scalar "
-            "f32 tensor (shape []); reduce it, for example with mean(x)");
+            "t.lcc:3:3: error: the model returns logits [4, 8] and no loss is chosen: no integer "
+            "input has the shape [4]; declare `input targets: i32[4]` or write "
+            "`train { loss = ... }`");
+  EXPECT_EQ(importError("input a: i32[2, 4]\ninput b: i32[2, 4]\nmodel m {\n"
+                        "  param w: [2, 4, 8] = zeros\n  return w\n}\n"),
+            "t.lcc:5:3: error: the model returns logits [2, 4, 8] and no loss is chosen: several "
+            "integer inputs have the shape [2, 4], so the targets are ambiguous; declare "
+            "`input targets: i32[2, 4]` or write `train { loss = ... }`");
+}
+
+// The train section: each mistake names the setting or pattern at fault.
+TEST(DslErrors, TrainSection) {
+  const std::string model = "model m {\n  param w: [4] = ones\n  param b: [4] = zeros\n"
+                            "  return sum(w * b)\n}\n";
+  EXPECT_EQ(importError(model + "train {\n  frozn = \"w\"\n}\n"),
+            "t.lcc:7:3: error: unknown train setting 'frozn' (did you mean 'frozen'?), the "
+            "train section takes loss, frozen, no_decay and decay");
+  EXPECT_EQ(importError(model + "train {\n  frozen = \"w\"\n  frozen = \"b\"\n}\n"),
+            "t.lcc:8:3: error: train setting 'frozen' is set twice, the first is at 7:3");
+  EXPECT_EQ(importError(model + "train {\n  frozen = [\"w\", \"h.*\"]\n}\n"),
+            "t.lcc:7:12: error: pattern \"h.*\" in train.frozen matches no parameter");
+  EXPECT_EQ(importError(model + "train {\n  frozen = \"W\"\n}\n"),
+            "t.lcc:7:12: error: pattern \"W\" in train.frozen matches no parameter (did you "
+            "mean 'w'?)");
+  EXPECT_EQ(importError(model + "train {\n  frozen = [1]\n}\n"),
+            "t.lcc:7:12: error: train.frozen takes parameter name patterns (strings such as "
+            "\"h.*.attn.*\"), got integer 1");
+  EXPECT_EQ(importError(model + "train {\n  frozen = \"[w\"\n}\n"),
+            "t.lcc:7:12: error: bad pattern \"[w\" in train.frozen, invalid glob pattern, "
+            "unmatched '['");
+  EXPECT_EQ(importError(model + "train {\n  frozen = \"*\"\n}\n"),
+            "t.lcc:7:3: error: every parameter is frozen, nothing would be trained; leave at "
+            "least one parameter trainable");
+  EXPECT_EQ(importError(model + "train {\n  decay = \"w\"; no_decay = [\"b\", \"?\"]\n}\n"),
+            "t.lcc:7:27: error: parameter 'w' would be both decayed and not decayed: \"?\" in "
+            "train.no_decay contradicts an earlier decay setting");
+  EXPECT_EQ(importError(model + "train {\n  loss = output * w\n}\n"),
+            "t.lcc:7:17: error: the train loss is f32 tensor [4], it must be a scalar f32 tensor "
+            "(shape []); reduce it, for example with mean(x)");
+  EXPECT_EQ(importError(model + "train {\n}\ntrain {\n}\n"),
+            "t.lcc:8:1: error: second `train` section, a file has at most one (the first is at "
+            "6:1)");
+  EXPECT_EQ(importError("model m {\n  param w: [4] = ones froze\n  return sum(w)\n}\n"),
+            "t.lcc:2:23: error: unexpected name 'froze', expected the end of the statement or a "
+            "parameter flag (frozen, no_decay, decay)");
+  EXPECT_EQ(importError("model m {\n  param w: [4] = ones decay no_decay\n  param v: [1] = ones\n"
+                        "  return sum(w) + sum(v)\n}\n"),
+            "t.lcc:2:29: error: param 'w' is flagged both decay and no_decay, keep one");
+  EXPECT_EQ(importError("model m {\n  param w: [4] = ones frozen\n  return sum(w)\n}\n"),
+            "t.lcc:2:9: error: every parameter is frozen, nothing would be trained; leave at "
+            "least one parameter trainable");
 }
 
 TEST(DslErrors, ReshapeElementCount) {

@@ -152,3 +152,93 @@ TEST(DslFeatures, LocationsPointAtExpressions) {
 }
 
 } // namespace
+
+namespace {
+
+/// name -> the lcc.* unit attributes on its @forward argument ("frozen", "no_decay", ...).
+std::map<std::string, std::set<std::string>> paramFlags(ModuleOp module) {
+  std::map<std::string, std::set<std::string>> out;
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param");
+    if (!name)
+      continue;
+    auto &flags = out[name.str()];
+    for (const char *f : {"lcc.frozen", "lcc.no_decay", "lcc.decay"})
+      if (forward.getArgAttr(i, f))
+        flags.insert(f + 4);
+  }
+  return out;
+}
+
+} // namespace
+
+// Flags on declarations and glob patterns in the train section reach the
+// parameters' @forward arguments, which the passes read.
+TEST(DslFeatures, TrainSectionMarksParameters) {
+  const char *src = R"(
+input x: f32[2, 4]
+block Dense(x) {
+  param w: [4, 4] = normal(0, 0.02)
+  param b: [4] = zeros decay
+  return x @ w + b
+}
+model m {
+  param scale: [4] = ones no_decay frozen
+  y = x
+  for h in 0..3 {
+    y = Dense(y) as fc
+  }
+  return mean(y * scale)
+}
+train {
+  frozen = ["h.{0,2}.fc.w"]
+  no_decay = "h.1.*.w"
+}
+)";
+  MLIRContext ctx;
+  ctx.loadDialect<lcc::LccDialect>();
+  auto module = importDsl(src, "t.lcc", ctx, {});
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  using S = std::set<std::string>;
+  std::map<std::string, S> want = {
+      {"scale", S{"frozen", "no_decay"}}, {"h.0.fc.w", S{"frozen"}}, {"h.0.fc.b", S{"decay"}},
+      {"h.1.fc.w", S{"no_decay"}},        {"h.1.fc.b", S{"decay"}},  {"h.2.fc.w", S{"frozen"}},
+      {"h.2.fc.b", S{"decay"}}};
+  EXPECT_EQ(paramFlags(**module), want);
+}
+
+// The loss choices: a returned scalar, logits against an input named
+// `targets`, next-token on the only integer input, or an explicit expression
+// over `output` and the model's variables.
+TEST(DslFeatures, TrainSectionChoosesTheLoss) {
+  auto lossOp = [](const std::string &src) -> std::string {
+    MLIRContext ctx;
+    ctx.loadDialect<lcc::LccDialect>();
+    auto module = importDsl(src, "t.lcc", ctx, {});
+    if (!module)
+      return llvm::toString(module.takeError());
+    auto forward = (*module)->lookupSymbol<func::FuncOp>("forward");
+    Operation *def = forward.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << def->getName().getStringRef();
+    for (Value v : def->getOperands())
+      if (Operation *p = v.getDefiningOp())
+        os << " " << p->getName().getStringRef();
+      else
+        os << " arg" << llvm::cast<BlockArgument>(v).getArgNumber();
+    return text;
+  };
+  const std::string body = "model m {\n  param w: [8, 16] = normal(0, 1)\n"
+                           "  logits = embedding(w, tokens)\n  return logits\n}\n";
+  // `targets` present: compared directly (arg 0 is w, 1 tokens, 2 targets).
+  EXPECT_EQ(lossOp("input tokens: i32[2, 5]\ninput targets: i32[2, 5]\n" + body),
+            "lcc.cross_entropy lcc.gather arg2");
+  // Only tokens: logits[:, :-1] against tokens[:, 1:].
+  EXPECT_EQ(lossOp("input tokens: i32[2, 5]\n" + body), "lcc.cross_entropy lcc.slice lcc.slice");
+  // An explicit loss over the model's variables and `output`.
+  EXPECT_EQ(lossOp("input tokens: i32[2, 5]\n" + body +
+                   "train {\n  loss = mean(logits * logits) + mean(output)\n}\n"),
+            "lcc.add lcc.reduce_mean lcc.reduce_mean");
+}

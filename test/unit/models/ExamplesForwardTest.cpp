@@ -112,6 +112,78 @@ TEST_P(ExampleForward, InitHasTheDeclaredStatistics) {
   EXPECT_NEAR(std, 0.02, 0.0005);
 }
 
+/// The loss of `source` (batch 2, sequence `seq`) with @init's parameters and
+/// the given integer inputs.
+double lossOf(const std::string &source, int64_t seq, std::vector<lcc::HostTensor> inputs) {
+  MLIRContext context;
+  context.loadDialect<lcc::LccDialect, func::FuncDialect>();
+  lcc::dsl::ImportOptions options;
+  options.overrides = {{"batch", 2}, {"seq", seq}};
+  auto module = lcc::dsl::importDsl(source, "shift.lcc", context, options);
+  if (!module) {
+    ADD_FAILURE() << llvm::toString(module.takeError());
+    return NAN;
+  }
+  auto jit = lcc::CpuJit::compile(**module);
+  if (!jit) {
+    ADD_FAILURE() << llvm::toString(jit.takeError());
+    return NAN;
+  }
+  auto args = (*jit)->call("init", {});
+  if (!args) {
+    ADD_FAILURE() << llvm::toString(args.takeError());
+    return NAN;
+  }
+  for (auto &t : inputs)
+    args->push_back(std::move(t));
+  auto results = (*jit)->call("forward", *args);
+  if (!results) {
+    ADD_FAILURE() << llvm::toString(results.takeError());
+    return NAN;
+  }
+  return (*results)[0].getDouble(0);
+}
+
+// The default loss of a model that returns logits and has no `targets` input
+// is next-token cross-entropy. Oracle: causality. Positions 0..T-2 of a causal
+// model see only tokens 0..T-2, so the default loss on x[:, 0:T] must equal
+// the explicit cross_entropy(logits, targets) of the unchanged example run on
+// tokens x[:, 0:T-1] with targets x[:, 1:T]. A shift in the wrong direction, an
+// off-by-one or a mean over the wrong count changes the loss; std 0.5 weights
+// make the logits peaked so such a change is large.
+TEST(DefaultLoss, NextTokenCrossEntropyMatchesShiftedTargets) {
+  std::string explicitSrc = readExample("gpt-tiny.lcc");
+  for (size_t at; (at = explicitSrc.find("normal(0, 0.02)")) != std::string::npos;)
+    explicitSrc.replace(at, 15, "normal(0, 0.5)");
+  std::string implicitSrc = explicitSrc;
+  auto cut = [&](const std::string &what, const std::string &with) {
+    size_t at = implicitSrc.find(what);
+    ASSERT_NE(at, std::string::npos) << what;
+    implicitSrc.replace(at, what.size(), with);
+  };
+  cut("input targets: i32[batch, seq]", "");
+  cut("return cross_entropy(logits, targets)", "return logits");
+
+  const int64_t T = 9;
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> token(0, 255);
+  lcc::HostTensor x(lcc::ElementType::I32, {2, T}), tokens(lcc::ElementType::I32, {2, T - 1}),
+      targets(lcc::ElementType::I32, {2, T - 1});
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < T; ++t) {
+      int v = token(rng);
+      x.setDouble(b * T + t, v);
+      if (t < T - 1)
+        tokens.setDouble(b * (T - 1) + t, v);
+      if (t > 0)
+        targets.setDouble(b * (T - 1) + t - 1, v);
+    }
+  double implicitLoss = lossOf(implicitSrc, T, {x});
+  double explicitLoss = lossOf(explicitSrc, T - 1, {tokens, targets});
+  EXPECT_GT(std::fabs(explicitLoss - std::log(256.0)), 0.5) << "logits are not peaked";
+  EXPECT_NEAR(implicitLoss, explicitLoss, 1e-5 * explicitLoss);
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleForward,
                          ::testing::Values("gpt-tiny.lcc", "llama-tiny.lcc"));
 
