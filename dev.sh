@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lcc developer entry point. On a fresh Debian 12 machine (root):
-#   ./dev.sh demo   install dependencies, build, compile examples/gpt-tiny.lcc and run it on CPU
+#   ./dev.sh demo   install dependencies, build, compile examples/gpt-tiny.lcc into a train.bin
+#                   and train it on CPU on the shipped corpus (data/)
 #   ./dev.sh test   install dependencies, build, run every test (ctest: lit + GoogleTest)
 # Both are idempotent: a second run only rebuilds what changed.
 set -euo pipefail
@@ -11,7 +12,7 @@ JOBS=${LCC_JOBS:-$(nproc)}
 
 # Debian packages the build and the tests need (see ../shared/TOOLCHAIN.md).
 PACKAGES=(cmake ninja-build ccache clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev
-          mlir-22-tools libabsl-dev libgtest-dev libgmock-dev python3)
+          mlir-22-tools libabsl-dev libgtest-dev libgmock-dev libpng-dev python3)
 
 install_deps() {
   local missing=()
@@ -40,7 +41,13 @@ build() {
 case "${1:-}" in
   demo)
     install_deps; build
-    "$BUILD_DIR/bin/lcc" examples/gpt-tiny.lcc --run-forward
+    # The main job: compile the built-in model into one train.bin, then train
+    # it on the built-in corpus (public-domain KJV text, data/README.md).
+    "$BUILD_DIR/bin/lcc" examples/gpt-tiny.lcc -o "$BUILD_DIR/gpt-tiny.bin"
+    "$BUILD_DIR/bin/lcc-run" "$BUILD_DIR/gpt-tiny.bin" --data data/kjv-genesis-exodus.txt \
+      --steps 300 --log-every 25 --eval-every 100 --csv "$BUILD_DIR/gpt-tiny.csv" \
+      --plot "$BUILD_DIR/gpt-tiny-loss.png" --save "$BUILD_DIR/gpt-tiny-ckpt" --save-every 100 \
+      --export "$BUILD_DIR/gpt-tiny.safetensors"
     ;;
   test)
     install_deps; build

@@ -120,4 +120,47 @@ def LccLowerToLinalgPass : Pass<"lcc-lower-to-linalg"> {
   ];
 }
 
+def LccOutParamsPass : Pass<"lcc-out-params", "::mlir::ModuleOp"> {
+  let summary = "Destination-passing ABI: function results become caller-owned out-params";
+  let description = [{
+    The ahead-of-time ABI (train.bin): the runtime owns every buffer, so a
+    compiled function must write its results into memory the caller passes
+    rather than return buffers it allocated. On linalg-on-tensors, every
+    public function with a body gets one `memref` argument per result
+    (`{lcc.result = i}`, the result's shape and element type, identity
+    layout) after its own arguments, and its results are stored with
+    `bufferization.materialize_in_destination ... restrict writable`;
+    the function then returns nothing. One-shot bufferization with empty
+    tensor elimination makes the last op of each result write straight into
+    the caller's buffer.
+
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>            // before
+    func.func @f(%x: tensor<4xf32>, %out: memref<4xf32> {lcc.result = 0})  // after
+    ```
+    Results must be statically shaped ranked tensors; anything else is an
+    error naming the function and result.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline each loop nest of a bufferized function into a kernel function";
+  let description = [{
+    Runs on memrefs, after bufferization. Every top-level op with regions in
+    a public function (a linalg op, an scf.for) becomes a private function
+    `@<function>_k<N>` tagged `lcc.kernel` and is replaced by a call. Values
+    the op uses from outside become arguments, except constants, which are
+    cloned into the kernel.
+
+    Why: the step function is thousands of loop nests long. As one LLVM
+    function, loop passes that are linear per loop become quadratic overall
+    (IndVarSimplify took 145 s of 160 s on gpt-tiny's step); as kernels each
+    is optimized alone. The kernels are also the unit the fusion pass groups
+    and the CUDA target launches.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // LCC_PASSES_TD

@@ -60,8 +60,32 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   addTextual(pm, "buffer-deallocation-pipeline");
   // Returned views/arguments are copied with bufferization.clone by the
   // deallocation pipeline; only convert-bufferization-to-memref lowers clones.
-  addTextual(pm, "convert-bufferization-to-memref,"
-                 "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+  addTextual(pm, "convert-bufferization-to-memref");
+  // One function per loop nest: LLVM's loop passes are quadratic in one huge
+  // function (lcc-outline-kernels).
+  pm.addPass(createLccOutlineKernelsPass());
+  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
+                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+}
+
+void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train) {
+  buildPipelineUpTo(pm, Phase::Linalg, train);
+  // Results become caller-owned out-params while still on tensors, so that
+  // bufferization writes each result's last op straight into the runtime's
+  // buffer (no copies, no buffers handed across the ABI).
+  pm.addPass(createLccOutParamsPass());
+  addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+                 "one-shot-bufferize{bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map}");
+  addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  pm.addPass(createLccOutlineKernelsPass());
+  // Loop nests become kernel functions (LLVM's loop passes are quadratic in
+  // one huge function). Public functions keep memref descriptors; the AOT
+  // compiler's entry wrappers build them from bare pointers (AotCompiler.h).
+  // memref.copy between strided views calls `memrefCopy`, which the runtime
+  // provides (runtime/CpuProgram.cpp).
+  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
 }
@@ -84,6 +108,9 @@ void registerPipelines() {
   PassPipelineRegistration<>("lcc-lower-pipeline",
                              "lcc dialect to target-neutral linalg on tensors",
                              buildLowerToLinalgPipeline);
+  PassPipelineRegistration<>("lcc-aot-cpu-pipeline",
+                             "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
+                             [](OpPassManager &pm) { buildAotCpuPipeline(pm); });
   PassPipelineRegistration<>("lcc-cpu-pipeline", "lcc dialect to the LLVM dialect for the CPU",
                              [](OpPassManager &pm) { buildPipelineUpTo(pm, Phase::LLVM); });
 }

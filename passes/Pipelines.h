@@ -36,6 +36,12 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
                        const std::optional<TrainStepOptions> &train = std::nullopt);
 
+/// The ahead-of-time CPU pipeline (train.bin): train step (when `train` is
+/// given), linalg, then destination-passing ABI (lcc-out-params), bufferization
+/// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h).
+void buildAotCpuPipeline(mlir::OpPassManager &pm,
+                         const std::optional<TrainStepOptions> &train = std::nullopt);
+
 /// Registers the pipelines with the pass registry (`lcc-opt --lcc-cpu-pipeline`).
 void registerPipelines();
 

@@ -9,13 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
 
+#include "runtime/AtomicFile.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <limits>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace lcc {
 namespace {
@@ -504,53 +503,9 @@ SafetensorsStatus writeSafetensors(const std::string &path, const SafetensorsFil
   std::vector<uint8_t> bytes;
   if (Status s = serializeSafetensors(file, bytes); !s)
     return Status::failure(path + ": " + s.error);
-  // The temporary lives beside the target: rename is only atomic within one
-  // file system.
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> tmp(tmpl.begin(), tmpl.end());
-  tmp.push_back('\0');
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0)
-    return Status::failure(path + ": cannot create a temporary file: " + std::strerror(errno));
-  std::string tmpPath(tmp.data());
-  auto fail = [&](const std::string &what) {
-    std::string message = path + ": " + what + ": " + std::strerror(errno);
-    if (fd >= 0)
-      ::close(fd);
-    ::unlink(tmpPath.c_str());
-    return Status::failure(message);
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return fail("write failed");
-    }
-    done += static_cast<size_t>(w);
-  }
-  // mkstemp creates 0600; a checkpoint should get the usual 0644 (less umask).
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0)
-    return fail("fsync failed");
-  if (::close(fd) != 0) {
-    fd = -1;
-    return fail("close failed");
-  }
-  fd = -1;
-  if (::rename(tmpPath.c_str(), path.c_str()) != 0)
-    return fail("rename failed");
-  // Make the rename itself durable.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  std::string error;
+  if (!writeFileAtomically(path, bytes.data(), bytes.size(), error))
+    return Status::failure(error);
   return {};
 }
 

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "compiler/cpu/LlvmSetup.h"
 
 #include "dialects/lcc/LccDialect.h"
 #include "passes/Pipelines.h"
@@ -45,27 +46,6 @@ namespace {
 /// memref.get_global lowers to a descriptor whose allocated pointer is this
 /// marker (see MemRefToLLVM): such a buffer is not the caller's to free.
 constexpr uintptr_t kGlobalMarker = 0xdeadbeef;
-
-void initializeNativeTargetOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
-/// Dialects the pipeline produces, with the external interface models
-/// (bufferization, tiling...) and the LLVM-IR translations; missing models
-/// fail late and confusingly (TOOLCHAIN.md pitfall 2).
-void prepareContext(MLIRContext *ctx) {
-  DialectRegistry registry;
-  registry.insert<LccDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  ctx->appendDialectRegistry(registry);
-}
 
 TensorSignature describeType(Type type) {
   TensorSignature sig;
@@ -160,7 +140,7 @@ CpuJit::~CpuJit() = default;
 llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
-  prepareContext(ctx);
+  prepareLoweringContext(ctx);
 
   std::unique_ptr<CpuJit> jit(new CpuJit());
   for (auto func : module.getOps<func::FuncOp>()) {

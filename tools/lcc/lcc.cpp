@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "compiler/package/Package.h"
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
 #include "frontends/dsl/Importer.h"
@@ -31,6 +32,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -49,8 +51,14 @@ static cl::OptionCategory lccCat("lcc options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.lcc>"), cl::cat(lccCat));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                        cl::value_desc("file"), cl::init("-"), cl::cat(lccCat));
-static cl::opt<std::string> emit("emit", cl::desc("What to write: none or mlir"),
+static cl::opt<std::string> emit("emit",
+                                 cl::desc("What to write: none, mlir or train-bin (the default "
+                                          "when -o is given without --compile-to)"),
                                  cl::init("none"), cl::cat(lccCat));
+static cl::opt<std::string> cpuFlag("cpu",
+                                    cl::desc("CPU the train.bin code targets: x86-64-v3 (AVX2, "
+                                             "FMA; default), x86-64, or an LLVM CPU name"),
+                                    cl::init("x86-64-v3"), cl::cat(lccCat));
 static cl::opt<std::string> compileTo("compile-to",
                                       cl::desc("Stop after phase: input, train-step, linalg or llvm"),
                                       cl::init("input"), cl::cat(lccCat));
@@ -342,6 +350,47 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   return 0;
 }
 
+/// Builds the training step and writes the train.bin (-o).
+static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string &diagnostics) {
+  // Fail before a long compilation, not after it.
+  llvm::SmallString<256> dir(outputFile);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (!llvm::sys::fs::is_directory(dir) ||
+      llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
+    return fail("lcc: error: cannot write '" + outputFile + "': " + std::string(dir) +
+                " is not a writable directory");
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail("lcc: error: bad pass manager options");
+  lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, trainStepOptions());
+  if (failed(pm.run(module)))
+    return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+  lcc::PackageOptions options;
+  options.cpu.cpu = cpuFlag;
+  options.seed = seed;
+  options.source = inputFile;
+  lcc::TrainStepOptions t = trainStepOptions();
+  options.training = lcc::json::Value::object(
+      {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
+       {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
+       {"schedule", t.schedule}, {"warmup", static_cast<long long>(t.warmup)},
+       {"decay_steps", static_cast<long long>(t.decaySteps)},
+       {"accum", static_cast<long long>(t.accum)}});
+  if (llvm::Error err = lcc::writeTrainBin(module, options, outputFile)) {
+    std::string msg = llvm::toString(std::move(err));
+    // A file system problem is the user's to fix; anything else is ours.
+    bool user = llvm::StringRef(msg).contains(outputFile);
+    llvm::errs() << msg << "\n";
+    return user ? 2 : 3;
+  }
+  if (!quiet)
+    llvm::errs() << "wrote " << outputFile << " (code for " << lcc::aotTargetName(options.cpu)
+                 << ")\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -370,8 +419,14 @@ int main(int argc, char **argv) {
   if (!phase)
     return fail("lcc: error: unknown phase '" + compileTo +
                 "' for --compile-to; expected input, train-step, linalg or llvm");
-  if (emit != "none" && emit != "mlir")
-    return fail("lcc: error: unknown --emit=" + emit + "; expected none or mlir");
+  // `lcc model.lcc -o train.bin` is the headline command: -o alone means a train.bin.
+  if (emit.getNumOccurrences() == 0 && outputFile.getNumOccurrences() &&
+      compileTo.getNumOccurrences() == 0)
+    emit = "train-bin";
+  if (emit != "none" && emit != "mlir" && emit != "train-bin")
+    return fail("lcc: error: unknown --emit=" + emit + "; expected none, mlir or train-bin");
+  if (emit == "train-bin" && (outputFile == "-" || compileTo.getNumOccurrences()))
+    return fail("lcc: error: --emit=train-bin writes a file: give -o FILE and no --compile-to");
 
   // Training flags are user input: reject bad values here (exit 2) rather
   // than as a pass failure.
@@ -445,6 +500,9 @@ int main(int argc, char **argv) {
     return runForwardPass(**module, forward);
   if (trainSteps > 0)
     return runTrainSteps(context, **module, forward, diagnostics);
+
+  if (emit == "train-bin")
+    return writeTrainBinFile(context, **module, diagnostics);
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))

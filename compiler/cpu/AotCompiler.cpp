@@ -1,0 +1,234 @@
+//===- AotCompiler.cpp - ahead-of-time CPU code for train.bin -------------===//
+//
+// module (lcc, train-step phase) -> AOT pipeline -> LLVM dialect -> LLVM IR
+// -> packed entry wrappers -> -O3 for the target CPU -> ELF object -> ld.lld
+// -shared -> bytes. A shared object (rather than a raw object the runtime
+// would have to relocate itself) keeps the runtime's loader to dlopen.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/cpu/AotCompiler.h"
+#include "compiler/cpu/LlvmSetup.h"
+#include "passes/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/STLExtras.h"
+#include <map>
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+
+namespace lcc {
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "lcc: " + message);
+}
+
+std::string aotTargetName(const AotOptions &options) {
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string cpu = options.cpu;
+  // "x86-64-v3" -> "cpu-x86_64-v3"; a named CPU keeps its name.
+  if (llvm::StringRef(cpu).starts_with("x86-64"))
+    cpu = cpu.substr(6);
+  else
+    cpu = "-" + cpu;
+  return "cpu-" + triple.getArchName().str() + cpu;
+}
+
+/// `void lcc_F(void **args)`: calls F with the memref descriptors of
+/// args[0..n): each buffer is a dense row-major array of a static shape, so its
+/// descriptor (allocated, aligned, offset 0, sizes, row-major strides) is
+/// built here and the runtime needs no knowledge of MLIR's memref ABI.
+static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
+                                    const std::vector<std::vector<int64_t>> &shapes) {
+  llvm::Function *f = m.getFunction(name);
+  if (!f)
+    return error("@" + name + " is missing after lowering");
+  size_t fields = 0;
+  for (const auto &shape : shapes)
+    fields += 3 + 2 * shape.size();
+  if (f->arg_size() != fields)
+    return error("@" + name + " takes " + llvm::Twine(f->arg_size()) +
+                 " values after lowering, expected " + llvm::Twine(fields) +
+                 " memref descriptor fields");
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *wrapper = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                         "lcc_" + name.str(), m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::SmallVector<llvm::Value *> args;
+  for (auto [i, shape] : llvm::enumerate(shapes)) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, wrapper->getArg(0), i);
+    llvm::Value *buffer = b.CreateLoad(ptr, slot);
+    args.append({buffer, buffer, llvm::ConstantInt::get(i64, 0)});
+    for (int64_t d : shape)
+      args.push_back(llvm::ConstantInt::get(i64, d));
+    int64_t stride = 1;
+    llvm::SmallVector<llvm::Value *> strides(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+      strides[d] = llvm::ConstantInt::get(i64, stride);
+      stride *= shape[d];
+    }
+    args.append(strides.begin(), strides.end());
+  }
+  for (auto [i, a] : llvm::enumerate(args))
+    if (a->getType() != f->getArg(i)->getType())
+      return error("@" + name + " argument " + llvm::Twine(i) +
+                   " after lowering is not the expected memref descriptor field");
+  b.CreateCall(f, args);
+  b.CreateRetVoid();
+  // Only the wrappers are the shared object's interface.
+  f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  return llvm::Error::success();
+}
+
+/// Runs ld.lld on an object in a fresh temporary directory; returns the .so.
+static llvm::Expected<std::vector<uint8_t>> linkShared(llvm::StringRef object) {
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("lcc-aot", dir))
+    return error("cannot create a temporary directory: " + ec.message());
+  std::string obj = (dir + "/step.o").str(), so = (dir + "/step.so").str(),
+              log = (dir + "/ld.log").str();
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(obj);
+    llvm::sys::fs::remove(so);
+    llvm::sys::fs::remove(log);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(obj, ec);
+    if (ec)
+      return error("cannot write " + obj + ": " + ec.message());
+    os << object;
+  }
+  std::string lld = LCC_LLD_PATH;
+  if (!llvm::sys::fs::can_execute(lld)) {
+    auto found = llvm::sys::findProgramByName("ld.lld");
+    if (!found)
+      return error("ld.lld not found (looked at " + lld +
+                   " and on PATH); install lld to compile train.bin files");
+    lld = *found;
+  }
+  // Undefined symbols (libm, malloc, memrefCopy) stay undefined: dlopen binds
+  // them to the runtime process, which provides them.
+  llvm::SmallVector<llvm::StringRef> argv = {lld, "-shared", "--hash-style=gnu", "-O1",
+                                             "-o", so, obj};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(lld, argv, std::nullopt, redirects, 0, 0, &message);
+  if (rc != 0) {
+    auto out = llvm::MemoryBuffer::getFile(log);
+    return error("linking the shared object failed (" + lld + "): " +
+                 (out ? (*out)->getBuffer().trim().str() : message));
+  }
+  auto bytes = llvm::MemoryBuffer::getFile(so);
+  if (!bytes)
+    return error("cannot read " + so + ": " + bytes.getError().message());
+  llvm::StringRef b = (*bytes)->getBuffer();
+  return std::vector<uint8_t>(b.bytes_begin(), b.bytes_end());
+}
+
+llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(ModuleOp module,
+                                                            const AotOptions &options) {
+  initializeNativeTargetOnce();
+  MLIRContext *ctx = module.getContext();
+  prepareLoweringContext(ctx);
+
+  OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
+  std::vector<std::string> exported;
+  // Buffer shapes of each exported function: its arguments, then its results
+  // (which lcc-out-params turns into trailing out-params).
+  std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
+  for (auto fn : llvm::make_early_inc_range(clone->getOps<func::FuncOp>())) {
+    if (!llvm::is_contained(options.functions, fn.getSymName().str()) || fn.isExternal()) {
+      fn.erase(); // @forward_grad is inside @train_step already
+      continue;
+    }
+    exported.push_back(fn.getSymName().str());
+    auto &list = shapes[exported.back()];
+    for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes())) {
+      auto tensor = llvm::dyn_cast<RankedTensorType>(t);
+      if (!tensor || !tensor.hasStaticShape())
+        return error("@" + fn.getSymName() + " has a non-static-tensor argument or result");
+      list.emplace_back(tensor.getShape().begin(), tensor.getShape().end());
+    }
+  }
+  if (exported.empty())
+    return error("the module has none of the functions to compile");
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOs(diagnostics);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    diagOs << diag.getLocation() << ": " << diag.str() << "\n";
+    return success();
+  });
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  buildAotCpuPipeline(pm);
+  if (failed(pm.run(*clone)))
+    return error("lowering for the CPU failed:\n" + diagnostics);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
+  if (!m)
+    return error("translation to LLVM IR failed:\n" + diagnostics);
+  for (const std::string &name : exported)
+    if (llvm::Error err = addPackedWrapper(*m, name, shapes[name]))
+      return std::move(err);
+  // Kernels stay functions: inlining them back would rebuild the one huge
+  // function that lcc-outline-kernels exists to avoid.
+  for (llvm::Function &f : *m)
+    if (!f.isDeclaration() && !llvm::StringRef(f.getName()).starts_with("lcc_") &&
+        !llvm::is_contained(exported, f.getName().str()))
+    {
+      f.addFnAttr(llvm::Attribute::NoInline);
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string lookupError;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target)
+    return error("no LLVM target for " + triple.str() + ": " + lookupError);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, options.cpu, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::Default));
+  if (!machine)
+    return error("cannot create an LLVM target machine for CPU '" + options.cpu + "'");
+  m->setTargetTriple(triple);
+  m->setDataLayout(machine->createDataLayout());
+  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(m.get()))
+    return error("LLVM optimization failed: " + llvm::toString(std::move(err)));
+
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return error("the target cannot emit object files");
+    codegen.run(*m);
+  }
+  return linkShared(llvm::StringRef(object.data(), object.size()));
+}
+
+} // namespace lcc

@@ -1,0 +1,48 @@
+//===- AotCompiler.h - ahead-of-time CPU code for train.bin -----*- C++ -*-===//
+//
+// Lowers a model module (after the train-step phase) with the project's AOT
+// pipeline (passes/Pipelines.cpp: buildAotCpuPipeline) and turns it into a
+// position-independent shared object for the host architecture. The runtime
+// (runtime/CpuProgram) loads it from memory without any MLIR/LLVM.
+//
+// ABI of the shared object, for each exported function F of the module:
+//   void lcc_F(void **args)
+// where args[i] points to the i-th buffer of F's plan signature (docs/train-bin.md):
+// F's own arguments first, then one caller-owned buffer per result
+// (lcc-out-params). Every buffer is a dense, row-major array of its static
+// shape; the code neither allocates nor frees them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_COMPILER_CPU_AOTCOMPILER_H
+#define LCC_COMPILER_CPU_AOTCOMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+struct AotOptions {
+  /// LLVM CPU name the code is tuned and restricted for. x86-64-v3 is AVX2 +
+  /// FMA (Haswell, Zen 1 and later): what the runtime checks at load time.
+  std::string cpu = "x86-64-v3";
+  unsigned optLevel = 3;
+  /// Exported functions (module functions that exist); others are dropped
+  /// before lowering so they cost no compile time.
+  std::vector<std::string> functions = {"init", "forward", "train_step"};
+};
+
+/// The train.bin target name of code built with `options` ("cpu-x86_64-v3").
+std::string aotTargetName(const AotOptions &options);
+
+/// Compiles `module` (lcc dialect with @init/@forward/@train_step, not
+/// modified; a clone is lowered) into the bytes of a shared object.
+llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(mlir::ModuleOp module,
+                                                            const AotOptions &options);
+
+} // namespace lcc
+
+#endif

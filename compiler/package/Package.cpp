@@ -1,0 +1,182 @@
+//===- Package.cpp - write a compiled model as train.bin ------------------===//
+#include "compiler/package/Package.h"
+
+#include "runtime/TrainBin.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace lcc {
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "lcc: " + message);
+}
+
+static std::optional<std::string> dtypeOf(Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(32)) return "i32";
+  if (t.isInteger(64)) return "i64";
+  if (t.isInteger(1)) return "i1";
+  return std::nullopt;
+}
+
+/// {"role", "name", "out", "dtype", "shape"} for one buffer.
+static llvm::Expected<json::Value> slot(const char *role, llvm::StringRef name, bool out,
+                                        Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  auto dtype = tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !dtype)
+  {
+    std::string spelling;
+    llvm::raw_string_ostream os(spelling);
+    type.print(os);
+    return error("cannot package a buffer of type " + spelling + " ('" + name + "')");
+  }
+  json::Value shape = json::Value::array();
+  for (int64_t d : tensor.getShape())
+    shape.push(json::Value(static_cast<long long>(d)));
+  return json::Value::object({{"role", role},
+                              {"name", name.str()},
+                              {"out", out},
+                              {"dtype", *dtype},
+                              {"shape", std::move(shape)}});
+}
+
+/// The role of an argument or result from its lcc.* attributes.
+static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out, Type type,
+                                                 llvm::StringRef what) {
+  auto str = [&](const char *key) -> std::optional<std::string> {
+    if (auto a = attrs ? attrs.getAs<StringAttr>(key) : StringAttr())
+      return a.str();
+    return std::nullopt;
+  };
+  if (auto n = str("lcc.param"))
+    return slot("param", *n, out, type);
+  if (auto n = str("lcc.opt_state"))
+    return slot("state", *n, out, type);
+  if (auto n = str("lcc.input"))
+    return slot("input", *n, out, type);
+  if (auto n = str("lcc.output"))
+    return slot("output", *n, out, type);
+  if (attrs && attrs.get("lcc.step"))
+    return slot("step", "step", out, type);
+  return error(what + " has no lcc.param/opt_state/input/output/step attribute");
+}
+
+llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions &options) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  auto init = module.lookupSymbol<func::FuncOp>("init");
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!forward || !init || !step)
+    return error("the module needs @init, @forward and @train_step to be packaged");
+
+  json::Value params = json::Value::array(), inputs = json::Value::array(),
+              state = json::Value::array(), functions = json::Value::object();
+  std::vector<std::string> paramNames;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto attrs = forward.getArgAttrDict(i);
+    auto s = slotFromAttrs(attrs, false, forward.getArgument(i).getType(),
+                           "@forward argument #" + std::to_string(i));
+    if (!s)
+      return s.takeError();
+    if (s->get("role")->asString() == "param") {
+      paramNames.push_back(s->get("name")->asString());
+      s->set("frozen", bool(attrs.get("lcc.frozen")));
+      params.push(*s);
+    } else {
+      inputs.push(*s);
+    }
+  }
+
+  // @init: one result per parameter, in @forward's order.
+  json::Value initSlots = json::Value::array();
+  if (init.getNumResults() != paramNames.size())
+    return error("@init returns " + std::to_string(init.getNumResults()) + " values for " +
+                 std::to_string(paramNames.size()) + " parameters");
+  for (unsigned i = 0; i < init.getNumResults(); ++i) {
+    auto s = slot("param", paramNames[i], true, init.getResultTypes()[i]);
+    if (!s)
+      return s.takeError();
+    initSlots.push(*s);
+  }
+  functions.set("init", std::move(initSlots));
+
+  for (func::FuncOp fn : {forward, step}) {
+    json::Value slots = json::Value::array();
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto s = slotFromAttrs(fn.getArgAttrDict(i), false, fn.getArgument(i).getType(),
+                             "@" + fn.getSymName().str() + " argument #" + std::to_string(i));
+      if (!s)
+        return s.takeError();
+      if (fn == step && s->get("role")->asString() == "state")
+        state.push(*s);
+      slots.push(*s);
+    }
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      DictionaryAttr attrs = fn.getResultAttrDict(i);
+      // @forward's one result is the loss.
+      llvm::Expected<json::Value> s =
+          fn == forward ? slot("output", "loss", true, fn.getResultTypes()[i])
+                        : slotFromAttrs(attrs, true, fn.getResultTypes()[i],
+                                        "@train_step result #" + std::to_string(i));
+      if (!s)
+        return s.takeError();
+      slots.push(*s);
+    }
+    functions.set(fn.getSymName().str(), std::move(slots));
+  }
+
+  json::Value config = json::Value::object();
+  if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.config"))
+    for (NamedAttribute a : dict) {
+      if (auto i = llvm::dyn_cast<IntegerAttr>(a.getValue()))
+        config.set(a.getName().str(), i.getType().isInteger(1)
+                                          ? json::Value(bool(i.getInt()))
+                                          : json::Value(static_cast<long long>(i.getInt())));
+      else if (auto f = llvm::dyn_cast<FloatAttr>(a.getValue()))
+        config.set(a.getName().str(), f.getValueAsDouble());
+      else if (auto b = llvm::dyn_cast<BoolAttr>(a.getValue()))
+        config.set(a.getName().str(), b.getValue());
+    }
+  std::string model;
+  if (auto name = module->getAttrOfType<StringAttr>("lcc.model"))
+    model = name.str();
+
+  return json::Value::object({{"format", "lcc-train-bin"},
+                              {"model", model},
+                              {"source", options.source},
+                              {"seed", json::Value(static_cast<unsigned long long>(options.seed))},
+                              {"config", std::move(config)},
+                              {"training", options.training},
+                              {"params", std::move(params)},
+                              {"state", std::move(state)},
+                              {"inputs", std::move(inputs)},
+                              {"functions", std::move(functions)}});
+}
+
+llvm::Error writeTrainBin(ModuleOp module, const PackageOptions &options,
+                          const std::string &path) {
+  auto manifest = buildManifest(module, options);
+  if (!manifest)
+    return manifest.takeError();
+  auto code = compileCpuSharedObject(module, options.cpu);
+  if (!code)
+    return code.takeError();
+  std::string text = json::serialize(*manifest, 1);
+  TrainBinWriter writer;
+  TrainBinStatus st = writer.addSection("manifest", "any", -1,
+                                        reinterpret_cast<const uint8_t *>(text.data()),
+                                        text.size());
+  if (st)
+    st = writer.addSection("code", aotTargetName(options.cpu), -1, std::move(*code));
+  if (st)
+    st = writer.write(path);
+  if (!st)
+    return error(st.error);
+  return llvm::Error::success();
+}
+
+} // namespace lcc

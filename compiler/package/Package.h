@@ -1,0 +1,40 @@
+//===- Package.h - write a compiled model as train.bin ----------*- C++ -*-===//
+//
+// The compiler's last step: the manifest (docs/train-bin.md) describing the
+// model and, for every compiled function, the ordered buffers it takes; plus
+// the code of each target. The runtime (runtime/CpuProgram) reads it back.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_COMPILER_PACKAGE_PACKAGE_H
+#define LCC_COMPILER_PACKAGE_PACKAGE_H
+
+#include "compiler/cpu/AotCompiler.h"
+#include "runtime/Json.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace lcc {
+
+struct PackageOptions {
+  AotOptions cpu;
+  uint64_t seed = 1337;
+  /// Recorded for reports and for lcc-run's defaults (the values are already
+  /// compiled into @train_step).
+  json::Value training = json::Value::object();
+  std::string source; // the model file it was compiled from
+};
+
+/// The manifest of a module at the train-step phase (@init, @forward,
+/// @train_step present). Errors name what is missing.
+llvm::Expected<json::Value> buildManifest(mlir::ModuleOp module, const PackageOptions &options);
+
+/// Compiles `module` for the CPU and writes `path` atomically.
+llvm::Error writeTrainBin(mlir::ModuleOp module, const PackageOptions &options,
+                          const std::string &path);
+
+} // namespace lcc
+
+#endif

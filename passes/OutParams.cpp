@@ -1,0 +1,88 @@
+//===- OutParams.cpp - results become caller-owned out-params ---------------===//
+//
+// The runtime of a train.bin owns all memory (parameters, optimizer state,
+// outputs; later one planned arena), so compiled functions must not hand back
+// buffers they allocated. Rewriting the ABI on tensors, before bufferization,
+// lets one-shot bufferization place each result's final computation directly
+// in the caller's buffer; the upstream buffer-results-to-out-params works after
+// bufferization and can only copy (and crashed on our modules in 22.1).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCOUTPARAMSPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+LogicalResult rewriteFunction(func::FuncOp fn) {
+  auto ret = llvm::dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  if (!ret || !fn.getBody().hasOneBlock())
+    return fn.emitError() << "lcc-out-params: @" << fn.getSymName()
+                          << " must be one block ending in func.return";
+  SmallVector<MemRefType> outTypes;
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return fn.emitError() << "lcc-out-params: result #" << i << " of @" << fn.getSymName()
+                            << " has type " << t
+                            << "; out-params need statically shaped ranked tensors";
+    outTypes.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  unsigned first = fn.getNumArguments();
+  // Result attributes (lcc.param, lcc.output, ...) move to the out-params.
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    resultAttrs.push_back(fn.getResultAttrDict(i));
+
+  OpBuilder b(ret);
+  for (auto [i, type] : llvm::enumerate(outTypes)) {
+    if (failed(fn.insertArgument(first + i, type, {}, fn.getLoc())))
+      return fn.emitError() << "lcc-out-params: cannot add out-param #" << i;
+    SmallVector<NamedAttribute> attrs;
+    if (resultAttrs[i])
+      llvm::append_range(attrs, resultAttrs[i].getValue());
+    attrs.push_back(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(i)));
+    fn.setArgAttrs(first + i, attrs);
+  }
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto store = bufferization::MaterializeInDestinationOp::create(
+        b, ret.getLoc(), TypeRange{}, value, fn.getArgument(first + i));
+    // The caller's buffer aliases nothing the function reads (restrict) and
+    // may be written (writable): what lets the producer write in place.
+    store.setRestrict(true);
+    store.setWritable(true);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  ret.erase();
+  llvm::BitVector erase(fn.getNumResults(), true);
+  if (failed(fn.eraseResults(erase)))
+    return fn.emitError() << "lcc-out-params: cannot drop the results of @" << fn.getSymName();
+  return success();
+}
+
+struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
+  void runOnOperation() override {
+    for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
+      if (!fn.isPublic() || fn.isExternal())
+        continue;
+      // A caller inside the module would need its call sites rewritten too;
+      // lcc's model modules have no calls, so refuse rather than guess.
+      if (auto uses = fn.getSymbolUses(getOperation()); uses && !uses->empty()) {
+        fn.emitError() << "lcc-out-params: @" << fn.getSymName()
+                       << " is called inside the module; only entry points are supported";
+        return signalPassFailure();
+      }
+      if (failed(rewriteFunction(fn)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,293 @@
+//===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
+#include "runtime/CpuProgram.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace lcc {
+
+const char *slotRoleName(Slot::Role role) {
+  switch (role) {
+  case Slot::Param: return "param";
+  case Slot::State: return "state";
+  case Slot::Step: return "step";
+  case Slot::Input: return "input";
+  case Slot::Output: return "output";
+  }
+  return "?";
+}
+
+std::vector<std::string> hostCpuTargets() {
+  std::vector<std::string> out;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  // x86-64-v3 as LLVM defines it: AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+      __builtin_cpu_supports("f16c"))
+    out.push_back("cpu-x86_64-v3");
+  out.push_back("cpu-x86_64");
+#elif defined(__aarch64__)
+  out.push_back("cpu-aarch64");
+#endif
+  return out;
+}
+
+namespace {
+
+bool parseDtype(const std::string &s, ElementType &out) {
+  static const std::pair<const char *, ElementType> names[] = {
+      {"f32", ElementType::F32}, {"f64", ElementType::F64}, {"i32", ElementType::I32},
+      {"i64", ElementType::I64}, {"i1", ElementType::I1}};
+  for (auto &[n, t] : names)
+    if (s == n) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
+  std::string role, dtype;
+  const json::Value *shape = nullptr;
+  if (!v.isObject())
+    return error = "a slot must be an object", false;
+  if (!json::getString(v, "role", role, error) || !json::getString(v, "name", slot.name, error) ||
+      !json::getBool(v, "out", slot.out, error) || !json::getString(v, "dtype", dtype, error) ||
+      !json::getArray(v, "shape", shape, error))
+    return false;
+  static const std::pair<const char *, Slot::Role> roles[] = {
+      {"param", Slot::Param}, {"state", Slot::State}, {"step", Slot::Step},
+      {"input", Slot::Input}, {"output", Slot::Output}};
+  bool known = false;
+  for (auto &[n, r] : roles)
+    if (role == n) {
+      slot.role = r;
+      known = true;
+    }
+  if (!known)
+    return error = "unknown slot role '" + role + "'", false;
+  if (!parseDtype(dtype, slot.dtype))
+    return error = "unknown dtype '" + dtype + "'", false;
+  for (const json::Value &d : shape->items()) {
+    if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
+      return error = "bad dimension in the shape of '" + slot.name + "'", false;
+    slot.shape.push_back(d.asInt());
+  }
+  return true;
+}
+
+/// dlopen from memory: an anonymous memfd (no file left behind, even on a
+/// crash), or a temporary file where memfd_create is unavailable.
+void *openSharedObject(const uint8_t *data, size_t size, std::string &error) {
+  int fd = -1;
+  std::string path;
+#ifdef MFD_CLOEXEC
+  fd = memfd_create("lcc-train-bin-code", MFD_CLOEXEC);
+#endif
+  bool temp = false;
+  if (fd < 0) {
+    const char *dir = getenv("TMPDIR");
+    path = std::string(dir && *dir ? dir : "/tmp") + "/lcc-code-XXXXXX";
+    std::vector<char> name(path.begin(), path.end());
+    name.push_back(0);
+    fd = mkstemp(name.data());
+    if (fd < 0)
+      return error = "cannot create a file for the code: " + std::string(strerror(errno)), nullptr;
+    path = name.data();
+    temp = true;
+  } else {
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = "cannot write the code: " + std::string(strerror(errno));
+      close(fd);
+      if (temp)
+        unlink(path.c_str());
+      return nullptr;
+    }
+    done += size_t(n);
+  }
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    error = std::string("cannot load the compiled code: ") + dlerror();
+  close(fd); // the mapping keeps the code alive
+  if (temp)
+    unlink(path.c_str());
+  return handle;
+}
+
+} // namespace
+
+ProgramStatus Program::load(const std::string &path, Program &out) {
+  TrainBin bin;
+  TrainBinStatus st = TrainBin::open(path, bin);
+  if (!st)
+    return ProgramStatus::failure(st.error);
+  return load(bin, path, out);
+}
+
+ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Program &out) {
+  auto fail = [&](const std::string &msg) { return ProgramStatus::failure(what + ": " + msg); };
+  TrainBinBytes manifest = bin.find("manifest", "any", -1);
+  if (!manifest.found())
+    return fail("no manifest section, not a train.bin written by lcc");
+  std::string error;
+  Program p;
+  if (!json::parse(std::string_view(reinterpret_cast<const char *>(manifest.data), manifest.size),
+                   p.manifest_, error))
+    return fail("manifest: " + error);
+  const json::Value *functions = nullptr;
+  if (!json::getObject(p.manifest_, "functions", functions, error))
+    return fail("manifest: " + error);
+  for (const auto &[name, slots] : functions->members()) {
+    EntryPoint e;
+    e.name = name;
+    if (!slots.isArray())
+      return fail("manifest: the slots of '" + name + "' must be an array");
+    for (const json::Value &s : slots.items()) {
+      Slot slot;
+      if (!parseSlot(s, slot, error))
+        return fail("manifest: function '" + name + "': " + error);
+      e.slots.push_back(std::move(slot));
+    }
+    p.entries_[name] = std::move(e);
+  }
+
+  // The best code this CPU can run.
+  std::vector<std::string> mine = hostCpuTargets();
+  TrainBinBytes code;
+  for (const std::string &t : mine) {
+    code = bin.find("code", t, -1);
+    if (code.found() && bin.find("code", t, -1).data) {
+      p.target_ = t;
+      break;
+    }
+  }
+  if (!code.found()) {
+    std::string have, can;
+    for (const TrainBinSection &s : bin.sections())
+      if (s.name == "code")
+        have += (have.empty() ? "" : ", ") + s.target;
+    for (const std::string &t : mine)
+      can += (can.empty() ? "" : ", ") + t;
+    return fail("no code this CPU can run: the file has code for " +
+                (have.empty() ? std::string("no CPU target") : have) + ", this CPU runs " + can +
+                "; recompile the model for it (lcc --cpu=...)");
+  }
+  p.handle_ = openSharedObject(code.data, code.size, error);
+  if (!p.handle_)
+    return fail(error);
+  for (auto &[name, e] : p.entries_) {
+    e.fn = reinterpret_cast<void (*)(void **)>(dlsym(p.handle_, ("lcc_" + name).c_str()));
+    if (!e.fn)
+      return fail("the code has no function lcc_" + name + " that the manifest lists");
+  }
+  out = std::move(p);
+  return {};
+}
+
+const EntryPoint *Program::entry(const std::string &name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void Program::call(const EntryPoint &entry, const std::vector<void *> &buffers) const {
+  entry.fn(const_cast<void **>(buffers.data()));
+}
+
+ProgramStatus Program::callChecked(const EntryPoint &entry,
+                                   const std::vector<HostTensor *> &tensors) const {
+  if (tensors.size() != entry.slots.size())
+    return ProgramStatus::failure("@" + entry.name + " takes " +
+                                  std::to_string(entry.slots.size()) + " buffers, got " +
+                                  std::to_string(tensors.size()));
+  std::vector<void *> buffers;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Slot &s = entry.slots[i];
+    if (!tensors[i] || tensors[i]->elementType() != s.dtype || tensors[i]->shape() != s.shape)
+      return ProgramStatus::failure("@" + entry.name + " buffer #" + std::to_string(i) + " (" +
+                                    slotRoleName(s.role) + " '" + s.name +
+                                    "') has the wrong type or shape");
+    buffers.push_back(tensors[i]->rawData());
+  }
+  call(entry, buffers);
+  return {};
+}
+
+Program::Program(Program &&other) noexcept { *this = std::move(other); }
+
+Program &Program::operator=(Program &&other) noexcept {
+  if (this != &other) {
+    if (handle_)
+      dlclose(handle_);
+    manifest_ = std::move(other.manifest_);
+    entries_ = std::move(other.entries_);
+    target_ = std::move(other.target_);
+    handle_ = other.handle_;
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+Program::~Program() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+} // namespace lcc
+
+//===----------------------------------------------------------------------===//
+// Helpers the compiled code calls (resolved when the code is dlopened; every
+// executable linking LccRuntime exports them, see runtime/CMakeLists.txt).
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// MLIR's unranked memref as the lowered code passes it.
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor; // {T *allocated, T *aligned, int64 offset, int64 sizes[rank], int64 strides[rank]}
+};
+} // namespace
+
+/// memref.copy between strided (non-contiguous) views: a plain element-wise
+/// copy in row-major index order, as MLIR's CRunnerUtils defines it.
+extern "C" __attribute__((visibility("default"))) void memrefCopy(int64_t elemSize,
+                                                                 UnrankedMemRef *src,
+                                                                 UnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  auto *s = static_cast<int64_t *>(src->descriptor);
+  auto *d = static_cast<int64_t *>(dst->descriptor);
+  auto *sBase = reinterpret_cast<char *>(s[1]) + s[2] * elemSize;
+  auto *dBase = reinterpret_cast<char *>(d[1]) + d[2] * elemSize;
+  const int64_t *sizes = s + 3, *sStrides = s + 3 + rank, *dStrides = d + 3 + rank;
+  int64_t total = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    total *= sizes[i];
+  if (total == 0)
+    return;
+  std::vector<int64_t> index(size_t(rank), 0);
+  int64_t sOff = 0, dOff = 0;
+  for (int64_t n = 0; n < total; ++n) {
+    std::memcpy(dBase + dOff * elemSize, sBase + sOff * elemSize, size_t(elemSize));
+    for (int64_t axis = rank - 1; axis >= 0; --axis) {
+      sOff += sStrides[axis];
+      dOff += dStrides[axis];
+      if (++index[size_t(axis)] < sizes[axis])
+        break;
+      sOff -= sStrides[axis] * sizes[axis];
+      dOff -= dStrides[axis] * sizes[axis];
+      index[size_t(axis)] = 0;
+    }
+  }
+}

@@ -1,0 +1,86 @@
+//===- CpuProgram.h - load and call the CPU code of a train.bin -*- C++ -*-===//
+//
+// A train.bin holds a "manifest" section (JSON: the model, its parameters,
+// optimizer state, inputs, and for each compiled function the ordered list of
+// buffers it takes — docs/train-bin.md) and a "code" section per target (for
+// the CPU a shared object exporting `void lcc_<function>(void **buffers)`).
+// Program loads both, checks that this CPU can run the code, and calls the
+// functions with HostTensors in the manifest's order. No MLIR/LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_CPUPROGRAM_H
+#define LCC_RUNTIME_CPUPROGRAM_H
+
+#include "runtime/HostTensor.h"
+#include "runtime/Json.h"
+#include "runtime/TrainBin.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+/// Success, or a one-line error.
+struct ProgramStatus {
+  bool ok = true;
+  std::string error;
+  static ProgramStatus failure(std::string message) { return {false, std::move(message)}; }
+  explicit operator bool() const { return ok; }
+};
+
+/// One buffer of a compiled function's signature.
+struct Slot {
+  enum Role { Param, State, Step, Input, Output };
+  Role role = Param;
+  std::string name;  // parameter / state ("m:wte") / input / output ("loss") name
+  bool out = false;  // written by the function (a result), else read
+  ElementType dtype = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+const char *slotRoleName(Slot::Role role);
+
+struct EntryPoint {
+  std::string name;
+  std::vector<Slot> slots;
+  void (*fn)(void **) = nullptr;
+};
+
+class Program {
+public:
+  /// Opens `path`, parses its manifest, loads the code for this CPU.
+  static ProgramStatus load(const std::string &path, Program &out);
+  /// The same from an open container (the error prefix is `what`).
+  static ProgramStatus load(const TrainBin &bin, const std::string &what, Program &out);
+
+  const json::Value &manifest() const { return manifest_; }
+  const EntryPoint *entry(const std::string &name) const;
+  const std::string &target() const { return target_; }
+
+  /// Calls `entry` with one pointer per slot, in order (each at least the
+  /// slot's byte size; checked by callers through callChecked).
+  void call(const EntryPoint &entry, const std::vector<void *> &buffers) const;
+  /// Checks every tensor against its slot, then calls.
+  ProgramStatus callChecked(const EntryPoint &entry, const std::vector<HostTensor *> &tensors) const;
+
+  Program() = default;
+  Program(Program &&other) noexcept;
+  Program &operator=(Program &&other) noexcept;
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+  ~Program();
+
+private:
+  json::Value manifest_;
+  std::map<std::string, EntryPoint> entries_;
+  std::string target_;
+  void *handle_ = nullptr; // dlopen handle of the code
+};
+
+/// The CPU target names this machine can run, best first ("cpu-x86_64-v3",
+/// "cpu-x86_64").
+std::vector<std::string> hostCpuTargets();
+
+} // namespace lcc
+
+#endif

@@ -1,0 +1,163 @@
+//===- Trainer.cpp - the state of a training run over a Program -----------===//
+#include "runtime/Trainer.h"
+
+namespace lcc {
+
+ProgramStatus Trainer::create(const Program &program, Trainer &out) {
+  Trainer t;
+  t.program_ = &program;
+  t.init_ = program.entry("init");
+  t.step_ = program.entry("train_step");
+  t.forward_ = program.entry("forward");
+  if (!t.init_ || !t.step_ || !t.forward_)
+    return ProgramStatus::failure("the program lacks @init, @train_step or @forward");
+  for (const Slot &s : t.init_->slots) {
+    t.paramNames_.push_back(s.name);
+    t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
+    t.next_.emplace(s.name, HostTensor(s.dtype, s.shape));
+  }
+  for (const Slot &s : t.step_->slots) {
+    if (s.role == Slot::State && !s.out) {
+      t.stateNames_.push_back(s.name);
+      t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
+      t.next_.emplace(s.name, HostTensor(s.dtype, s.shape));
+    } else if (s.role == Slot::Input) {
+      t.stepInputs_.push_back(s);
+    } else if (s.role == Slot::Output) {
+      t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
+    } else if (s.role == Slot::Param && !t.current_.count(s.name)) {
+      return ProgramStatus::failure("@train_step uses parameter '" + s.name +
+                                    "' that @init does not produce");
+    }
+  }
+  for (const Slot &s : t.forward_->slots) {
+    if (s.role == Slot::Input)
+      t.forwardInputs_.push_back(s);
+    else if (s.role == Slot::Output && !t.outputs_.count(s.name))
+      t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
+  }
+  out = std::move(t);
+  return {};
+}
+
+ProgramStatus Trainer::run(const EntryPoint &entry,
+                           const std::map<std::string, const HostTensor *> &inputs, bool swap) {
+  std::vector<void *> buffers;
+  for (const Slot &s : entry.slots) {
+    HostTensor *t = nullptr;
+    switch (s.role) {
+    case Slot::Param:
+    case Slot::State: {
+      auto &set = s.out && swap ? next_ : current_;
+      auto it = set.find(s.name);
+      t = it == set.end() ? nullptr : &it->second;
+      break;
+    }
+    case Slot::Step:
+      t = &stepTensor_;
+      break;
+    case Slot::Input: {
+      auto it = inputs.find(s.name);
+      if (it == inputs.end() || !it->second)
+        return ProgramStatus::failure("no data for input '" + s.name + "'");
+      t = const_cast<HostTensor *>(it->second); // read-only for the code
+      break;
+    }
+    case Slot::Output:
+      t = &outputs_[s.name];
+      break;
+    }
+    if (!t || t->elementType() != s.dtype || t->shape() != s.shape)
+      return ProgramStatus::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) +
+                                    " '" + s.name + "' has the wrong type or shape");
+    buffers.push_back(t->rawData());
+  }
+  program_->call(entry, buffers);
+  if (swap) // parameters and state the step wrote become current; frozen ones stay
+    for (const Slot &s : entry.slots)
+      if (s.out && (s.role == Slot::Param || s.role == Slot::State))
+        std::swap(current_[s.name], next_[s.name]);
+  return {};
+}
+
+ProgramStatus Trainer::init() {
+  if (ProgramStatus st = run(*init_, {}, /*swap=*/false); !st)
+    return st;
+  for (const std::string &n : stateNames_)
+    current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
+  steps_ = 0;
+  return {};
+}
+
+ProgramStatus Trainer::step(const std::map<std::string, const HostTensor *> &inputs,
+                            StepResult &out) {
+  stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
+  if (ProgramStatus st = run(*step_, inputs, /*swap=*/true); !st)
+    return st;
+  ++steps_;
+  auto scalar = [&](const char *name) {
+    auto it = outputs_.find(name);
+    return it == outputs_.end() ? 0.0 : it->second.getDouble(0);
+  };
+  out.loss = scalar("loss");
+  out.gradNorm = scalar("grad_norm");
+  out.lr = scalar("lr");
+  return {};
+}
+
+ProgramStatus Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs,
+                                double &loss) {
+  if (ProgramStatus st = run(*forward_, inputs, /*swap=*/false); !st)
+    return st;
+  loss = outputs_["loss"].getDouble(0);
+  return {};
+}
+
+const HostTensor *Trainer::param(const std::string &name) const {
+  auto it = current_.find(name);
+  return it == current_.end() ? nullptr : &it->second;
+}
+
+SafetensorsFile Trainer::snapshot(bool withState,
+                                  const std::map<std::string, std::string> &extra) const {
+  SafetensorsFile f;
+  for (const std::string &n : paramNames_)
+    f.tensors[n] = current_.at(n);
+  if (withState)
+    for (const std::string &n : stateNames_)
+      f.tensors[n] = current_.at(n);
+  f.metadata = extra;
+  f.metadata["lcc.step"] = std::to_string(steps_);
+  return f;
+}
+
+ProgramStatus Trainer::restore(const SafetensorsFile &file) {
+  auto it = file.metadata.find("lcc.step");
+  if (it == file.metadata.end())
+    return ProgramStatus::failure("not an lcc checkpoint (no lcc.step in its metadata)");
+  int64_t step = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9' || step > (int64_t(1) << 50))
+      return ProgramStatus::failure("bad lcc.step '" + it->second + "' in the checkpoint");
+    step = step * 10 + (c - '0');
+  }
+  std::vector<std::string> names = paramNames_;
+  names.insert(names.end(), stateNames_.begin(), stateNames_.end());
+  for (const std::string &n : names) {
+    auto t = file.tensors.find(n);
+    if (t == file.tensors.end())
+      return ProgramStatus::failure("the checkpoint has no tensor '" + n +
+                                    "' (was it saved from another model or optimizer?)");
+    const HostTensor &want = current_.at(n);
+    if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
+      return ProgramStatus::failure("checkpoint tensor '" + n + "' is " +
+                                    t->second.typeString() + ", the model needs " +
+                                    want.typeString());
+  }
+  for (const std::string &n : names)
+    current_[n] = file.tensors.at(n);
+  steps_ = step;
+  return {};
+}
+
+} // namespace lcc

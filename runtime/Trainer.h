@@ -1,0 +1,75 @@
+//===- Trainer.h - the state of a training run over a Program --*- C++ -*-===//
+//
+// Owns what persists between steps — parameters, optimizer state, the step
+// counter — and feeds the compiled functions: @init once, @train_step per
+// step (double-buffered: the step writes new parameters/state into the
+// second set, then the sets swap), @forward for evaluation. Checkpoints are
+// one safetensors file (parameters under their names, state under
+// "m:<name>"-style names, the step in the metadata), written atomically.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_TRAINER_H
+#define LCC_RUNTIME_TRAINER_H
+
+#include "runtime/CpuProgram.h"
+#include "runtime/Safetensors.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+struct StepResult {
+  double loss = 0, gradNorm = 0, lr = 0;
+};
+
+class Trainer {
+public:
+  /// Binds to `program` (which must outlive the trainer) and allocates the
+  /// buffers its manifest describes.
+  static ProgramStatus create(const Program &program, Trainer &out);
+
+  /// Fresh parameters from @init, zero optimizer state, step 0.
+  ProgramStatus init();
+  /// One optimizer update with `inputs` (by name, shaped as @train_step
+  /// takes them: [K, ...] when the model accumulates K micro-batches).
+  ProgramStatus step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out);
+  /// The loss of @forward on one batch ([...] without the K dimension).
+  ProgramStatus evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss);
+
+  /// Completed updates (the next step passes stepCount() + 1 to the code).
+  int64_t stepCount() const { return steps_; }
+
+  /// Parameters (and state when `withState`) as a safetensors file; the
+  /// metadata holds the step and `extra`.
+  SafetensorsFile snapshot(bool withState, const std::map<std::string, std::string> &extra) const;
+  /// Restores parameters, state and step from a snapshot with state. Every
+  /// tensor must be present with the same shape and type.
+  ProgramStatus restore(const SafetensorsFile &file);
+
+  /// Names and shapes of what the compiled step reads, for the data feeder.
+  const std::vector<Slot> &stepInputs() const { return stepInputs_; }
+  const std::vector<Slot> &forwardInputs() const { return forwardInputs_; }
+  const std::vector<std::string> &paramNames() const { return paramNames_; }
+  const HostTensor *param(const std::string &name) const;
+
+private:
+  const Program *program_ = nullptr;
+  const EntryPoint *init_ = nullptr, *step_ = nullptr, *forward_ = nullptr;
+  // Persistent buffers by name ("wte", "m:wte", ...), two sets for the step's
+  // in/out double buffering.
+  std::map<std::string, HostTensor> current_, next_;
+  std::map<std::string, HostTensor> outputs_;
+  std::vector<std::string> paramNames_, stateNames_;
+  std::vector<Slot> stepInputs_, forwardInputs_;
+  HostTensor stepTensor_{ElementType::I64, {}};
+  int64_t steps_ = 0;
+
+  ProgramStatus run(const EntryPoint &entry,
+                    const std::map<std::string, const HostTensor *> &inputs, bool swap);
+};
+
+} // namespace lcc
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Checks of lcc-run's outputs, used by lcc-run.test (no third-party modules).
+
+  check_training.py falls CSV CORPUS      the loss fell below the corpus' unigram entropy
+  check_training.py same CSV_A CSV_B FROM TO   losses of steps FROM..TO are identical
+"""
+import collections
+import csv
+import math
+import sys
+
+
+def rows(path):
+    with open(path) as f:
+        return {int(r["step"]): r for r in csv.DictReader(f)}
+
+
+def main(argv):
+    if argv[1] == "falls":
+        data = open(argv[3], "rb").read()
+        counts = collections.Counter(data)
+        # A model that learned only byte frequencies reaches the unigram
+        # entropy; below it (with margin) the model uses context.
+        entropy = -sum(c / len(data) * math.log(c / len(data)) for c in counts.values())
+        r = rows(argv[2])
+        last = r[max(r)]
+        first = r[min(r)]
+        threshold = entropy - 0.25
+        val = float(last["val_loss"])
+        print(f"unigram entropy {entropy:.4f} nats, threshold {threshold:.4f}, "
+              f"first loss {float(first['loss']):.4f}, final val loss {val:.4f}")
+        if not (float(first["loss"]) > 5.0 and val < threshold):
+            print("FAIL: the loss did not fall below the threshold")
+            return 1
+        return 0
+    if argv[1] == "same":
+        a, b = rows(argv[2]), rows(argv[3])
+        lo, hi = int(argv[4]), int(argv[5])
+        for step in range(lo, hi + 1):
+            for key in ("loss", "grad_norm", "lr"):
+                if a[step][key] != b[step][key]:
+                    print(f"FAIL: step {step} {key}: {a[step][key]} != {b[step][key]}")
+                    return 1
+        print(f"steps {lo}..{hi}: identical")
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

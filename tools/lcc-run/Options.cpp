@@ -1,0 +1,140 @@
+//===- Options.cpp - lcc-run's command line -------------------------------===//
+//
+// Hand-written (no LLVM cl) so the runtime tool links nothing of the compiler.
+// Flags take `--name value` or `--name=value`.
+//
+//===----------------------------------------------------------------------===//
+#include "Options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace lcc::run {
+
+static const char *kUsage =
+    R"(usage: lcc-run TRAIN.BIN --data FILE [options]
+
+Trains the model compiled into TRAIN.BIN (lcc MODEL -o TRAIN.BIN).
+
+data:
+  --data FILE          training tokens: .txt/other = bytes, .bin/.u16 = uint16,
+                       .u32 = uint32, llm.c .bin headers are detected
+  --val FILE           validation tokens (default: the last --val-fraction of --data)
+  --val-fraction F     held-out fraction of --data when no --val (default 0.1)
+  --format F           auto, u16, u32 or bytes (default auto)
+  --seed N             batch sampling seed (default 1337, or the checkpoint's)
+run:
+  --steps N            optimizer steps to reach (default 300)
+  --log-every N        progress line every N steps (default 10)
+  --eval-every N       validation loss every N steps (default: at the end)
+  --eval-batches N     batches per evaluation (default 10)
+  --csv FILE           metrics CSV (step, loss, lr, grad norm, tokens/s, val loss)
+  --plot FILE.png      loss curve at the end
+checkpoints:
+  --save DIR           write checkpoints into DIR (at the end, and every --save-every)
+  --save-every N       checkpoint every N steps
+  --keep N             checkpoints kept in DIR (default 3)
+  --resume PATH        continue from a checkpoint (DIR: its latest one)
+  --export FILE        trained weights as safetensors, named as the model's parameters
+  --quiet              only errors and the final summary
+)";
+
+bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool &help) {
+  help = false;
+  auto toInt = [&](const std::string &flag, const std::string &v, int64_t &out, int64_t min) {
+    char *end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || x < min) {
+      message = "lcc-run: error: " + flag + " expects an integer >= " + std::to_string(min) +
+                ", got '" + v + "'";
+      return false;
+    }
+    out = x;
+    return true;
+  };
+  auto toDouble = [&](const std::string &flag, const std::string &v, double &out) {
+    char *end = nullptr;
+    out = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(out >= 0 && out < 1)) {
+      message = "lcc-run: error: " + flag + " expects a number in [0, 1), got '" + v + "'";
+      return false;
+    }
+    return true;
+  };
+  using Setter = std::function<bool(const std::string &, const std::string &)>;
+  std::map<std::string, Setter> valued = {
+      {"--data", [&](auto &, auto &v) { o.data = v; return true; }},
+      {"--val", [&](auto &, auto &v) { o.val = v; return true; }},
+      {"--val-fraction", [&](auto &f, auto &v) { return toDouble(f, v, o.valFraction); }},
+      {"--format", [&](auto &, auto &v) { o.format = v; return true; }},
+      {"--seed", [&](auto &f, auto &v) { int64_t s; if (!toInt(f, v, s, 0)) return false; o.seed = uint64_t(s); return true; }},
+      {"--steps", [&](auto &f, auto &v) { return toInt(f, v, o.steps, 0); }},
+      {"--log-every", [&](auto &f, auto &v) { return toInt(f, v, o.logEvery, 1); }},
+      {"--eval-every", [&](auto &f, auto &v) { return toInt(f, v, o.evalEvery, 0); }},
+      {"--eval-batches", [&](auto &f, auto &v) { return toInt(f, v, o.evalBatches, 1); }},
+      {"--csv", [&](auto &, auto &v) { o.csv = v; return true; }},
+      {"--plot", [&](auto &, auto &v) { o.plot = v; return true; }},
+      {"--save", [&](auto &, auto &v) { o.saveDir = v; return true; }},
+      {"--save-every", [&](auto &f, auto &v) { return toInt(f, v, o.saveEvery, 0); }},
+      {"--keep", [&](auto &f, auto &v) { return toInt(f, v, o.keep, 1); }},
+      {"--resume", [&](auto &, auto &v) { o.resume = v; return true; }},
+      {"--export", [&](auto &, auto &v) { o.exportPath = v; return true; }},
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      message = kUsage;
+      return false;
+    }
+    if (arg == "--quiet") {
+      o.quiet = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) == 0) {
+      std::string flag = arg, value;
+      bool inline_ = false;
+      if (size_t eq = arg.find('='); eq != std::string::npos) {
+        flag = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        inline_ = true;
+      }
+      auto it = valued.find(flag);
+      if (it == valued.end()) {
+        message = "lcc-run: error: unknown option '" + flag + "' (see lcc-run --help)";
+        return false;
+      }
+      if (!inline_) {
+        if (i + 1 >= argc) {
+          message = "lcc-run: error: " + flag + " needs a value";
+          return false;
+        }
+        value = argv[++i];
+      }
+      if (!it->second(flag, value))
+        return false;
+      continue;
+    }
+    if (!o.program.empty()) {
+      message = "lcc-run: error: more than one train.bin given ('" + o.program + "' and '" +
+                arg + "')";
+      return false;
+    }
+    o.program = arg;
+  }
+  if (o.program.empty()) {
+    message = "lcc-run: error: no train.bin given\n" + std::string(kUsage);
+    return false;
+  }
+  if (o.data.empty()) {
+    message = "lcc-run: error: no training data, give --data FILE (for example "
+              "data/kjv-genesis-exodus.txt)";
+    return false;
+  }
+  return true;
+}
+
+} // namespace lcc::run

@@ -1,0 +1,36 @@
+//===- Options.h - lcc-run's command line ----------------------*- C++ -*-===//
+#ifndef LCC_TOOLS_LCC_RUN_OPTIONS_H
+#define LCC_TOOLS_LCC_RUN_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lcc::run {
+
+struct Options {
+  std::string program;      // train.bin
+  std::string data, val;    // token files
+  std::string format = "auto";
+  double valFraction = 0.1;
+  int64_t steps = 300;
+  std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
+  int64_t logEvery = 10;
+  int64_t evalEvery = 0;    // 0: only at the end when there is validation data
+  int64_t evalBatches = 10;
+  std::string csv, plot;
+  std::string saveDir;
+  int64_t saveEvery = 0;    // 0: only at the end when --save is given
+  int64_t keep = 3;         // checkpoints kept in --save
+  std::string resume;       // a checkpoint directory or file
+  std::string exportPath;   // trained weights as safetensors
+  bool quiet = false;
+};
+
+/// Parses argv; on a user error returns false with a one-line message (or
+/// the usage text for --help, with `help` set).
+bool parseOptions(int argc, char **argv, Options &out, std::string &message, bool &help);
+
+} // namespace lcc::run
+
+#endif

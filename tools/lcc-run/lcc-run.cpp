@@ -1,0 +1,267 @@
+//===- lcc-run.cpp - the training loop over a train.bin -------------------===//
+//
+// Loads the compiled program (runtime/CpuProgram), maps the token data
+// (runtime/Data), and runs @train_step for the requested steps with logging,
+// evaluation, checkpoints and export. Batches depend only on (seed, step), so
+// a run resumed from a checkpoint sees exactly the batches an uninterrupted
+// run would have seen, and its losses are bitwise equal.
+//
+// Exit codes: 0 success, 2 user error (bad flags, data, files), 3 internal.
+//
+//===----------------------------------------------------------------------===//
+#include "Options.h"
+
+#include "runtime/Checkpoint.h"
+#include "runtime/CpuProgram.h"
+#include "runtime/Data.h"
+#include "runtime/Metrics.h"
+#include "runtime/Plot.h"
+#include "runtime/Trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+using namespace lcc;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  return 2;
+}
+
+std::string duration(double seconds) {
+  char buf[32];
+  long s = std::lround(seconds);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lds", s);
+  return buf;
+}
+
+/// What the data feeder fills: the model's integer inputs `tokens` and
+/// (optionally) `targets`, [B, T] or [K, B, T] with K micro-batches.
+struct Feed {
+  int64_t micro = 1, batch = 0, seq = 0;
+  bool hasTargets = false;
+  HostTensor tokens, targets;
+};
+
+bool makeFeed(const std::vector<Slot> &inputs, bool accumulated, Feed &feed, std::string &error) {
+  for (const Slot &s : inputs) {
+    if ((s.name != "tokens" && s.name != "targets") || s.dtype != ElementType::I32 ||
+        s.shape.size() != (accumulated ? 3u : 2u)) {
+      error = "lcc-run feeds token models: inputs 'tokens' and optionally 'targets', i32 [batch, "
+              "seq]; this model has input '" + s.name + "'";
+      return false;
+    }
+    feed.micro = accumulated ? s.shape[0] : 1;
+    feed.batch = s.shape[s.shape.size() - 2];
+    feed.seq = s.shape.back();
+    feed.hasTargets |= s.name == "targets";
+    (s.name == "tokens" ? feed.tokens : feed.targets) = HostTensor(s.dtype, s.shape);
+  }
+  if (feed.seq == 0) {
+    error = "the model has no input named 'tokens'";
+    return false;
+  }
+  if (!feed.hasTargets) // the model shifts tokens itself; the sampler still wants a buffer
+    feed.targets = HostTensor(ElementType::I32, feed.tokens.shape());
+  return true;
+}
+
+/// Micro-batch k of feed for sampler step `index`.
+void fill(const Sampler &sampler, uint64_t index, int64_t k, Feed &feed) {
+  int64_t n = feed.batch * feed.seq;
+  sampler.fill(index, feed.tokens.data<int32_t>() + k * n, feed.targets.data<int32_t>() + k * n);
+}
+
+std::map<std::string, const HostTensor *> inputsOf(const Feed &feed) {
+  std::map<std::string, const HostTensor *> m = {{"tokens", &feed.tokens}};
+  if (feed.hasTargets)
+    m["targets"] = &feed.targets;
+  return m;
+}
+
+double evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
+                std::string &error) {
+  double sum = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    fill(sampler, uint64_t(b), 0, feed);
+    double loss;
+    ProgramStatus st = trainer.evalLoss(inputsOf(feed), loss);
+    if (!st) {
+      error = st.error;
+      return NAN;
+    }
+    sum += loss;
+  }
+  return sum / double(batches);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  run::Options opt;
+  std::string message;
+  bool help = false;
+  if (!run::parseOptions(argc, argv, opt, message, help)) {
+    std::fprintf(help ? stdout : stderr, "%s\n", message.c_str());
+    return help ? 0 : 2;
+  }
+
+  Program program;
+  if (ProgramStatus st = Program::load(opt.program, program); !st)
+    return fail("lcc-run: error: " + st.error);
+  Trainer trainer;
+  if (ProgramStatus st = Trainer::create(program, trainer); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.error);
+
+  Feed stepFeed, evalFeed;
+  std::string error;
+  if (!makeFeed(trainer.stepInputs(), /*accumulated=*/false, stepFeed, error) &&
+      !makeFeed(trainer.stepInputs(), /*accumulated=*/true, stepFeed = Feed(), error))
+    return fail("lcc-run: error: " + opt.program + ": " + error);
+  if (!makeFeed(trainer.forwardInputs(), false, evalFeed, error))
+    return fail("lcc-run: error: " + opt.program + ": " + error);
+
+  const json::Value &manifest = program.manifest();
+  const json::Value *config = manifest.get("config");
+  const json::Value *vocab = config ? config->get("vocab") : nullptr;
+  DatasetOptions dopt;
+  dopt.trainPath = opt.data;
+  dopt.valPath = opt.val;
+  dopt.valFraction = opt.val.empty() ? opt.valFraction : 0;
+  dopt.vocabSize = vocab && vocab->isInt() ? uint32_t(vocab->asInt()) : uint32_t(INT32_MAX);
+  dopt.seqLen = stepFeed.seq;
+  if (!parseTokenFormat(opt.format, dopt.format))
+    return fail("lcc-run: error: unknown --format '" + opt.format + "', expected auto, u16, "
+                "u32 or bytes");
+  Dataset data;
+  if (DataStatus st = Dataset::open(dopt, data); !st)
+    return fail("lcc-run: error: " + st.error);
+
+  // Start: fresh init, or a checkpoint (which also brings back the data seed).
+  uint64_t seed = opt.seed.value_or(1337);
+  if (!opt.resume.empty()) {
+    SafetensorsFile ckpt;
+    std::string used;
+    if (!loadCheckpoint(opt.resume, ckpt, used, error))
+      return fail("lcc-run: error: " + error);
+    if (ProgramStatus st = trainer.restore(ckpt); !st)
+      return fail("lcc-run: error: " + used + ": " + st.error);
+    auto s = ckpt.metadata.find("lcc.data_seed");
+    if (!opt.seed && s != ckpt.metadata.end())
+      seed = std::strtoull(s->second.c_str(), nullptr, 10);
+    if (!opt.quiet)
+      std::printf("resumed from %s at step %lld\n", used.c_str(),
+                  static_cast<long long>(trainer.stepCount()));
+  } else if (ProgramStatus st = trainer.init(); !st) {
+    return fail("lcc-run: error: " + st.error);
+  }
+
+  Sampler trainSampler(data.train(), stepFeed.batch, stepFeed.seq, seed);
+  std::optional<Sampler> valSampler;
+  int64_t evalBatches = opt.evalBatches;
+  if (data.hasVal()) {
+    valSampler.emplace(data.val(), evalFeed.batch, evalFeed.seq, seed, SampleMode::Sequential);
+    evalBatches = std::min<int64_t>(evalBatches, int64_t(valSampler->numSteps()));
+  }
+
+  MetricsWriter csv;
+  if (!opt.csv.empty()) {
+    MetricsStatus st = opt.resume.empty() ? MetricsWriter::create(opt.csv, csv)
+                                          : MetricsWriter::resume(opt.csv, trainer.stepCount(), csv);
+    if (!st)
+      return fail("lcc-run: error: " + st.error);
+  }
+  std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)}};
+  if (const json::Value *m = manifest.get("model"); m && m->isString())
+    meta["lcc.model"] = m->asString();
+
+  const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.seq;
+  const int64_t first = trainer.stepCount() + 1;
+  if (!opt.quiet)
+    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s\n",
+                opt.program.c_str(), static_cast<long long>(first),
+                static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
+                program.target().c_str());
+  auto start = Clock::now();
+  double windowStart = 0, lastLoss = NAN, lastVal = NAN;
+  std::vector<MetricsRow> rows;
+  for (int64_t s = first; s <= opt.steps; ++s) {
+    for (int64_t k = 0; k < stepFeed.micro; ++k)
+      fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
+    StepResult r;
+    if (ProgramStatus st = trainer.step(inputsOf(stepFeed), r); !st)
+      return fail("lcc-run: internal error: " + st.error), 3;
+    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    lastLoss = r.loss;
+    if (!std::isfinite(r.loss))
+      return fail("lcc-run: error: the loss is " + std::to_string(r.loss) + " at step " +
+                  std::to_string(s) + "; lower --lr or check the data");
+    MetricsRow row{s, r.loss, r.lr, r.gradNorm, 0, std::nullopt, elapsed};
+    row.tokensPerSec = double(tokensPerStep * (s - first + 1)) / std::max(elapsed, 1e-9);
+    bool evalNow = valSampler && opt.evalEvery > 0 && s % opt.evalEvery == 0;
+    if (valSampler && s == opt.steps)
+      evalNow = true;
+    if (evalNow) {
+      lastVal = evaluate(trainer, *valSampler, evalFeed, evalBatches, error);
+      if (!std::isfinite(lastVal) && !error.empty())
+        return fail("lcc-run: internal error: " + error), 3;
+      row.valLoss = lastVal;
+    }
+    rows.push_back(row);
+    if (csv.isOpen())
+      if (MetricsStatus st = csv.append(row); !st)
+        return fail("lcc-run: error: " + st.error);
+    if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
+      double perStep = (elapsed - windowStart) > 0 ? elapsed / double(s - first + 1) : 0;
+      std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
+                  static_cast<long long>(s), static_cast<long long>(opt.steps), r.loss, r.lr,
+                  r.gradNorm, row.tokensPerSec, duration(perStep * double(opt.steps - s)).c_str());
+      if (row.valLoss)
+        std::printf(" | val %.4f", *row.valLoss);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    if (!opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps)
+      if (!saveCheckpoint(opt.saveDir, trainer.stepCount(), trainer.snapshot(true, meta),
+                          opt.keep, error))
+        return fail("lcc-run: error: " + error);
+  }
+  double total = std::chrono::duration<double>(Clock::now() - start).count();
+
+  if (!opt.saveDir.empty() && !saveCheckpoint(opt.saveDir, trainer.stepCount(),
+                                              trainer.snapshot(true, meta), opt.keep, error))
+    return fail("lcc-run: error: " + error);
+  if (!opt.exportPath.empty()) {
+    SafetensorsStatus st = writeSafetensors(opt.exportPath, trainer.snapshot(false, meta));
+    if (!st)
+      return fail("lcc-run: error: " + st.error);
+  }
+  if (csv.isOpen())
+    csv.close();
+  if (!opt.plot.empty()) {
+    std::vector<MetricsRow> all = rows;
+    if (!opt.csv.empty())
+      readMetrics(opt.csv, all); // a resumed run plots the whole history
+    PlotSeries train, val;
+    lossSeriesFromMetrics(all, train, val);
+    if (PlotStatus st = writeLossPlot(opt.plot, train, val); !st)
+      return fail("lcc-run: error: " + st.error);
+  }
+  int64_t ran = opt.steps - first + 1;
+  std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f", 
+              static_cast<long long>(std::max<int64_t>(ran, 0)), duration(total).c_str(),
+              ran > 0 ? double(tokensPerStep * ran) / std::max(total, 1e-9) : 0.0, lastLoss);
+  if (std::isfinite(lastVal))
+    std::printf(", val loss %.4f", lastVal);
+  std::printf("\n");
+  return 0;
+}
