@@ -163,4 +163,20 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
+  let summary = "Replace matmul loop nests on memrefs by calls to the runtime's BLAS GEMM";
+  let description = [{
+    CPU only, after bufferization. A `linalg.generic` computing
+    `C[b..., m, n] += A * B` with one reduction dimension (A over batch, m, k;
+    B over batch, k, n; up to 3 batch dimensions, broadcasts allowed; f32 or
+    f64) becomes `func.call @lcc_sgemm` / `@lcc_dgemm` with 27 i64
+    arguments: batch sizes (3), M, N, K, then for A, B and C the aligned base
+    pointer, the offset, and the strides of the batch dims (3) and of the two
+    matrix dims, in elements (runtime/CpuKernels.h documents the ABI). Other
+    generics are left alone.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // LCC_PASSES_TD

@@ -61,6 +61,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // Returned views/arguments are copied with bufferization.clone by the
   // deallocation pipeline; only convert-bufferization-to-memref lowers clones.
   addTextual(pm, "convert-bufferization-to-memref");
+  // Matmuls go to the runtime's BLAS GEMM (runtime/CpuKernels.h).
+  pm.addPass(createLccGemmToLibraryPass());
   // One function per loop nest: LLVM's loop passes are quadratic in one huge
   // function (lcc-outline-kernels).
   pm.addPass(createLccOutlineKernelsPass());
@@ -79,6 +81,7 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
   addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  pm.addPass(createLccGemmToLibraryPass());
   pm.addPass(createLccOutlineKernelsPass());
   // Loop nests become kernel functions (LLVM's loop passes are quadratic in
   // one huge function). Public functions keep memref descriptors; the AOT

@@ -106,7 +106,7 @@ static llvm::Expected<std::vector<uint8_t>> linkShared(llvm::StringRef object) {
     return error("cannot create a temporary directory: " + ec.message());
   std::string obj = (dir + "/step.o").str(), so = (dir + "/step.so").str(),
               log = (dir + "/ld.log").str();
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(obj);
     llvm::sys::fs::remove(so);
     llvm::sys::fs::remove(log);

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
 #include "compiler/cpu/LlvmSetup.h"
+#include "runtime/CpuKernels.h"
 
 #include "dialects/lcc/LccDialect.h"
 #include "passes/Pipelines.h"
@@ -30,6 +31,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -197,6 +200,15 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "lcc: JIT compilation failed: " + msg + "\n" + diagnostics);
   }
+  // The kernels lowered code calls (lcc-gemm-to-library), bound explicitly so
+  // the JIT does not depend on what the executable happens to export.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const CpuKernelSymbol *s = cpuKernelSymbols(); s->name; ++s)
+      map[interner(s->name)] = {llvm::orc::ExecutorAddr::fromPtr(s->address),
+                                llvm::JITSymbolFlags::Exported};
+    return map;
+  });
   jit->engine = std::move(*engine);
   jit->engine->initialize();
   return jit;

@@ -1,0 +1,53 @@
+//===- CpuKernels.h - library kernels the compiled CPU code calls -*- C++ -*-===//
+//
+// `lcc-gemm-to-library` replaces matmul loop nests with calls to these. They
+// are C functions with only int64 arguments so the generated code needs no
+// knowledge of C++ or of the BLAS in use:
+//
+//   lcc_sgemm(nb0, nb1, nb2, M, N, K,
+//             A, aOffset, aStrideB0, aStrideB1, aStrideB2, aStrideM, aStrideK,
+//             B, bOffset, bStrideB0, bStrideB1, bStrideB2, bStrideK, bStrideN,
+//             C, cOffset, cStrideB0, cStrideB1, cStrideB2, cStrideM, cStrideN)
+//
+// computes, for every batch index (i0 < nb0, i1 < nb1, i2 < nb2),
+//   C[i, m, n] += sum_k A[i, m, k] * B[i, k, n]
+// where X[i, r, c] is the element at X + xOffset + i0*xStrideB0 + i1*xStrideB1
+// + i2*xStrideB2 + r*xStride(row) + c*xStride(col), in elements (a stride may
+// be 0: broadcast). A, B, C are addresses. Matrices with a unit stride in one
+// dimension go to the BLAS (cblas_sgemm, row-major, with the transpose that
+// matches); other layouts use a plain loop. lcc_dgemm is the same for double.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_CPUKERNELS_H
+#define LCC_RUNTIME_CPUKERNELS_H
+
+#include <cstdint>
+
+extern "C" {
+void lcc_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
+               int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
+               int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
+               int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
+               int64_t cB2, int64_t cM, int64_t cN);
+void lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
+               int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
+               int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
+               int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
+               int64_t cB2, int64_t cM, int64_t cN);
+}
+
+namespace lcc {
+
+/// Name and address of every kernel, for JITs that bind symbols explicitly.
+struct CpuKernelSymbol {
+  const char *name;
+  void *address;
+};
+const CpuKernelSymbol *cpuKernelSymbols(); // terminated by {nullptr, nullptr}
+
+/// Whether GEMMs go to a BLAS in this build (else plain loops).
+bool cpuKernelsHaveBlas();
+
+} // namespace lcc
+
+#endif
