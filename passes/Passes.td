@@ -179,4 +179,22 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Static buffer assignment: a function's temporaries become views of one arena";
+  let description = [{
+    Runs on memrefs after bufferization and before buffer deallocation (so it
+    sees allocations as bufferization left them). In each public function
+    (one straight-line block), every `memref.alloc` of a static,
+    identity-layout type whose uses (and its views' uses) stay inside the
+    function gets a byte offset in one arena, assigned by liveness so that
+    buffers alive at the same time never overlap. The function gains a last
+    argument `memref<Pxi8> {lcc.arena}` and the attribute `lcc.arena_bytes =
+    P` (the plan's peak); each planned allocation becomes a `memref.view` of
+    the arena at its offset (64-byte aligned) and its deallocations vanish.
+    Allocations that cannot be planned stay heap allocations. A function with
+    control flow is an error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif // LCC_PASSES_TD

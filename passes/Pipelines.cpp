@@ -80,6 +80,10 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
+  // Temporaries become views of one arena the runtime allocates once (the
+  // plan's peak is known at compile time); what cannot be planned is freed by
+  // the deallocation pipeline as usual.
+  pm.addPass(createLccPlanMemoryPass());
   addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
   pm.addPass(createLccGemmToLibraryPass());
   pm.addPass(createLccOutlineKernelsPass());

@@ -2,6 +2,7 @@
 #include "runtime/CpuProgram.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -18,6 +19,7 @@ const char *slotRoleName(Slot::Role role) {
   case Slot::Step: return "step";
   case Slot::Input: return "input";
   case Slot::Output: return "output";
+  case Slot::Workspace: return "workspace";
   }
   return "?";
 }
@@ -39,6 +41,65 @@ std::vector<std::string> hostCpuTargets() {
 }
 
 namespace {
+
+int64_t slotBytes(const json::Value &slot) {
+  const json::Value *dtype = slot.get("dtype"), *shape = slot.get("shape");
+  if (!dtype || !dtype->isString() || !shape || !shape->isArray())
+    return 0;
+  const std::string &d = dtype->asString();
+  int64_t n = d == "f64" || d == "i64" ? 8 : d == "i8" || d == "i1" ? 1 : 4;
+  for (const json::Value &dim : shape->items())
+    n *= dim.isInt() ? dim.asInt() : 0;
+  return n;
+}
+
+struct PlanLines {
+  int64_t params = 0, frozen = 0, state = 0, io = 0, total = 0;
+  std::vector<std::pair<std::string, int64_t>> arenas;
+};
+
+bool planOf(const json::Value &manifest, PlanLines &p) {
+  const json::Value *params = manifest.get("params"), *state = manifest.get("state"),
+                    *functions = manifest.get("functions");
+  if (!params || !state || !functions || !params->isArray() || !state->isArray() ||
+      !functions->isObject())
+    return false;
+  for (const json::Value &s : params->items()) {
+    const json::Value *f = s.get("frozen");
+    (f && f->isBool() && f->asBool() ? p.frozen : p.params) += slotBytes(s);
+  }
+  for (const json::Value &s : state->items())
+    p.state += slotBytes(s);
+  // Inputs and outputs of the step (the batch, loss, ...): what the runtime
+  // allocates besides parameters, state and arenas.
+  for (const auto &[name, slots] : functions->members())
+    for (const json::Value &s : slots.items()) {
+      const json::Value *role = s.get("role");
+      if (!role || !role->isString())
+        continue;
+      if (role->asString() == "workspace")
+        p.arenas.push_back({name, slotBytes(s)});
+      else if (name == "train_step" && role->asString() != "param" && role->asString() != "state")
+        p.io += slotBytes(s);
+    }
+  // Parameters and state are double-buffered (the step reads one set and
+  // writes the other); frozen parameters are never written, but the runtime
+  // keeps both sets uniform.
+  p.total = 2 * (p.params + p.frozen + p.state) + p.io;
+  for (auto &[name, bytes] : p.arenas)
+    p.total += (bytes + 63) / 64 * 64;
+  return true;
+}
+
+std::string withCommas(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
 
 bool parseDtype(const std::string &s, ElementType &out) {
   static const std::pair<const char *, ElementType> names[] = {
@@ -63,7 +124,7 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
     return false;
   static const std::pair<const char *, Slot::Role> roles[] = {
       {"param", Slot::Param}, {"state", Slot::State}, {"step", Slot::Step},
-      {"input", Slot::Input}, {"output", Slot::Output}};
+      {"input", Slot::Input}, {"output", Slot::Output}, {"workspace", Slot::Workspace}};
   bool known = false;
   for (auto &[n, r] : roles)
     if (role == n) {
@@ -72,8 +133,9 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
     }
   if (!known)
     return error = "unknown slot role '" + role + "'", false;
-  if (!parseDtype(dtype, slot.dtype))
-    return error = "unknown dtype '" + dtype + "'", false;
+  // A workspace is raw bytes (the arena of lcc-plan-memory).
+  if (slot.role == Slot::Workspace ? dtype != "i8" : !parseDtype(dtype, slot.dtype))
+    return error = "unknown dtype '" + dtype + "' for a " + role + " slot", false;
   for (const json::Value &d : shape->items()) {
     if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
       return error = "bad dimension in the shape of '" + slot.name + "'", false;
@@ -128,6 +190,34 @@ void *openSharedObject(const uint8_t *data, size_t size, std::string &error) {
 }
 
 } // namespace
+
+std::string memoryPlanReport(const json::Value &manifest) {
+  PlanLines p;
+  if (!planOf(manifest, p))
+    return "";
+  char line[160];
+  std::string out = "memory plan (per rank):\n";
+  auto row = [&](const char *what, int64_t bytes, const char *note) {
+    std::snprintf(line, sizeof line, "  %-34s %16s B  %s\n", what, withCommas(bytes).c_str(), note);
+    out += line;
+  };
+  row("parameters (trainable)", 2 * p.params, "x2, double-buffered");
+  if (p.frozen)
+    row("parameters (frozen)", 2 * p.frozen, "x2");
+  row("optimizer state", 2 * p.state, "x2, double-buffered");
+  row("gradients", 0, "in the train_step arena (live only within the step)");
+  for (auto &[name, bytes] : p.arenas)
+    row(("arena of @" + name).c_str(), (bytes + 63) / 64 * 64,
+        name == "train_step" ? "activations, gradients, temporaries" : "temporaries");
+  row("inputs and outputs", p.io, "batch, loss, grad norm, lr, step");
+  row("total", p.total, "");
+  return out;
+}
+
+int64_t memoryPlanBytes(const json::Value &manifest) {
+  PlanLines p;
+  return planOf(manifest, p) ? p.total : 0;
+}
 
 ProgramStatus Program::load(const std::string &path, Program &out) {
   TrainBin bin;
@@ -215,6 +305,9 @@ ProgramStatus Program::callChecked(const EntryPoint &entry,
   std::vector<void *> buffers;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Slot &s = entry.slots[i];
+    if (s.role == Slot::Workspace)
+      return ProgramStatus::failure("@" + entry.name + " needs a workspace; call it through "
+                                    "Trainer, which allocates it");
     if (!tensors[i] || tensors[i]->elementType() != s.dtype || tensors[i]->shape() != s.shape)
       return ProgramStatus::failure("@" + entry.name + " buffer #" + std::to_string(i) + " (" +
                                     slotRoleName(s.role) + " '" + s.name +

@@ -31,12 +31,12 @@ struct ProgramStatus {
 
 /// One buffer of a compiled function's signature.
 struct Slot {
-  enum Role { Param, State, Step, Input, Output };
+  enum Role { Param, State, Step, Input, Output, Workspace };
   Role role = Param;
   std::string name;  // parameter / state ("m:wte") / input / output ("loss") name
   bool out = false;  // written by the function (a result), else read
-  ElementType dtype = ElementType::F32;
-  std::vector<int64_t> shape;
+  ElementType dtype = ElementType::F32; // unused for a workspace (bytes)
+  std::vector<int64_t> shape;            // a workspace: [bytes]
 };
 const char *slotRoleName(Slot::Role role);
 
@@ -76,6 +76,15 @@ private:
   std::string target_;
   void *handle_ = nullptr; // dlopen handle of the code
 };
+
+/// The memory plan of a manifest, per rank, as `lcc --plan` and lcc-run print
+/// it: parameters and optimizer state (double-buffered by the runtime), the
+/// arenas of the compiled functions (activations, gradients and temporaries,
+/// lcc-plan-memory), inputs and outputs, and the total. Empty when the
+/// manifest lacks what it needs.
+std::string memoryPlanReport(const json::Value &manifest);
+/// The total of memoryPlanReport, in bytes.
+int64_t memoryPlanBytes(const json::Value &manifest);
 
 /// The CPU target names this machine can run, best first ("cpu-x86_64-v3",
 /// "cpu-x86_64").

@@ -1,6 +1,9 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
 #include "runtime/Trainer.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace lcc {
 
 ProgramStatus Trainer::create(const Program &program, Trainer &out) {
@@ -30,6 +33,17 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
                                     "' that @init does not produce");
     }
   }
+  for (const EntryPoint *e : {t.init_, t.step_, t.forward_})
+    for (const Slot &s : e->slots)
+      if (s.role == Slot::Workspace) {
+        size_t bytes = (size_t(s.shape.empty() ? 0 : s.shape[0]) + 63) / 64 * 64;
+        void *p = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
+        if (!p)
+          return ProgramStatus::failure("cannot allocate the " + std::to_string(bytes) +
+                                        "-byte arena of @" + e->name);
+        t.arenas_.emplace(e->name, std::unique_ptr<uint8_t, void (*)(void *)>(
+                                       static_cast<uint8_t *>(p), std::free));
+      }
   for (const Slot &s : t.forward_->slots) {
     if (s.role == Slot::Input)
       t.forwardInputs_.push_back(s);
@@ -66,6 +80,9 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
     case Slot::Output:
       t = &outputs_[s.name];
       break;
+    case Slot::Workspace:
+      buffers.push_back(arenas_.at(entry.name).get());
+      continue;
     }
     if (!t || t->elementType() != s.dtype || t->shape() != s.shape)
       return ProgramStatus::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) +
@@ -111,6 +128,18 @@ ProgramStatus Trainer::evalLoss(const std::map<std::string, const HostTensor *> 
     return st;
   loss = outputs_["loss"].getDouble(0);
   return {};
+}
+
+int64_t Trainer::allocatedBytes() const {
+  int64_t total = int64_t(stepTensor_.byteSize());
+  for (const auto *set : {&current_, &next_, &outputs_})
+    for (const auto &[name, t] : *set)
+      total += int64_t(t.byteSize());
+  for (const EntryPoint *e : {init_, step_, forward_})
+    for (const Slot &s : e->slots)
+      if (s.role == Slot::Workspace)
+        total += (s.shape.empty() ? 0 : s.shape[0] + 63) / 64 * 64;
+  return total;
 }
 
 const HostTensor *Trainer::param(const std::string &name) const {

@@ -15,6 +15,7 @@
 #include "runtime/Safetensors.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ public:
   const std::vector<std::string> &paramNames() const { return paramNames_; }
   const HostTensor *param(const std::string &name) const;
 
+  /// Bytes this trainer allocated for the compiled code: parameters and
+  /// state (twice: double buffering), outputs, the step counter and the
+  /// arenas. With every temporary planned, this is the run's whole memory
+  /// for the step besides the input batch (docs/lcc-run.md).
+  int64_t allocatedBytes() const;
+
 private:
   const Program *program_ = nullptr;
   const EntryPoint *init_ = nullptr, *step_ = nullptr, *forward_ = nullptr;
@@ -64,6 +71,8 @@ private:
   std::vector<std::string> paramNames_, stateNames_;
   std::vector<Slot> stepInputs_, forwardInputs_;
   HostTensor stepTensor_{ElementType::I64, {}};
+  // One arena per function that has one (lcc-plan-memory), 64-byte aligned.
+  std::map<std::string, std::unique_ptr<uint8_t, void (*)(void *)>> arenas_;
   int64_t steps_ = 0;
 
   ProgramStatus run(const EntryPoint &entry,

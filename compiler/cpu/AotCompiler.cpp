@@ -11,6 +11,7 @@
 #include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -147,8 +148,7 @@ static llvm::Expected<std::vector<uint8_t>> linkShared(llvm::StringRef object) {
   return std::vector<uint8_t>(b.bytes_begin(), b.bytes_end());
 }
 
-llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(ModuleOp module,
-                                                            const AotOptions &options) {
+llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions &options) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);
@@ -185,6 +185,17 @@ llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(ModuleOp module,
   buildAotCpuPipeline(pm);
   if (failed(pm.run(*clone)))
     return error("lowering for the CPU failed:\n" + diagnostics);
+
+  // The arena each function got from lcc-plan-memory is its last buffer.
+  CpuCode code;
+  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>()) {
+    auto bytes = fn->getAttrOfType<IntegerAttr>("lcc.arena_bytes");
+    if (!bytes || !shapes.count(fn.getName().str()))
+      continue;
+    code.arenaBytes[fn.getName().str()] = bytes.getInt();
+    if (bytes.getInt() > 0)
+      shapes[fn.getName().str()].push_back({bytes.getInt()});
+  }
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
@@ -228,7 +239,11 @@ llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(ModuleOp module,
       return error("the target cannot emit object files");
     codegen.run(*m);
   }
-  return linkShared(llvm::StringRef(object.data(), object.size()));
+  auto so = linkShared(llvm::StringRef(object.data(), object.size()));
+  if (!so)
+    return so.takeError();
+  code.sharedObject = std::move(*so);
+  return code;
 }
 
 } // namespace lcc

@@ -9,8 +9,10 @@
 //   void lcc_F(void **args)
 // where args[i] points to the i-th buffer of F's plan signature (docs/train-bin.md):
 // F's own arguments first, then one caller-owned buffer per result
-// (lcc-out-params). Every buffer is a dense, row-major array of its static
-// shape; the code neither allocates nor frees them.
+// (lcc-out-params), then, when F has temporaries, its arena (lcc-plan-memory:
+// i8 [CpuCode::arenaBytes[F]], 64-byte aligned). Every buffer is a dense,
+// row-major array of its static shape; the code neither allocates nor frees
+// them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_COMPILER_CPU_AOTCOMPILER_H
@@ -20,6 +22,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,10 +41,17 @@ struct AotOptions {
 /// The train.bin target name of code built with `options` ("cpu-x86_64-v3").
 std::string aotTargetName(const AotOptions &options);
 
+/// What the AOT compiler produces.
+struct CpuCode {
+  std::vector<uint8_t> sharedObject;
+  /// Per exported function, the bytes of its arena (lcc-plan-memory); the
+  /// function then takes one more buffer, last: the arena, i8 [bytes].
+  std::map<std::string, int64_t> arenaBytes;
+};
+
 /// Compiles `module` (lcc dialect with @init/@forward/@train_step, not
-/// modified; a clone is lowered) into the bytes of a shared object.
-llvm::Expected<std::vector<uint8_t>> compileCpuSharedObject(mlir::ModuleOp module,
-                                                            const AotOptions &options);
+/// modified; a clone is lowered) into a shared object.
+llvm::Expected<CpuCode> compileCpuSharedObject(mlir::ModuleOp module, const AotOptions &options);
 
 } // namespace lcc
 

@@ -157,26 +157,53 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
                               {"functions", std::move(functions)}});
 }
 
-llvm::Error writeTrainBin(ModuleOp module, const PackageOptions &options,
-                          const std::string &path) {
+llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &options) {
   auto manifest = buildManifest(module, options);
   if (!manifest)
     return manifest.takeError();
   auto code = compileCpuSharedObject(module, options.cpu);
   if (!code)
     return code.takeError();
-  std::string text = json::serialize(*manifest, 1);
+  // Each function's arena is its last buffer.
+  json::Value *functions = manifest->get("functions");
+  for (auto &[name, bytes] : code->arenaBytes) {
+    json::Value *slots = functions->get(name);
+    if (slots && bytes > 0)
+      slots->push(json::Value::object({{"role", "workspace"},
+                                       {"name", "arena"},
+                                       {"out", true},
+                                       {"dtype", "i8"},
+                                       {"shape", json::Value::array({json::Value(
+                                                     static_cast<long long>(bytes))})}}));
+  }
+  Package p;
+  p.manifest = std::move(*manifest);
+  p.target = aotTargetName(options.cpu);
+  p.code = std::move(code->sharedObject);
+  return p;
+}
+
+llvm::Error writePackage(const Package &package, const std::string &path) {
+  std::string text = json::serialize(package.manifest, 1);
   TrainBinWriter writer;
   TrainBinStatus st = writer.addSection("manifest", "any", -1,
                                         reinterpret_cast<const uint8_t *>(text.data()),
                                         text.size());
   if (st)
-    st = writer.addSection("code", aotTargetName(options.cpu), -1, std::move(*code));
+    st = writer.addSection("code", package.target, -1, package.code.data(), package.code.size());
   if (st)
     st = writer.write(path);
   if (!st)
     return error(st.error);
   return llvm::Error::success();
+}
+
+llvm::Error writeTrainBin(ModuleOp module, const PackageOptions &options,
+                          const std::string &path) {
+  auto package = compilePackage(module, options);
+  if (!package)
+    return package.takeError();
+  return writePackage(*package, path);
 }
 
 } // namespace lcc

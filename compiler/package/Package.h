@@ -31,7 +31,21 @@ struct PackageOptions {
 /// @train_step present). Errors name what is missing.
 llvm::Expected<json::Value> buildManifest(mlir::ModuleOp module, const PackageOptions &options);
 
-/// Compiles `module` for the CPU and writes `path` atomically.
+/// A compiled model: the manifest (with each function's arena slot) and the
+/// sections of the train.bin.
+struct Package {
+  json::Value manifest;
+  std::string target; // of the code section
+  std::vector<uint8_t> code;
+};
+
+/// Compiles `module` for the CPU.
+llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptions &options);
+
+/// Writes a compiled package to `path` atomically.
+llvm::Error writePackage(const Package &package, const std::string &path);
+
+/// compilePackage + writePackage.
 llvm::Error writeTrainBin(mlir::ModuleOp module, const PackageOptions &options,
                           const std::string &path);
 

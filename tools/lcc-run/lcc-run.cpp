@@ -191,6 +191,16 @@ int main(int argc, char **argv) {
                 opt.program.c_str(), static_cast<long long>(first),
                 static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
                 program.target().c_str());
+  if (!opt.quiet) {
+    // The plan (from the manifest) and what this process allocated for it:
+    // equal when every temporary of the compiled code is planned.
+    int64_t allocated = trainer.allocatedBytes();
+    for (const Slot &s : trainer.stepInputs())
+      allocated += int64_t(HostTensor(s.dtype, s.shape).byteSize());
+    std::printf("memory: plan %lld bytes, allocated %lld bytes (lcc --plan shows the plan)\n",
+                static_cast<long long>(memoryPlanBytes(manifest)),
+                static_cast<long long>(allocated));
+  }
   auto start = Clock::now();
   double windowStart = 0, lastLoss = NAN, lastVal = NAN;
   std::vector<MetricsRow> rows;

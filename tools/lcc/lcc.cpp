@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
 #include "compiler/package/Package.h"
+#include "runtime/CpuProgram.h"
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
 #include "frontends/dsl/Importer.h"
@@ -55,6 +56,10 @@ static cl::opt<std::string> emit("emit",
                                  cl::desc("What to write: none, mlir or train-bin (the default "
                                           "when -o is given without --compile-to)"),
                                  cl::init("none"), cl::cat(lccCat));
+static cl::opt<bool> planFlag("plan",
+                              cl::desc("Compile the training step and print its memory plan "
+                                       "(with -o, also write the train.bin)"),
+                              cl::cat(lccCat));
 static cl::opt<std::string> cpuFlag("cpu",
                                     cl::desc("CPU the train.bin code targets: x86-64-v3 (AVX2, "
                                              "FMA; default), x86-64, or an LLVM CPU name"),
@@ -353,7 +358,7 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
 /// Builds the training step and writes the train.bin (-o).
 static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string &diagnostics) {
   // Fail before a long compilation, not after it.
-  llvm::SmallString<256> dir(outputFile);
+  llvm::SmallString<256> dir(outputFile == "-" ? "./x" : outputFile.getValue());
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
@@ -378,16 +383,21 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
        {"schedule", t.schedule}, {"warmup", static_cast<long long>(t.warmup)},
        {"decay_steps", static_cast<long long>(t.decaySteps)},
        {"accum", static_cast<long long>(t.accum)}});
-  if (llvm::Error err = lcc::writeTrainBin(module, options, outputFile)) {
-    std::string msg = llvm::toString(std::move(err));
-    // A file system problem is the user's to fix; anything else is ours.
-    bool user = llvm::StringRef(msg).contains(outputFile);
-    llvm::errs() << msg << "\n";
-    return user ? 2 : 3;
+  auto package = lcc::compilePackage(module, options);
+  if (!package) {
+    llvm::errs() << llvm::toString(package.takeError()) << "\n";
+    return 3;
+  }
+  if (planFlag)
+    llvm::outs() << lcc::memoryPlanReport(package->manifest);
+  if (outputFile == "-")
+    return 0; // --plan alone: nothing to write
+  if (llvm::Error err = lcc::writePackage(*package, outputFile)) {
+    llvm::errs() << llvm::toString(std::move(err)) << "\n";
+    return 2; // the file system refused: the user's to fix
   }
   if (!quiet)
-    llvm::errs() << "wrote " << outputFile << " (code for " << lcc::aotTargetName(options.cpu)
-                 << ")\n";
+    llvm::errs() << "wrote " << outputFile << " (code for " << package->target << ")\n";
   return 0;
 }
 
@@ -420,12 +430,12 @@ int main(int argc, char **argv) {
     return fail("lcc: error: unknown phase '" + compileTo +
                 "' for --compile-to; expected input, train-step, linalg or llvm");
   // `lcc model.lcc -o train.bin` is the headline command: -o alone means a train.bin.
-  if (emit.getNumOccurrences() == 0 && outputFile.getNumOccurrences() &&
+  if (emit.getNumOccurrences() == 0 && (outputFile.getNumOccurrences() || planFlag) &&
       compileTo.getNumOccurrences() == 0)
     emit = "train-bin";
   if (emit != "none" && emit != "mlir" && emit != "train-bin")
     return fail("lcc: error: unknown --emit=" + emit + "; expected none, mlir or train-bin");
-  if (emit == "train-bin" && (outputFile == "-" || compileTo.getNumOccurrences()))
+  if (emit == "train-bin" && ((outputFile == "-" && !planFlag) || compileTo.getNumOccurrences()))
     return fail("lcc: error: --emit=train-bin writes a file: give -o FILE and no --compile-to");
 
   // Training flags are user input: reject bad values here (exit 2) rather

@@ -16,6 +16,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/CpuProgram.h"
 #include "runtime/Data.h"
+#include "runtime/TrainBin.h"
 #include "runtime/Trainer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,7 +137,8 @@ TEST(AotTrain, TrainBinManifestDescribesTheModel) {
   const lcc::EntryPoint *step = program.entry("train_step");
   ASSERT_NE(step, nullptr);
   // params, state, step, tokens, targets in; params, state, loss, grad_norm, lr out.
-  EXPECT_EQ(step->slots.size(), 16u + 32 + 1 + 2 + 16 + 32 + 3);
+  // ... and its arena (lcc-plan-memory).
+  EXPECT_EQ(step->slots.size(), 16u + 32 + 1 + 2 + 16 + 32 + 3 + 1);
   EXPECT_EQ(program.target(), lcc::hostCpuTargets().front());
 }
 
@@ -239,6 +241,35 @@ TEST(AotTrain, KillDuringSaveLeavesALoadableCheckpoint) {
     EXPECT_TRUE(bool(fresh.trainer.restore(back))) << used;
     EXPECT_EQ(back.tensors.size(), snap.tensors.size()) << used;
   }
+}
+
+// Memory planning: the compiled code allocates nothing itself (its shared
+// object does not even import malloc), and what the runtime allocates for a
+// step is exactly the plan in the manifest.
+TEST(AotTrain, RuntimeAllocatesExactlyThePlan) {
+  lcc::TrainBin bin;
+  ASSERT_TRUE(bool(lcc::TrainBin::open(kTrainBin, bin)));
+  lcc::TrainBinBytes code = bin.find("code", lcc::hostCpuTargets().front(), -1);
+  ASSERT_TRUE(code.found());
+  std::string so(reinterpret_cast<const char *>(code.data), code.size);
+  EXPECT_NE(so.find(std::string("\0lcc_sgemm\0", 11)), std::string::npos); // the scan works
+  EXPECT_EQ(so.find(std::string("\0malloc\0", 8)), std::string::npos);
+  EXPECT_EQ(so.find(std::string("\0free\0", 6)), std::string::npos);
+
+  Session s;
+  ASSERT_TRUE(s.open());
+  int64_t allocated = s.trainer.allocatedBytes();
+  for (const lcc::Slot &slot : s.trainer.stepInputs())
+    allocated += int64_t(lcc::HostTensor(slot.dtype, slot.shape).byteSize());
+  int64_t plan = lcc::memoryPlanBytes(s.program.manifest());
+  EXPECT_GT(plan, 0);
+  EXPECT_EQ(allocated, plan);
+  // The step's arena is smaller than the sum of its temporaries would be
+  // without reuse; at least it is non-trivial and below the whole plan.
+  const lcc::EntryPoint *step = s.program.entry("train_step");
+  ASSERT_EQ(step->slots.back().role, lcc::Slot::Workspace);
+  EXPECT_GT(step->slots.back().shape[0], 0);
+  EXPECT_LT(step->slots.back().shape[0], plan);
 }
 
 TEST(AotTrain, CorruptOrForeignFilesGiveClearErrors) {
