@@ -237,6 +237,18 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
   if (!json::parse(std::string_view(reinterpret_cast<const char *>(manifest.data), manifest.size),
                    p.manifest_, error))
     return fail("manifest: " + error);
+  // The container has its own version; this one covers what lcc writes into
+  // the manifest (docs/train-bin.md). Bumped with compiler/package.
+  constexpr int64_t kManifestVersion = 1;
+  std::string format;
+  int64_t version = 0;
+  if (!json::getString(p.manifest_, "format", format, error) || format != "lcc-train-bin")
+    return fail("manifest: not an lcc training program (format '" + format + "')");
+  if (!json::getInt(p.manifest_, "version", version, error))
+    return fail("manifest: " + error);
+  if (version != kManifestVersion)
+    return fail("manifest version " + std::to_string(version) + ", this lcc-run reads version " +
+                std::to_string(kManifestVersion) + "; recompile the model with this lcc");
   const json::Value *functions = nullptr;
   if (!json::getObject(p.manifest_, "functions", functions, error))
     return fail("manifest: " + error);

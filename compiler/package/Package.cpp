@@ -10,6 +10,10 @@ using namespace mlir;
 
 namespace lcc {
 
+/// Bumped whenever the manifest's meaning changes; the runtime refuses other
+/// versions (runtime/CpuProgram.cpp, kManifestVersion there).
+constexpr int kManifestVersion = 1;
+
 static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "lcc: " + message);
 }
@@ -146,6 +150,7 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
     model = name.str();
 
   return json::Value::object({{"format", "lcc-train-bin"},
+                              {"version", json::Value(kManifestVersion)},
                               {"model", model},
                               {"source", options.source},
                               {"seed", json::Value(static_cast<unsigned long long>(options.seed))},

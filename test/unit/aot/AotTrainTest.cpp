@@ -272,6 +272,36 @@ TEST(AotTrain, RuntimeAllocatesExactlyThePlan) {
   EXPECT_LT(step->slots.back().shape[0], plan);
 }
 
+// A train.bin from another lcc (another manifest version) is refused with
+// what to do about it.
+TEST(AotTrain, ManifestFromAnotherVersionIsRefused) {
+  lcc::TrainBin bin;
+  ASSERT_TRUE(bool(lcc::TrainBin::open(kTrainBin, bin)));
+  lcc::TrainBinBytes m = bin.find("manifest", "any", -1);
+  std::string text(reinterpret_cast<const char *>(m.data), m.size);
+  size_t at = text.find("\"version\": 1");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "\"version\": 7");
+  lcc::TrainBinWriter w;
+  for (const lcc::TrainBinSection &s : bin.sections()) {
+    lcc::TrainBinBytes b = bin.bytes(s);
+    if (s.name == "manifest")
+      ASSERT_TRUE(bool(w.addSection(s.name, s.target, s.rank,
+                                    reinterpret_cast<const uint8_t *>(text.data()), text.size())));
+    else
+      ASSERT_TRUE(bool(w.addSection(s.name, s.target, s.rank, b.data, b.size)));
+  }
+  std::string path = tempDir() + "/v7.bin";
+  ASSERT_TRUE(bool(w.write(path)));
+  lcc::Program program;
+  lcc::ProgramStatus st = lcc::Program::load(path, program);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error.find("manifest version 7, this lcc-run reads version 1; recompile the model "
+                          "with this lcc"),
+            std::string::npos)
+      << st.error;
+}
+
 TEST(AotTrain, CorruptOrForeignFilesGiveClearErrors) {
   lcc::Program program;
   lcc::ProgramStatus st = lcc::Program::load(kCorpus, program);
