@@ -197,4 +197,19 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def LccFusePass : Pass<"lcc-fuse", "::mlir::ModuleOp"> {
+  let summary = "Fuse elementwise producers into their consumers (linalg on tensors)";
+  let description = [{
+    Target-neutral, on linalg on tensors (after lcc-lower-to-linalg): an
+    all-parallel linalg.generic whose result has exactly one use is fused
+    into that user (another elementwise op, a reduction, a broadcast), unless
+    either side is a contraction, which stays a separate GEMM for the BLAS /
+    cuBLASLt call. Chains such as bias + GELU, the max-subtract-exp of
+    softmax, or the whole AdamW update of one parameter become one kernel.
+    The module gets `lcc.fusion = {kernels_before = N, kernels_after = M}`
+    (linalg ops other than fills), which `lcc --report` prints.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // LCC_PASSES_TD

@@ -47,6 +47,10 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createLccLowerToLinalgPass());
   // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
   addTextual(pm, "canonicalize,cse");
+  // Elementwise chains become one kernel with their consumer (GEMMs stay
+  // separate for the libraries); then clean up what fusion leaves.
+  pm.addPass(createLccFusePass());
+  addTextual(pm, "canonicalize,cse");
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm) {

@@ -188,6 +188,22 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
 
   // The arena each function got from lcc-plan-memory is its last buffer.
   CpuCode code;
+  if (auto fusion = (*clone)->getAttrOfType<DictionaryAttr>("lcc.fusion")) {
+    if (auto n = fusion.getAs<IntegerAttr>("kernels_before"))
+      code.report["linalg_ops_before_fusion"] = n.getInt();
+    if (auto n = fusion.getAs<IntegerAttr>("kernels_after"))
+      code.report["linalg_ops_after_fusion"] = n.getInt();
+  }
+  int64_t kernels = 0, gemms = 0;
+  clone->walk([&](Operation *op) {
+    if (auto fn = llvm::dyn_cast<LLVM::LLVMFuncOp>(op))
+      kernels += fn->hasAttr("lcc.kernel");
+    if (auto call = llvm::dyn_cast<LLVM::CallOp>(op))
+      if (auto callee = call.getCallee())
+        gemms += *callee == "lcc_sgemm" || *callee == "lcc_dgemm";
+  });
+  code.report["kernels"] = kernels;
+  code.report["gemm_calls"] = gemms;
   for (auto fn : clone->getOps<LLVM::LLVMFuncOp>()) {
     auto bytes = fn->getAttrOfType<IntegerAttr>("lcc.arena_bytes");
     if (!bytes || !shapes.count(fn.getName().str()))

@@ -47,6 +47,10 @@ struct CpuCode {
   /// Per exported function, the bytes of its arena (lcc-plan-memory); the
   /// function then takes one more buffer, last: the arena, i8 [bytes].
   std::map<std::string, int64_t> arenaBytes;
+  /// What the compilation did, for `lcc --report`: "linalg_ops_before_fusion",
+  /// "linalg_ops_after_fusion" (lcc-fuse), "kernels" (outlined loop nests),
+  /// "gemm_calls" (lcc-gemm-to-library), each over all exported functions.
+  std::map<std::string, int64_t> report;
 };
 
 /// Compiles `module` (lcc dialect with @init/@forward/@train_step, not

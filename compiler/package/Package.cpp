@@ -181,6 +181,10 @@ llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &op
                                        {"shape", json::Value::array({json::Value(
                                                      static_cast<long long>(bytes))})}}));
   }
+  json::Value report = json::Value::object();
+  for (auto &[key, value] : code->report)
+    report.set(key, json::Value(static_cast<long long>(value)));
+  manifest->set("compile_report", std::move(report));
   Package p;
   p.manifest = std::move(*manifest);
   p.target = aotTargetName(options.cpu);

@@ -60,6 +60,10 @@ static cl::opt<bool> planFlag("plan",
                               cl::desc("Compile the training step and print its memory plan "
                                        "(with -o, also write the train.bin)"),
                               cl::cat(lccCat));
+static cl::opt<bool> reportFlag("report",
+                                cl::desc("Compile the training step and print what fusion, "
+                                         "kernel outlining and the GEMM library calls did"),
+                                cl::cat(lccCat));
 static cl::opt<std::string> cpuFlag("cpu",
                                     cl::desc("CPU the train.bin code targets: x86-64-v3 (AVX2, "
                                              "FMA; default), x86-64, or an LLVM CPU name"),
@@ -390,6 +394,21 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   }
   if (planFlag)
     llvm::outs() << lcc::memoryPlanReport(package->manifest);
+  if (reportFlag)
+    if (const lcc::json::Value *r = package->manifest.get("compile_report")) {
+      auto get = [&](const char *key) -> long long {
+        const lcc::json::Value *v = r->get(key);
+        return v && v->isInt() ? v->asInt() : -1;
+      };
+      llvm::outs() << "compile report (@init, @forward, @train_step):\n"
+                   << "  linalg ops before fusion  " << get("linalg_ops_before_fusion") << "\n"
+                   << "  linalg ops after fusion   " << get("linalg_ops_after_fusion")
+                   << "   (lcc-fuse)\n"
+                   << "  kernels                   " << get("kernels")
+                   << "   (loop nests, lcc-outline-kernels)\n"
+                   << "  GEMM library calls        " << get("gemm_calls")
+                   << "   (OpenBLAS, lcc-gemm-to-library)\n";
+    }
   if (outputFile == "-")
     return 0; // --plan alone: nothing to write
   if (llvm::Error err = lcc::writePackage(*package, outputFile)) {
@@ -430,12 +449,13 @@ int main(int argc, char **argv) {
     return fail("lcc: error: unknown phase '" + compileTo +
                 "' for --compile-to; expected input, train-step, linalg or llvm");
   // `lcc model.lcc -o train.bin` is the headline command: -o alone means a train.bin.
-  if (emit.getNumOccurrences() == 0 && (outputFile.getNumOccurrences() || planFlag) &&
+  if (emit.getNumOccurrences() == 0 && (outputFile.getNumOccurrences() || planFlag || reportFlag) &&
       compileTo.getNumOccurrences() == 0)
     emit = "train-bin";
   if (emit != "none" && emit != "mlir" && emit != "train-bin")
     return fail("lcc: error: unknown --emit=" + emit + "; expected none, mlir or train-bin");
-  if (emit == "train-bin" && ((outputFile == "-" && !planFlag) || compileTo.getNumOccurrences()))
+  if (emit == "train-bin" &&
+      ((outputFile == "-" && !planFlag && !reportFlag) || compileTo.getNumOccurrences()))
     return fail("lcc: error: --emit=train-bin writes a file: give -o FILE and no --compile-to");
 
   // Training flags are user input: reject bad values here (exit 2) rather

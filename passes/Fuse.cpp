@@ -1,0 +1,83 @@
+//===- Fuse.cpp - fuse elementwise producers into their consumers ---------===//
+//
+// See Passes.td (lcc-fuse). The rewrite itself is upstream's elementwise
+// fusion (producer body inlined into the consumer's, indexing maps composed);
+// what lcc decides is *when*:
+//  - the producer is an all-parallel linalg.generic with exactly one use, so
+//    nothing is computed twice (an exp feeding two consumers stays one kernel);
+//  - the consumer reads it without broadcasting (a permutation map), so no
+//    element is recomputed per broadcast position;
+//  - neither side is a contraction: a matmul stays a clean generic that
+//    lcc-gemm-to-library hands to BLAS, with its operands materialized.
+// Fusion changes where values are computed, never the arithmetic on them,
+// so results are bitwise those of the unfused code.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCFUSEPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+int64_t countKernels(Operation *root) {
+  int64_t n = 0;
+  root->walk([&](linalg::LinalgOp op) {
+    if (!llvm::isa<linalg::FillOp>(op.getOperation()))
+      ++n;
+  });
+  return n;
+}
+
+struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    // Fusion works on linalg: an lcc op left means the pipeline is out of order.
+    Operation *lccOp = nullptr;
+    root->walk([&](Operation *op) {
+      if (!lccOp && op->getDialect() && op->getDialect()->getNamespace() == "lcc")
+        lccOp = op;
+    });
+    if (lccOp) {
+      lccOp->emitError() << "lcc-fuse: '" << lccOp->getName()
+                         << "' is not lowered yet; run lcc-lower-to-linalg first";
+      return signalPassFailure();
+    }
+    int64_t before = countKernels(root);
+    linalg::ControlFusionFn control = [](OpOperand *operand) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      auto consumer = llvm::dyn_cast<linalg::LinalgOp>(operand->getOwner());
+      if (!producer || !consumer || !operand->get().hasOneUse())
+        return false;
+      // The consumer must read each produced element exactly once: through a
+      // broadcast (a map that drops loops) the fused producer would be
+      // recomputed for every broadcast position (an rsqrt per element instead
+      // of per row).
+      if (!consumer.getMatchingIndexingMap(operand).isPermutation())
+        return false;
+      return !linalg::isaContractionOpInterface(producer) &&
+             !linalg::isaContractionOpInterface(consumer);
+    };
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    if (failed(applyPatternsGreedily(root, std::move(patterns)))) {
+      root->emitError() << "lcc-fuse: fusion did not converge";
+      return signalPassFailure();
+    }
+    int64_t after = countKernels(root);
+    // Visible in the IR (and read by `lcc --report`).
+    Builder b(&getContext());
+    root->setAttr("lcc.fusion", b.getDictionaryAttr(
+                                    {b.getNamedAttr("kernels_before", b.getI64IntegerAttr(before)),
+                                     b.getNamedAttr("kernels_after", b.getI64IntegerAttr(after))}));
+  }
+};
+
+} // namespace
