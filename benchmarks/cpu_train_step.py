@@ -11,8 +11,9 @@ betas 0.9/0.95, wd 0.1 on matrices, clip 1.0):
 Tokens/s are measured after warm-up steps; every framework uses all cores (OpenBLAS and
 PyTorch's own thread pool). Prints one table; ratios are lcc / other (> 1: lcc is faster).
 
-Needs: a built lcc (build/bin), python3 with torch (PyPI; not needed by CI).
-Usage: python3 benchmarks/cpu_train_step.py [--steps 60] [--build build] [--configs tiny,small]
+Needs a built lcc (build/bin). PyTorch comes from PyPI into benchmarks/.venv (ignored by git),
+which the script creates on first use (the CPU parts of the wheel only; not needed by CI).
+Usage: python3 benchmarks/cpu_train_step.py [--steps 40] [--threads 2] [--configs tiny,small,gpt2]
 """
 import argparse
 import math
@@ -27,36 +28,91 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "data", "kjv-genesis-exodus.txt")
 MODEL = os.path.join(ROOT, "examples", "gpt-tiny.lcc")
 
-# name -> overrides of examples/gpt-tiny.lcc's config (vocab 256, ctx 64 unless given)
+# name -> (model file, config overrides); the PyTorch side builds the same shape.
 CONFIGS = {
-    "tiny": dict(dim=64, heads=4, layers=2, batch=4, seq=32, ctx=64),
-    "small": dict(dim=128, heads=4, layers=4, batch=8, seq=64, ctx=64),
-    "medium": dict(dim=256, heads=8, layers=4, batch=8, seq=128, ctx=128),
+    "tiny": ("gpt-tiny.lcc", dict(vocab=256, dim=64, heads=4, layers=2, batch=4, seq=32, ctx=64)),
+    # The issue's small GPT: vocab 256, ctx 128, dim 128, 4 heads, 4 layers, batch 8.
+    "small": ("gpt-tiny.lcc", dict(vocab=256, dim=128, heads=4, layers=4, batch=8, seq=128,
+                                   ctx=128)),
+    # The GPT-2 124M shape, batch 1, context 1024 (slow on 2 cores: a few steps).
+    "gpt2": ("gpt2-124m.lcc", dict(vocab=50257, dim=768, heads=12, layers=12, batch=1, seq=1024,
+                                   ctx=1024)),
 }
+VENV = os.path.join(ROOT, "benchmarks", ".venv")
 
 
-def lcc_run(build, cfg, steps):
-    sets = ",".join(f"{k}={v}" for k, v in cfg.items())
+def ensure_torch():
+    """Re-executes this script under benchmarks/.venv, creating it when needed. The PyPI wheel
+    declares CUDA packages as dependencies; only torch itself and its pure-Python
+    dependencies are installed (the CPU path needs nothing else)."""
+    try:
+        import torch  # noqa: F401
+        return
+    except ImportError:
+        pass
+    python = os.path.join(VENV, "bin", "python")
+    if os.path.realpath(sys.executable) == os.path.realpath(python):
+        sys.exit("torch is not importable in " + VENV + "; delete it and rerun")
+    if not os.path.exists(python):
+        print("creating " + VENV + " with torch from PyPI (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        pip = [python, "-m", "pip", "install", "-q"]
+        subprocess.run(pip + ["--no-deps", "torch"], check=True)
+        subprocess.run(pip + ["sympy", "mpmath", "networkx", "jinja2", "MarkupSafe", "filelock",
+                              "fsspec", "typing_extensions", "numpy"], check=True)
+    os.execv(python, [python] + sys.argv)
+
+
+def flops_per_token(cfg):
+    """Training FLOPs per token, forward + backward (the PaLM / nanoGPT estimate): 6 per
+    parameter (tied head included once) plus 12 * layers * seq * dim for attention."""
+    d, L, V, C = cfg["dim"], cfg["layers"], cfg["vocab"], cfg["ctx"]
+    params = V * d + C * d + L * (12 * d * d + 13 * d) + 2 * d
+    return 6 * params + 12 * L * cfg["seq"] * d
+
+
+def sgemm_peak(torch):
+    """GFLOP/s of a large float32 GEMM with the same threads: the machine's practical peak."""
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    for _ in range(2):
+        a @ b
+    t0 = time.time()
+    for _ in range(5):
+        a @ b
+    return 5 * 2 * 2048 ** 3 / (time.time() - t0) / 1e9
+
+
+def lcc_run(build, model, cfg, steps):
+    overrides = {k: v for k, v in cfg.items() if k != "vocab"}
+    sets = ",".join(f"{k}={v}" for k, v in overrides.items())
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "model.bin")
         t0 = time.time()
-        subprocess.run([os.path.join(build, "bin", "lcc"), MODEL, "--quiet", f"--set={sets}",
-                        "-o", binary], check=True)
+        subprocess.run([os.path.join(build, "bin", "lcc"), os.path.join(ROOT, "examples", model),
+                        "--quiet", f"--set={sets}", "-o", binary], check=True)
         compile_s = time.time() - t0
-        # Warm-up run (page-in, BLAS thread start), then the measured one.
-        # No validation split: the measured run is training steps only.
-        run = [os.path.join(build, "bin", "lcc-run"), binary, "--data", CORPUS, "--quiet",
+        # Warm-up run (page-in, BLAS thread start), then the measured one. No validation
+        # split: the measured run is training steps only.
+        run = [os.path.join(build, "bin", "lcc-run"), binary, "--data", CORPUS,
                "--val-fraction", "0"]
-        subprocess.run(run + ["--steps", "3"], check=True, capture_output=True)
-        out = subprocess.run(run + ["--steps", str(steps)], check=True, capture_output=True,
-                             text=True).stdout
+        subprocess.run(run + ["--steps", "2", "--quiet"], check=True, capture_output=True)
+        # Peak RSS through GNU time: a child forked from this (torch-sized) process would
+        # report this process's peak too (Linux keeps ru_maxrss across fork + exec).
+        timer = ["/usr/bin/time", "-f", "lcc-run-maxrss-kb %M"] if os.path.exists(
+            "/usr/bin/time") else []
+        done = subprocess.run(timer + run + ["--steps", str(steps)], check=True,
+                              capture_output=True, text=True)
+        out = done.stdout
+        kb = re.search(r"lcc-run-maxrss-kb ([0-9]+)", done.stderr)
+        rss = int(kb.group(1)) * 1024 if kb else 0
     m = re.search(r"\(([0-9.]+) tokens/s\), final loss ([0-9.]+)", out)
-    return float(m.group(1)), float(m.group(2)), compile_s
+    plan = re.search(r"memory: plan ([0-9]+) bytes", out)
+    return float(m.group(1)), compile_s, int(plan.group(1)) if plan else 0, rss
 
 
 def torch_model(torch, cfg):
     F = torch.nn.functional
-    V, C, D, H, L = 256, cfg["ctx"], cfg["dim"], cfg["heads"], cfg["layers"]
+    V, C, D, H, L = cfg["vocab"], cfg["ctx"], cfg["dim"], cfg["heads"], cfg["layers"]
     B, T = cfg["batch"], cfg["seq"]
     g = torch.Generator().manual_seed(1337)
     p = {"wte": torch.randn(V, D, generator=g) * 0.02, "wpe": torch.randn(C, D, generator=g) * 0.02}
@@ -101,7 +157,8 @@ def torch_model(torch, cfg):
 
 def torch_run(torch, cfg, steps, compiled):
     p, forward, opt = torch_model(torch, cfg)
-    data = torch.tensor(list(open(CORPUS, "rb").read()), dtype=torch.long)
+    V = cfg["vocab"]
+    data = torch.tensor(list(open(CORPUS, "rb").read()), dtype=torch.long) % V
     B, T = cfg["batch"], cfg["seq"]
     gen = torch.Generator().manual_seed(7)
     step_fn = forward
@@ -129,36 +186,55 @@ def torch_run(torch, cfg, steps, compiled):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--configs", default="tiny,small")
     args = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        sys.exit("benchmarks need torch (pip install torch); lcc itself does not")
-    print(f"CPU: {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} "
-          f"threads), {args.steps} measured steps per run", flush=True)
+    # Same threads for everyone: OpenBLAS (lcc's GEMMs) and PyTorch's pool.
+    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    ensure_torch()
+    import resource
+    import torch
+    torch.set_num_threads(args.threads)
+    peak = sgemm_peak(torch)
+    print(f"CPU: {os.cpu_count()} cores, {args.threads} threads; torch {torch.__version__}; "
+          f"sgemm peak {peak:.1f} GFLOP/s; {args.steps} measured steps per run", flush=True)
     rows = []
     for name in args.configs.split(","):
-        cfg = CONFIGS[name]
-        lcc_tps, lcc_loss, compile_s = lcc_run(args.build, cfg, args.steps)
-        eager_tps, _ = torch_run(torch, cfg, args.steps, compiled=False)
+        model, cfg = CONFIGS[name]
+        steps = args.steps if name != "gpt2" else max(3, args.steps // 10)
+        tokens = cfg["batch"] * cfg["seq"]
+        lcc_tps, compile_s, lcc_mem, lcc_rss = lcc_run(args.build, model, cfg, steps)
+        eager_tps, _ = torch_run(torch, cfg, steps, compiled=False)
+        torch_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         try:
-            comp_tps, _ = torch_run(torch, cfg, args.steps, compiled=True)
-            comp = f"{comp_tps:10.0f}"
-            comp_ratio = f"{lcc_tps / comp_tps:5.2f}x"
+            comp_tps, _ = torch_run(torch, cfg, steps, compiled=True)
         except Exception as e:  # inductor needs a C++ toolchain; report, don't fail
-            comp, comp_ratio = "    n/a   ", f"n/a ({type(e).__name__})"
-        rows.append((name, cfg, lcc_tps, compile_s, eager_tps, comp, comp_ratio))
+            comp_tps = None
+            print(f"  torch.compile unavailable: {type(e).__name__}", flush=True)
+        rows.append((name, cfg, tokens, lcc_tps, compile_s, lcc_mem, lcc_rss, eager_tps,
+                     torch_rss, comp_tps))
         print(f"  {name}: done", flush=True)
     print()
-    print(f"{'model':8} {'config':42} {'lcc tok/s':>10} {'compile':>8} {'eager tok/s':>11} "
-          f"{'lcc/eager':>9} {'compiled tok/s':>14} {'lcc/compiled':>12}")
-    for name, cfg, lcc_tps, compile_s, eager_tps, comp, comp_ratio in rows:
-        desc = "d{dim} h{heads} L{layers} B{batch} T{seq}".format(**cfg)
-        print(f"{name:8} {desc:42} {lcc_tps:10.0f} {compile_s:7.1f}s {eager_tps:11.0f} "
-              f"{lcc_tps / eager_tps:8.2f}x {comp:>14} {comp_ratio:>12}")
+    print(f"{'model':6} {'config':34} {'framework':14} {'ms/step':>9} {'tok/s':>9} "
+          f"{'GFLOP/s':>8} {'%peak':>6} {'memory':>20} {'lcc/this':>9}")
+    for name, cfg, tokens, lcc_tps, compile_s, lcc_mem, lcc_rss, eager_tps, torch_rss, comp_tps in rows:
+        desc = "V{vocab} d{dim} h{heads} L{layers} B{batch} T{seq}".format(**cfg)
+        fpt = flops_per_token(cfg)
+        entries = [("lcc", lcc_tps, f"plan {lcc_mem / 2**20:.1f} MiB, rss {lcc_rss / 2**20:.0f} MiB"
+                    if lcc_rss else f"plan {lcc_mem / 2**20:.1f} MiB"),
+                   ("torch eager", eager_tps, f"rss {torch_rss / 2**20:.0f} MiB (process)"),
+                   ("torch.compile", comp_tps, "")]
+        for fw, tps, mem in entries:
+            if tps is None:
+                print(f"{name:6} {desc:34} {fw:14} {'n/a':>9}")
+                continue
+            gflops = tps * fpt / 1e9
+            print(f"{name:6} {desc:34} {fw:14} {1000 * tokens / tps:9.1f} {tps:9.0f} "
+                  f"{gflops:8.2f} {100 * gflops / peak:5.1f}% {mem:>20} {lcc_tps / tps:8.2f}x")
+        print(f"{name:6} {'':34} {'lcc compile':14} {compile_s:8.1f}s")
 
 
 if __name__ == "__main__":
