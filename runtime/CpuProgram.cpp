@@ -271,7 +271,7 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
   TrainBinBytes code;
   for (const std::string &t : mine) {
     code = bin.find("code", t, -1);
-    if (code.found() && bin.find("code", t, -1).data) {
+    if (code.found()) {
       p.target_ = t;
       break;
     }

@@ -297,33 +297,6 @@ void write(std::string &out, const Value &v, int indent, int level) {
   }
 }
 
-/// `s` quoted for an error message: one line, bounded length. Control bytes
-/// become \xNN so a key with a newline cannot split the message.
-std::string forMessage(std::string_view s) {
-  constexpr size_t kMax = 64;
-  std::string out = "'";
-  size_t i = 0;
-  for (; i < s.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7F) {
-      out += "\\x";
-      appendHexByte(out, c);
-    } else {
-      out += s[i];
-    }
-  }
-  if (i < s.size()) {
-    // Do not cut a UTF-8 sequence in half: drop the start of a character
-    // whose continuation bytes were cut (bytes >= 0x80 were copied 1:1).
-    while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) {
-      --i;
-      out.pop_back();
-    }
-    out += "...";
-  }
-  out += "'";
-  return out;
-}
 
 } // namespace
 
@@ -535,10 +508,10 @@ private:
         duplicate = !seen.insert(key).second;
       }
       if (duplicate)
-        return fail(keyPos, "duplicate key " + forMessage(key));
+        return fail(keyPos, "duplicate key " + detail::forMessage(key));
       skipSpace();
       if (!peek(':'))
-        return fail(i, "expected ':' after key " + forMessage(key) + ", found " + found(i));
+        return fail(i, "expected ':' after key " + detail::forMessage(key) + ", found " + found(i));
       ++i;
       members.emplace_back(std::move(key), Value());
       if (!parseValue(members.back().second, depth))
@@ -739,79 +712,32 @@ bool parse(std::string_view text, Value &out, std::string &error) {
   return true;
 }
 
-//===----------------------------------------------------------------------===//
-// Typed accessors
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// The value of `key` with kind `kind`, or nullptr with `error` set.
-/// `expected` names the kind in the message ("an integer" for getInt).
-const Value *lookup(const Value &object, const char *key, Kind kind, const char *expected,
-                    std::string &error) {
-  if (!object.isObject()) {
-    error = "expected an object with key " + forMessage(key) + ", got " +
-            kindName(object.kind());
-    return nullptr;
+/// `s` quoted for an error message: one line, bounded length. Control bytes
+/// become \xNN so a key with a newline cannot split the message.
+std::string detail::forMessage(std::string_view s) {
+  constexpr size_t kMax = 64;
+  std::string out = "'";
+  size_t i = 0;
+  for (; i < s.size() && i < kMax; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out += "\\x";
+      appendHexByte(out, c);
+    } else {
+      out += s[i];
+    }
   }
-  const Value *v = object.get(key);
-  if (!v) {
-    error = "missing key " + forMessage(key);
-    return nullptr;
+  if (i < s.size()) {
+    // Do not cut a UTF-8 sequence in half: drop the start of a character
+    // whose continuation bytes were cut (bytes >= 0x80 were copied 1:1).
+    while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) {
+      --i;
+      out.pop_back();
+    }
+    out += "...";
   }
-  if (v->kind() != kind) {
-    error = "key " + forMessage(key) + " must be " + expected + ", got " + kindName(v->kind());
-    return nullptr;
-  }
-  return v;
-}
-
-} // namespace
-
-bool getInt(const Value &object, const char *key, int64_t &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Number, "an integer", error);
-  if (!v)
-    return false;
-  if (!v->isInt()) {
-    error = "key " + forMessage(key) + " must be an integer (int64), got " + serialize(*v);
-    return false;
-  }
-  out = v->asInt();
-  return true;
-}
-
-bool getDouble(const Value &object, const char *key, double &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Number, kindName(Kind::Number), error);
-  if (!v)
-    return false;
-  out = v->asDouble();
-  return true;
-}
-
-bool getBool(const Value &object, const char *key, bool &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Bool, kindName(Kind::Bool), error);
-  if (!v)
-    return false;
-  out = v->asBool();
-  return true;
-}
-
-bool getString(const Value &object, const char *key, std::string &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::String, kindName(Kind::String), error);
-  if (!v)
-    return false;
-  out = v->asString();
-  return true;
-}
-
-bool getArray(const Value &object, const char *key, const Value *&out, std::string &error) {
-  out = lookup(object, key, Kind::Array, kindName(Kind::Array), error);
-  return out != nullptr;
-}
-
-bool getObject(const Value &object, const char *key, const Value *&out, std::string &error) {
-  out = lookup(object, key, Kind::Object, kindName(Kind::Object), error);
-  return out != nullptr;
+  out += "'";
+  return out;
 }
 
 } // namespace json

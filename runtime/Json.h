@@ -149,6 +149,12 @@ std::string serialize(const Value &value, int indent = -1);
 /// `s` as a JSON string literal, quotes included.
 std::string quote(std::string_view s);
 
+namespace detail {
+/// `s` quoted for an error message ('key'): one line, at most 64 bytes, control
+/// bytes as \xNN. Shared by the parser and the typed accessors (JsonGet.cpp).
+std::string forMessage(std::string_view s);
+} // namespace detail
+
 // Typed accessors for schema checks: look up `key` in `object`, check its
 // kind and copy it out. On failure return false with `error` set to e.g.
 // "missing key 'shape'" or "key 'shape' must be an array, got a string";

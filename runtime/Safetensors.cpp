@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
 
+#include "runtime/Json.h"
+
 #include "runtime/AtomicFile.h"
 
 #include <cerrno>
@@ -354,24 +356,6 @@ Status parseMetadata(Cursor &c, std::map<std::string, std::string> &out) {
   }
 }
 
-void appendJsonString(std::string &out, const std::string &s) {
-  out += '"';
-  for (char ch : s) {
-    unsigned char u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-}
-
 } // namespace
 
 SafetensorsStatus parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) {
@@ -459,9 +443,9 @@ SafetensorsStatus serializeSafetensors(const SafetensorsFile &file, std::vector<
     for (auto it = file.metadata.begin(); it != file.metadata.end(); ++it) {
       if (it != file.metadata.begin())
         header += ',';
-      appendJsonString(header, it->first);
+      header += json::quote(it->first);
       header += ':';
-      appendJsonString(header, it->second);
+      header += json::quote(it->second);
     }
     header += '}';
     first = false;
@@ -473,7 +457,7 @@ SafetensorsStatus serializeSafetensors(const SafetensorsFile &file, std::vector<
     if (!first)
       header += ',';
     first = false;
-    appendJsonString(header, name);
+    header += json::quote(name);
     header += ":{\"dtype\":\"";
     header += dtypeName(t.elementType());
     header += "\",\"shape\":[";

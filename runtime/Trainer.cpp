@@ -142,6 +142,13 @@ int64_t Trainer::allocatedBytes() const {
   return total;
 }
 
+int64_t Trainer::stepMemoryBytes() const {
+  int64_t total = allocatedBytes();
+  for (const Slot &s : stepInputs_)
+    total += int64_t(HostTensor(s.dtype, s.shape).byteSize());
+  return total;
+}
+
 const HostTensor *Trainer::param(const std::string &name) const {
   auto it = current_.find(name);
   return it == current_.end() ? nullptr : &it->second;

@@ -60,6 +60,9 @@ public:
   /// arenas. With every temporary planned, this is the run's whole memory
   /// for the step besides the input batch (docs/lcc-run.md).
   int64_t allocatedBytes() const;
+  /// allocatedBytes() plus the step's input batch (which the caller
+  /// allocates): what the manifest's memory plan counts (memoryPlanBytes).
+  int64_t stepMemoryBytes() const;
 
 private:
   const Program *program_ = nullptr;

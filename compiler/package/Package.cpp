@@ -207,12 +207,4 @@ llvm::Error writePackage(const Package &package, const std::string &path) {
   return llvm::Error::success();
 }
 
-llvm::Error writeTrainBin(ModuleOp module, const PackageOptions &options,
-                          const std::string &path) {
-  auto package = compilePackage(module, options);
-  if (!package)
-    return package.takeError();
-  return writePackage(*package, path);
-}
-
 } // namespace lcc

@@ -45,10 +45,6 @@ llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptio
 /// Writes a compiled package to `path` atomically.
 llvm::Error writePackage(const Package &package, const std::string &path);
 
-/// compilePackage + writePackage.
-llvm::Error writeTrainBin(mlir::ModuleOp module, const PackageOptions &options,
-                          const std::string &path);
-
 } // namespace lcc
 
 #endif

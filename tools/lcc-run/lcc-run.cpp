@@ -52,15 +52,18 @@ struct Feed {
   HostTensor tokens, targets;
 };
 
-bool makeFeed(const std::vector<Slot> &inputs, bool accumulated, Feed &feed, std::string &error) {
+/// `micro`: the inputs may carry a leading micro-batch dimension (the step of
+/// a model compiled with --accum=K takes [K, batch, seq]).
+bool makeFeed(const std::vector<Slot> &inputs, bool micro, Feed &feed, std::string &error) {
   for (const Slot &s : inputs) {
-    if ((s.name != "tokens" && s.name != "targets") || s.dtype != ElementType::I32 ||
-        s.shape.size() != (accumulated ? 3u : 2u)) {
+    bool rankOk = s.shape.size() == 2 || (micro && s.shape.size() == 3);
+    if ((s.name != "tokens" && s.name != "targets") || s.dtype != ElementType::I32 || !rankOk ||
+        (feed.seq && s.shape != feed.tokens.shape() && s.shape != feed.targets.shape())) {
       error = "lcc-run feeds token models: inputs 'tokens' and optionally 'targets', i32 [batch, "
               "seq]; this model has input '" + s.name + "'";
       return false;
     }
-    feed.micro = accumulated ? s.shape[0] : 1;
+    feed.micro = s.shape.size() == 3 ? s.shape[0] : 1;
     feed.batch = s.shape[s.shape.size() - 2];
     feed.seq = s.shape.back();
     feed.hasTargets |= s.name == "targets";
@@ -88,20 +91,19 @@ std::map<std::string, const HostTensor *> inputsOf(const Feed &feed) {
   return m;
 }
 
-double evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
-                std::string &error) {
+/// The mean @forward loss over the first `batches` batches of `sampler`.
+bool evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
+              double &mean, std::string &error) {
   double sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     fill(sampler, uint64_t(b), 0, feed);
     double loss;
-    ProgramStatus st = trainer.evalLoss(inputsOf(feed), loss);
-    if (!st) {
-      error = st.error;
-      return NAN;
-    }
+    if (ProgramStatus st = trainer.evalLoss(inputsOf(feed), loss); !st)
+      return error = st.error, false;
     sum += loss;
   }
-  return sum / double(batches);
+  mean = sum / double(batches);
+  return true;
 }
 
 } // namespace
@@ -124,10 +126,9 @@ int main(int argc, char **argv) {
 
   Feed stepFeed, evalFeed;
   std::string error;
-  if (!makeFeed(trainer.stepInputs(), /*accumulated=*/false, stepFeed, error) &&
-      !makeFeed(trainer.stepInputs(), /*accumulated=*/true, stepFeed = Feed(), error))
+  if (!makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed, error))
     return fail("lcc-run: error: " + opt.program + ": " + error);
-  if (!makeFeed(trainer.forwardInputs(), false, evalFeed, error))
+  if (!makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed, error))
     return fail("lcc-run: error: " + opt.program + ": " + error);
 
   const json::Value &manifest = program.manifest();
@@ -194,15 +195,12 @@ int main(int argc, char **argv) {
   if (!opt.quiet) {
     // The plan (from the manifest) and what this process allocated for it:
     // equal when every temporary of the compiled code is planned.
-    int64_t allocated = trainer.allocatedBytes();
-    for (const Slot &s : trainer.stepInputs())
-      allocated += int64_t(HostTensor(s.dtype, s.shape).byteSize());
     std::printf("memory: plan %lld bytes, allocated %lld bytes (lcc --plan shows the plan)\n",
                 static_cast<long long>(memoryPlanBytes(manifest)),
-                static_cast<long long>(allocated));
+                static_cast<long long>(trainer.stepMemoryBytes()));
   }
   auto start = Clock::now();
-  double windowStart = 0, lastLoss = NAN, lastVal = NAN;
+  double lastLoss = NAN, lastVal = NAN;
   std::vector<MetricsRow> rows;
   for (int64_t s = first; s <= opt.steps; ++s) {
     for (int64_t k = 0; k < stepFeed.micro; ++k)
@@ -221,8 +219,7 @@ int main(int argc, char **argv) {
     if (valSampler && s == opt.steps)
       evalNow = true;
     if (evalNow) {
-      lastVal = evaluate(trainer, *valSampler, evalFeed, evalBatches, error);
-      if (!std::isfinite(lastVal) && !error.empty())
+      if (!evaluate(trainer, *valSampler, evalFeed, evalBatches, lastVal, error))
         return fail("lcc-run: internal error: " + error), 3;
       row.valLoss = lastVal;
     }
@@ -231,7 +228,7 @@ int main(int argc, char **argv) {
       if (MetricsStatus st = csv.append(row); !st)
         return fail("lcc-run: error: " + st.error);
     if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
-      double perStep = (elapsed - windowStart) > 0 ? elapsed / double(s - first + 1) : 0;
+      double perStep = elapsed / double(s - first + 1);
       std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
                   static_cast<long long>(s), static_cast<long long>(opt.steps), r.loss, r.lr,
                   r.gradNorm, row.tokensPerSec, duration(perStep * double(opt.steps - s)).c_str());

@@ -370,17 +370,17 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
     return fail("lcc: error: cannot write '" + outputFile + "': " + std::string(dir) +
                 " is not a writable directory");
+  lcc::TrainStepOptions t = trainStepOptions();
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return fail("lcc: error: bad pass manager options");
-  lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, trainStepOptions());
+  lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
   if (failed(pm.run(module)))
     return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
   lcc::PackageOptions options;
   options.cpu.cpu = cpuFlag;
   options.seed = seed;
   options.source = inputFile;
-  lcc::TrainStepOptions t = trainStepOptions();
   options.training = lcc::json::Value::object(
       {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
        {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},

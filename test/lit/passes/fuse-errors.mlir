@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-fuse -verify-diagnostics
+// Tests passes/Fuse.cpp.
 
 // Fusion runs on linalg; an lcc op left means lcc-lower-to-linalg did not run.
 func.func @not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {

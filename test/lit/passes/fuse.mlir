@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-fuse | FileCheck %s
+// Tests passes/Fuse.cpp.
 
 // bias + tanh + exp: each feeds exactly one consumer, so the chain becomes one
 // kernel; the matmul (a contraction) is left alone for BLAS; the exp result has

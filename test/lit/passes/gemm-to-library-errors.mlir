@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-gemm-to-library -verify-diagnostics
+// Tests passes/GemmToLibrary.cpp.
 
 // The kernel's name is taken with another signature.
 // expected-error @+1 {{lcc-gemm-to-library: @lcc_sgemm is defined with another signature; expected 27 i64 arguments and no result (runtime/CpuKernels.h)}}

@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-gemm-to-library | FileCheck %s
+// Tests passes/GemmToLibrary.cpp.
 
 // A batched matmul with a transposed, broadcast right operand (the tied
 // output head's x @ wte.T): C[b, m, n] += A[b, m, k] * W[n, k].

@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --split-input-file --lcc-out-params -verify-diagnostics
+// Tests passes/OutParams.cpp.
 // expected-error @+1 {{lcc-out-params: result #0 of @dyn has type 'tensor<?xf32>'; out-params need statically shaped ranked tensors}}
 func.func @dyn(%x: tensor<?xf32>) -> tensor<?xf32> {
   return %x : tensor<?xf32>

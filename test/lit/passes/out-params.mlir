@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-out-params | FileCheck %s
+// Tests passes/OutParams.cpp.
 // RUN: lcc-opt %s --lcc-out-params --eliminate-empty-tensors --empty-tensor-to-alloc-tensor --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
 
 // Results become trailing memref out-params carrying the result attributes

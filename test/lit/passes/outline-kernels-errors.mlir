@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-outline-kernels -verify-diagnostics
+// Tests passes/OutlineKernels.cpp.
 
 // The kernel's name is taken: an error rather than a silently renamed symbol.
 #id = affine_map<(d0) -> (d0)>

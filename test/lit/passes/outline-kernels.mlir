@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-outline-kernels | FileCheck %s
+// Tests passes/OutlineKernels.cpp.
 // RUN: lcc-opt %s --lcc-outline-kernels --lcc-outline-kernels | FileCheck %s --check-prefix=TWICE
 
 // Each loop nest of a public function becomes a private kernel called in its

@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-plan-memory | FileCheck %s
+// Tests passes/PlanMemory.cpp.
 
 // Three temporaries of 64, 128 and 64 bytes. %t0 dies when %t2 is born, so
 // they share offset 0... after the largest (%t1) takes the lowest offset:

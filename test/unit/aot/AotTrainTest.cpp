@@ -17,6 +17,7 @@
 #include "runtime/CpuProgram.h"
 #include "runtime/Data.h"
 #include "runtime/TrainBin.h"
+#include "test/unit/common/TempDir.h"
 #include "runtime/Trainer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,11 +41,6 @@ std::string readFile(const std::string &path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string tempDir() {
-  char name[] = "/tmp/lcc-aot-test-XXXXXX";
-  return mkdtemp(name) ? name : "";
 }
 
 const std::string kCorpus = std::string(LCC_SOURCE_DIR) + "/data/kjv-genesis-exodus.txt";
@@ -193,7 +189,8 @@ TEST(AotTrain, ResumeReproducesTheLossesBitwise) {
   ASSERT_TRUE(first.open());
   ASSERT_TRUE(bool(first.trainer.init()));
   first.trainTo(10);
-  std::string dir = tempDir(), error, used;
+  lcc::test::TempDir tmp("lcc-aot-test");
+  std::string dir = tmp.file("ckpt"), error, used;
   ASSERT_TRUE(lcc::saveCheckpoint(dir, 10, first.trainer.snapshot(true, {}), 3, error)) << error;
 
   Session second;
@@ -219,7 +216,8 @@ TEST(AotTrain, KillDuringSaveLeavesALoadableCheckpoint) {
   lcc::SafetensorsFile snap = run.trainer.snapshot(true, {});
   // Large enough that a write takes a while, so kills land mid-write.
   snap.tensors["padding"] = lcc::HostTensor(lcc::ElementType::F32, {4, 1 << 20});
-  std::string dir = tempDir(), error;
+  lcc::test::TempDir tmp("lcc-aot-test");
+  std::string dir = tmp.file("ckpt"), error;
   ASSERT_TRUE(lcc::saveCheckpoint(dir, 1, snap, 2, error)) << error;
   for (int round = 0; round < 12; ++round) {
     pid_t child = fork();
@@ -258,9 +256,7 @@ TEST(AotTrain, RuntimeAllocatesExactlyThePlan) {
 
   Session s;
   ASSERT_TRUE(s.open());
-  int64_t allocated = s.trainer.allocatedBytes();
-  for (const lcc::Slot &slot : s.trainer.stepInputs())
-    allocated += int64_t(lcc::HostTensor(slot.dtype, slot.shape).byteSize());
+  int64_t allocated = s.trainer.stepMemoryBytes();
   int64_t plan = lcc::memoryPlanBytes(s.program.manifest());
   EXPECT_GT(plan, 0);
   EXPECT_EQ(allocated, plan);
@@ -291,7 +287,8 @@ TEST(AotTrain, ManifestFromAnotherVersionIsRefused) {
     else
       ASSERT_TRUE(bool(w.addSection(s.name, s.target, s.rank, b.data, b.size)));
   }
-  std::string path = tempDir() + "/v7.bin";
+  lcc::test::TempDir tmp("lcc-aot-test");
+  std::string path = tmp.file("v7.bin");
   ASSERT_TRUE(bool(w.write(path)));
   lcc::Program program;
   lcc::ProgramStatus st = lcc::Program::load(path, program);
@@ -310,7 +307,8 @@ TEST(AotTrain, CorruptOrForeignFilesGiveClearErrors) {
   // A flipped byte in the code section is caught by its checksum.
   std::string bytes = readFile(kTrainBin);
   bytes[bytes.size() - 100] ^= 0x40;
-  std::string path = tempDir() + "/bad.bin";
+  lcc::test::TempDir tmp("lcc-aot-test");
+  std::string path = tmp.file("bad.bin");
   std::ofstream(path, std::ios::binary) << bytes;
   st = lcc::Program::load(path, program);
   ASSERT_FALSE(st);

@@ -2,6 +2,8 @@
 #ifndef LCC_TEST_UNIT_DATA_TESTFILES_H
 #define LCC_TEST_UNIT_DATA_TESTFILES_H
 
+#include "test/unit/common/TempDir.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <dirent.h>
@@ -14,30 +16,6 @@
 
 namespace lcc::test {
 
-/// A fresh directory under /tmp, removed with its files at the end.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/lcc-data-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  std::string file(const std::string &name) const { return path + "/" + name; }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    if (DIR *d = ::opendir(path.c_str())) {
-      while (dirent *e = ::readdir(d))
-        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
-          out.push_back(e->d_name);
-      ::closedir(d);
-    }
-    return out;
-  }
-  ~TempDir() {
-    for (const std::string &f : files())
-      ::unlink(file(f).c_str());
-    ::rmdir(path.c_str());
-  }
-};
 
 inline void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);

@@ -6,6 +6,7 @@
 // truncations/bit flips of a valid file that must give an error, not a crash.
 //
 //===----------------------------------------------------------------------===//
+#include "test/unit/common/TempDir.h"
 #include "runtime/Safetensors.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 using namespace lcc;
+using lcc::test::TempDir;
 
 namespace {
 
@@ -44,29 +46,6 @@ std::string parseError(const std::vector<uint8_t> &bytes) {
   return s ? std::string("<ok>") : s.error;
 }
 
-/// A fresh directory under /tmp, removed with its files at the end.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/lcc-safetensors-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    if (DIR *d = ::opendir(path.c_str())) {
-      while (dirent *e = ::readdir(d))
-        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
-          out.push_back(e->d_name);
-      ::closedir(d);
-    }
-    return out;
-  }
-  ~TempDir() {
-    for (const std::string &f : files())
-      std::remove((path + "/" + f).c_str());
-    ::rmdir(path.c_str());
-  }
-};
 
 SafetensorsFile sampleFile() {
   SafetensorsFile f;

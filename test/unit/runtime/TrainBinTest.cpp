@@ -9,6 +9,7 @@
 // resealed table edits. Atomic writes are checked with a concurrent reader.
 //
 //===----------------------------------------------------------------------===//
+#include "test/unit/common/TempDir.h"
 #include "runtime/TrainBin.h"
 #include "runtime/Safetensors.h"
 
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 using namespace lcc;
+using lcc::test::TempDir;
 
 namespace {
 
@@ -119,32 +121,6 @@ std::string text(TrainBinBytes b) {
   return b.found() ? std::string(reinterpret_cast<const char *>(b.data), b.size) : "<none>";
 }
 
-/// A fresh directory under /tmp, removed with its files at the end.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/lcc-trainbin-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    if (DIR *d = ::opendir(path.c_str())) {
-      while (dirent *e = ::readdir(d))
-        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
-          out.push_back(e->d_name);
-      ::closedir(d);
-    }
-    return out;
-  }
-  ~TempDir() {
-    for (const std::string &f : files()) {
-      std::string p = path + "/" + f;
-      if (std::remove(p.c_str()) != 0)
-        ::rmdir(p.c_str());
-    }
-    ::rmdir(path.c_str());
-  }
-};
 
 std::vector<uint8_t> readAll(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
