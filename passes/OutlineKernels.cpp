@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/LoopNest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -43,8 +45,52 @@ bool isCloneableConstant(Value v) {
          def->getNumRegions() == 0;
 }
 
+/// The loop dimension of a linalg op whose iterations can run on different
+/// threads, or -1: a static parallel dimension that indexes every output (so
+/// different iterations write different elements). The outermost one with at
+/// least 8 iterations (contiguous chunks, few of them), else the largest.
+int64_t splitDimension(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t best = -1;
+  for (int64_t d = 0; d < int64_t(ranges.size()); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel || ShapedType::isDynamic(ranges[d]) ||
+        ranges[d] < 2)
+      continue;
+    bool indexesOutputs = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      return op.getMatchingIndexingMap(&init).isFunctionOfDim(d) &&
+             llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
+               auto dim = llvm::dyn_cast<AffineDimExpr>(e);
+               return dim && dim.getPosition() == d;
+             });
+    });
+    if (!indexesOutputs)
+      continue;
+    if (ranges[d] >= 8)
+      return d;
+    if (best < 0 || ranges[d] > ranges[best])
+      best = d;
+  }
+  return best;
+}
+
+/// Scalar operations one execution of `op` performs: iterations times the
+/// ops of its body (a rough cost, to decide whether splitting pays).
+int64_t workOf(linalg::LinalgOp op) {
+  int64_t iterations = 1;
+  for (int64_t r : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(r))
+      return 0;
+    iterations *= r;
+  }
+  int64_t body = 1;
+  for (Block &b : op->getRegion(0))
+    body += int64_t(b.getOperations().size());
+  return iterations * body;
+}
+
 LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
-                      OpBuilder &moduleBuilder) {
+                      OpBuilder &moduleBuilder, int64_t minParallelWork) {
   llvm::SetVector<Value> captured = capturedValues(op);
   SmallVector<Value> args;
   for (Value v : captured)
@@ -53,6 +99,18 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   SmallVector<Type> argTypes;
   for (Value v : args)
     argTypes.push_back(v.getType());
+
+  // Big enough kernels get the bounds of one parallel loop as two trailing
+  // index arguments, so the caller (lcc-parallel-dispatch) can run parts of
+  // it on different threads.
+  auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
+  int64_t split = -1;
+  if (linalgOp && op->getNumResults() == 0 && linalgOp.hasPureBufferSemantics() &&
+      minParallelWork > 0 && workOf(linalgOp) >= minParallelWork)
+    split = splitDimension(linalgOp);
+  if (split >= 0)
+    argTypes.append(2, moduleBuilder.getIndexType());
+
   auto type = FunctionType::get(op->getContext(), argTypes, op->getResultTypes());
   std::string name = (parent.getSymName() + "_k" + llvm::Twine(index)).str();
   if (SymbolTable::lookupNearestSymbolFrom(parent, moduleBuilder.getStringAttr(name)))
@@ -76,14 +134,34 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   Operation *body = b.clone(*op, map);
   func::ReturnOp::create(b, op->getLoc(), body->getResults());
 
+  // Linalg kernels become loops here, in lcc's loop form (passes/LoopNest.h).
+  SmallVector<Value> callArgs(args);
+  if (auto bodyOp = llvm::dyn_cast<linalg::LinalgOp>(body)) {
+    FailureOr<SmallVector<scf::ForOp>> loops = lcc::lowerToLoopNest(b, bodyOp);
+    if (failed(loops) && split >= 0)
+      return op->emitError() << "lcc-outline-kernels: cannot lower the kernel to loops";
+    if (split >= 0) {
+      int64_t range = linalgOp.getStaticLoopRanges()[split];
+      scf::ForOp loop = (*loops)[split];
+      unsigned n = entry->getNumArguments();
+      loop.setLowerBound(entry->getArgument(n - 2));
+      loop.setUpperBound(entry->getArgument(n - 1));
+      kernel->setAttr("lcc.parallel", moduleBuilder.getI64IntegerAttr(range));
+      OpBuilder at(op);
+      callArgs.push_back(arith::ConstantIndexOp::create(at, op->getLoc(), 0));
+      callArgs.push_back(arith::ConstantIndexOp::create(at, op->getLoc(), range));
+    }
+  }
+
   OpBuilder at(op);
-  auto call = func::CallOp::create(at, op->getLoc(), kernel, args);
+  auto call = func::CallOp::create(at, op->getLoc(), kernel, callArgs);
   op->replaceAllUsesWith(call.getResults());
   op->erase();
   return success();
 }
 
 struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKernelsPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
@@ -98,7 +176,7 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
           nests.push_back(&op);
       unsigned index = 0;
       for (Operation *op : nests)
-        if (failed(outline(op, fn, index++, moduleBuilder)))
+        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork)))
           return signalPassFailure();
     }
   }

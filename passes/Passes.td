@@ -159,8 +159,23 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
     (IndVarSimplify took 145 s of 160 s on gpt-tiny's step); as kernels each
     is optimized alone. The kernels are also the unit the fusion pass groups
     and the CUDA target launches.
+
+    A linalg kernel doing at least `min-parallel-work` scalar operations
+    (iterations times body ops) with a static parallel loop dimension that
+    indexes every output is made splittable: it is lowered to loops right
+    away, and the loop over that dimension runs from two trailing `index`
+    arguments `lo` to `hi`. The kernel gets `lcc.parallel = N` (the
+    dimension's size) and the call passes 0 and N, so it still runs whole;
+    `lcc-parallel-dispatch` later turns such calls into parts on threads.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t", /*default=*/"32768",
+           "Smallest work (iterations x body ops) for which a kernel is made splittable; "
+           "0 never">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
@@ -210,6 +225,67 @@ def LccFusePass : Pass<"lcc-fuse", "::mlir::ModuleOp"> {
     (linalg ops other than fills), which `lcc --report` prints.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
+  let summary = "Replace f32 libm calls (exp, tanh, erf, log, ...) by inline polynomials";
+  let description = [{
+    CPU code generation, on any IR with `math` ops (the pipelines run it on
+    loops after bufferization). Each f32 `math` op named in `functions`
+    becomes MLIR's polynomial approximation (Cephes/Eigen-style; a few ulp)
+    built from arith ops, scalar or vector alike.
+
+    Why: a call to `expf`/`tanhf` in a loop body stops LLVM's loop vectorizer
+    and costs a call per element; on gpt-tiny-sized steps libm was ~20% of
+    the profile. Inline polynomials vectorize to AVX2/FMA like any other
+    arithmetic. f64 ops are left to libm (the gradient checks run in f64 and
+    want libm's accuracy).
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The math functions to approximate (default: exp, expm1, tanh, erf, "
+               "log, log1p, log2)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
+  let summary = "Give every destination-passing user of a linalg.fill its own fill";
+  let description = [{
+    On linalg on tensors, right before bufferization. CSE merges identical
+    `linalg.fill`s (the zero every reduction and GEMM accumulates into), so
+    one filled tensor becomes the init of many ops. One-shot bufferization
+    must then keep that buffer intact and copy it before each in-place
+    writer: on gpt-tiny's train step that was ~500 full-size copies per
+    step, the memory traffic of a second forward pass. This pass clones the
+    fill (and its `tensor.empty`) right before each user that takes it as an
+    `outs` operand, so each writes into a fresh buffer it fills itself. Uses
+    as an input are left alone (reading needs no private copy). A fill on
+    memrefs means the pass runs after bufferization: an error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
+
+def LccParallelDispatchPass : Pass<"lcc-parallel-dispatch", "::mlir::ModuleOp"> {
+  let summary = "Run splittable kernels on the runtime's thread pool (LLVM dialect)";
+  let description = [{
+    AOT CPU, last, on the LLVM dialect. Each call to a kernel tagged
+    `lcc.parallel = N` by `lcc-outline-kernels` (whose last two arguments,
+    the loop bounds, must be the constants 0 and N) becomes
+
+    ```
+    llvm.call @lcc_parallel_for(@<kernel>_task<i>, %args, N)
+    ```
+
+    where `%args` is a stack array holding the call's non-constant arguments
+    (8 bytes each) and `@<kernel>_task<i>(ctx, lo, hi)` loads them back,
+    rematerializes the constant ones (sizes and strides, so LLVM still sees
+    static shapes inside the kernel) and calls the kernel on [lo, hi). The
+    runtime (runtime/Parallel.h) splits [0, N) into one fixed part per thread.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // LCC_PASSES_TD

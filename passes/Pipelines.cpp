@@ -57,6 +57,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // tensor.empty must become allocations before one-shot bufferization
   // (TOOLCHAIN.md pitfall 3); function boundaries use identity layouts so the
   // C interface sees plain strided descriptors.
+  // Each accumulator gets its own zero fill, so bufferization need not copy a
+  // shared one before every writer.
+  pm.addPass(createLccCloneFillsPass());
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
@@ -64,13 +67,18 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   addTextual(pm, "buffer-deallocation-pipeline");
   // Returned views/arguments are copied with bufferization.clone by the
   // deallocation pipeline; only convert-bufferization-to-memref lowers clones.
-  addTextual(pm, "convert-bufferization-to-memref");
+  // canonicalize drops the self-copies bufferization leaves for results
+  // updated in place (memref.copy %p, %p).
+  addTextual(pm, "convert-bufferization-to-memref,canonicalize");
   // Matmuls go to the runtime's BLAS GEMM (runtime/CpuKernels.h).
   pm.addPass(createLccGemmToLibraryPass());
   // One function per loop nest: LLVM's loop passes are quadratic in one huge
   // function (lcc-outline-kernels).
   pm.addPass(createLccOutlineKernelsPass());
-  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+  addTextual(pm, "func.func(convert-linalg-to-loops)");
+  // f32 exp/tanh/log inline as polynomials, so the loops vectorize.
+  pm.addPass(createLccApproximateMathPass());
+  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
 }
@@ -81,6 +89,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
   pm.addPass(createLccOutParamsPass());
+  // Each accumulator gets its own zero fill, so bufferization need not copy a
+  // shared one before every writer.
+  pm.addPass(createLccCloneFillsPass());
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
@@ -88,7 +99,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // plan's peak is known at compile time); what cannot be planned is freed by
   // the deallocation pipeline as usual.
   pm.addPass(createLccPlanMemoryPass());
-  addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  // canonicalize drops the self-copies bufferization leaves for parameters
+  // and optimizer state updated in place (memref.copy %p, %p).
+  addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref,canonicalize");
   pm.addPass(createLccGemmToLibraryPass());
   pm.addPass(createLccOutlineKernelsPass());
   // Loop nests become kernel functions (LLVM's loop passes are quadratic in
@@ -96,9 +109,14 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // compiler's entry wrappers build them from bare pointers (AotCompiler.h).
   // memref.copy between strided views calls `memrefCopy`, which the runtime
   // provides (runtime/CpuProgram.cpp).
-  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,convert-math-to-llvm,"
+  addTextual(pm, "func.func(convert-linalg-to-loops)");
+  // f32 exp/tanh/log inline as polynomials, so the loops vectorize.
+  pm.addPass(createLccApproximateMathPass());
+  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+  // Big kernels run in parts on the runtime's threads (runtime/Parallel.h).
+  pm.addPass(createLccParallelDispatchPass());
 }
 
 void buildPipelineUpTo(OpPassManager &pm, Phase phase,

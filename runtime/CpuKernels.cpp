@@ -1,5 +1,6 @@
 //===- CpuKernels.cpp - library kernels the compiled CPU code calls --------===//
 #include "runtime/CpuKernels.h"
+#include "runtime/Parallel.h"
 
 #include <cstring>
 #include <vector>
@@ -8,7 +9,19 @@
 #include <cblas.h>
 #endif
 
+#include <algorithm>
+#include <mutex>
+
 namespace {
+
+/// The pool (runtime/Parallel.h) splits GEMMs; OpenBLAS's own threads would
+/// compete with it for the same cores (and spin in sched_yield between calls).
+void singleThreadedBlas() {
+#if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+#endif
+}
 
 struct Matrix {
   int64_t row, col; // strides of the two matrix dims
@@ -52,42 +65,103 @@ void naive(int64_t m, int64_t n, int64_t k, const T *a, Matrix as, const T *b, M
     }
 }
 
+/// One GEMM (or a block of rows or columns of one) through the BLAS when the
+/// layout allows, else the loop.
+template <typename T>
+void gemmOne(int64_t m, int64_t n, int64_t k, const T *A, Matrix as, const T *B, Matrix bs,
+             T *C, Matrix cs) {
+  if (m == 0 || n == 0)
+    return;
+#ifdef LCC_HAVE_CBLAS
+  CBLAS_TRANSPOSE ta, tb, tc;
+  int64_t lda, ldb, ldc;
+  // C must be a row-major matrix with unit column stride for cblas.
+  if (k > 0 && blasView(as, m, k, CblasNoTrans, CblasTrans, ta, lda) &&
+      blasView(bs, k, n, CblasNoTrans, CblasTrans, tb, ldb) &&
+      blasView(cs, m, n, CblasNoTrans, CblasTrans, tc, ldc) && tc == CblasNoTrans) {
+    if constexpr (sizeof(T) == 4)
+      cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb),
+                  1.0f, C, int(ldc));
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb),
+                  1.0, C, int(ldc));
+    return;
+  }
+#endif
+  naive(m, n, k, A, as, B, bs, C, cs);
+}
+
+/// A batched GEMM and how it is split over the pool's threads: by batch
+/// element, or (one or few big matrices) by blocks of rows or of columns.
+/// Every output element is computed by exactly one part, the same way for any
+/// split, so the split never changes results.
+template <typename T>
+struct GemmJob {
+  int64_t nb0, nb1, nb2, m, n, k;
+  const T *A, *B;
+  T *C;
+  int64_t aB0, aB1, aB2, bB0, bB1, bB2, cB0, cB1, cB2;
+  Matrix as, bs, cs;
+  enum { Batch, Rows, Cols } split;
+  static constexpr int64_t kBlock = 16; // rows/columns per unit of a split
+
+  void batch(int64_t i, int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
+    int64_t i0 = i / (nb1 * nb2), i1 = i / nb2 % nb1, i2 = i % nb2;
+    const T *a = A + i0 * aB0 + i1 * aB1 + i2 * aB2 + r0 * as.row;
+    const T *b = B + i0 * bB0 + i1 * bB1 + i2 * bB2 + c0 * bs.col;
+    T *c = C + i0 * cB0 + i1 * cB1 + i2 * cB2 + r0 * cs.row + c0 * cs.col;
+    gemmOne(r1 - r0, c1 - c0, k, a, as, b, bs, c, cs);
+  }
+
+  static void part(void *self, int64_t lo, int64_t hi) {
+    const GemmJob &j = *static_cast<const GemmJob *>(self);
+    switch (j.split) {
+    case Batch:
+      for (int64_t i = lo; i < hi; ++i)
+        j.batch(i, 0, j.m, 0, j.n);
+      return;
+    case Rows:
+      for (int64_t i = 0; i < j.batches(); ++i)
+        j.batch(i, lo * kBlock, std::min(j.m, hi * kBlock), 0, j.n);
+      return;
+    case Cols:
+      for (int64_t i = 0; i < j.batches(); ++i)
+        j.batch(i, 0, j.m, lo * kBlock, std::min(j.n, hi * kBlock));
+      return;
+    }
+  }
+
+  int64_t batches() const { return nb0 * nb1 * nb2; }
+};
+
 template <typename T>
 void gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
           int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
           int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
           int64_t cM, int64_t cN) {
-  const T *A = reinterpret_cast<const T *>(a) + aOff;
-  const T *B = reinterpret_cast<const T *>(b) + bOff;
-  T *C = reinterpret_cast<T *>(c) + cOff;
-  Matrix as{aM, aK}, bs{bK, bN}, cs{cM, cN};
-  for (int64_t i0 = 0; i0 < nb0; ++i0)
-    for (int64_t i1 = 0; i1 < nb1; ++i1)
-      for (int64_t i2 = 0; i2 < nb2; ++i2) {
-        const T *Ai = A + i0 * aB0 + i1 * aB1 + i2 * aB2;
-        const T *Bi = B + i0 * bB0 + i1 * bB1 + i2 * bB2;
-        T *Ci = C + i0 * cB0 + i1 * cB1 + i2 * cB2;
-        if (m == 0 || n == 0)
-          continue;
-#ifdef LCC_HAVE_CBLAS
-        CBLAS_TRANSPOSE ta, tb, tc;
-        int64_t lda, ldb, ldc;
-        // C must be a row-major matrix with unit column stride for cblas.
-        if (k > 0 && blasView(as, m, k, CblasNoTrans, CblasTrans, ta, lda) &&
-            blasView(bs, k, n, CblasNoTrans, CblasTrans, tb, ldb) &&
-            blasView(cs, m, n, CblasNoTrans, CblasTrans, tc, ldc) && tc == CblasNoTrans) {
-          if constexpr (sizeof(T) == 4)
-            cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, Ai, int(lda), Bi,
-                        int(ldb), 1.0f, Ci, int(ldc));
-          else
-            cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, Ai, int(lda), Bi,
-                        int(ldb), 1.0, Ci, int(ldc));
-          continue;
-        }
-#endif
-        naive(m, n, k, Ai, as, Bi, bs, Ci, cs);
-      }
+  singleThreadedBlas();
+  GemmJob<T> job{nb0, nb1, nb2, m, n, k,
+                 reinterpret_cast<const T *>(a) + aOff, reinterpret_cast<const T *>(b) + bOff,
+                 reinterpret_cast<T *>(c) + cOff,
+                 aB0, aB1, aB2, bB0, bB1, bB2, cB0, cB1, cB2,
+                 Matrix{aM, aK}, Matrix{bK, bN}, Matrix{cM, cN}, GemmJob<T>::Batch};
+  int64_t batches = job.batches();
+  if (batches <= 0)
+    return;
+  // Below ~1 MFLOP a split costs more than it saves.
+  double flops = 2.0 * double(m) * double(n) * double(k) * double(batches);
+  int threads = lcc::numThreads();
+  if (threads == 1 || flops < double(1 << 20)) {
+    GemmJob<T>::part(&job, 0, batches);
+    return;
+  }
+  int64_t units = batches;
+  if (batches < threads) {
+    job.split = m >= n ? GemmJob<T>::Rows : GemmJob<T>::Cols;
+    units = ((m >= n ? m : n) + GemmJob<T>::kBlock - 1) / GemmJob<T>::kBlock;
+  }
+  lcc_parallel_for(&GemmJob<T>::part, &job, units);
 }
 
 } // namespace
@@ -116,6 +190,7 @@ const CpuKernelSymbol *cpuKernelSymbols() {
   static const CpuKernelSymbol table[] = {
       {"lcc_sgemm", reinterpret_cast<void *>(&lcc_sgemm)},
       {"lcc_dgemm", reinterpret_cast<void *>(&lcc_dgemm)},
+      {"lcc_parallel_for", reinterpret_cast<void *>(&lcc_parallel_for)},
       {nullptr, nullptr}};
   return table;
 }

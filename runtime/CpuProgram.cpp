@@ -153,7 +153,16 @@ void *openSharedObject(const uint8_t *data, size_t size, std::string &error) {
   fd = memfd_create("lcc-train-bin-code", MFD_CLOEXEC);
 #endif
   bool temp = false;
-  if (fd < 0) {
+  // For profilers (perf cannot name the kernels of a deleted memfd): the code
+  // is written to $LCC_CODE_DIR/lcc-train-bin-code.so, kept, and loaded from there.
+  if (const char *keep = getenv("LCC_CODE_DIR"); keep && *keep) {
+    if (fd >= 0)
+      close(fd);
+    path = std::string(keep) + "/lcc-train-bin-code.so";
+    fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return error = "cannot create " + path + ": " + strerror(errno), nullptr;
+  } else if (fd < 0) {
     const char *dir = getenv("TMPDIR");
     path = std::string(dir && *dir ? dir : "/tmp") + "/lcc-code-XXXXXX";
     std::vector<char> name(path.begin(), path.end());

@@ -27,6 +27,8 @@ data:
   --seed N             batch sampling seed (default 1337, or the checkpoint's)
 run:
   --steps N            optimizer steps to reach (default 300)
+  --threads N          CPU threads (default $LCC_NUM_THREADS, else every CPU this
+                       process may use); a run is bitwise reproducible per count
   --log-every N        progress line every N steps (default 10)
   --eval-every N       validation loss every N steps (default: at the end)
   --eval-batches N     batches per evaluation (default 10)
@@ -72,6 +74,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--format", [&](auto &, auto &v) { o.format = v; return true; }},
       {"--seed", [&](auto &f, auto &v) { int64_t s; if (!toInt(f, v, s, 0)) return false; o.seed = uint64_t(s); return true; }},
       {"--steps", [&](auto &f, auto &v) { return toInt(f, v, o.steps, 0); }},
+      {"--threads", [&](auto &f, auto &v) { return toInt(f, v, o.threads, 1); }},
       {"--log-every", [&](auto &f, auto &v) { return toInt(f, v, o.logEvery, 1); }},
       {"--eval-every", [&](auto &f, auto &v) { return toInt(f, v, o.evalEvery, 0); }},
       {"--eval-batches", [&](auto &f, auto &v) { return toInt(f, v, o.evalBatches, 1); }},

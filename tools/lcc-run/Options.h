@@ -14,6 +14,7 @@ struct Options {
   std::string format = "auto";
   double valFraction = 0.1;
   int64_t steps = 300;
+  int64_t threads = 0;      // 0: runtime/Parallel.h's default
   std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
   int64_t logEvery = 10;
   int64_t evalEvery = 0;    // 0: only at the end when there is validation data

@@ -15,6 +15,7 @@
 #include "runtime/CpuProgram.h"
 #include "runtime/Data.h"
 #include "runtime/Metrics.h"
+#include "runtime/Parallel.h"
 #include "runtime/Plot.h"
 #include "runtime/Trainer.h"
 
@@ -116,6 +117,8 @@ int main(int argc, char **argv) {
     std::fprintf(help ? stdout : stderr, "%s\n", message.c_str());
     return help ? 0 : 2;
   }
+  if (opt.threads > 0)
+    setNumThreads(int(opt.threads));
 
   Program program;
   if (ProgramStatus st = Program::load(opt.program, program); !st)
@@ -188,10 +191,10 @@ int main(int argc, char **argv) {
   const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.seq;
   const int64_t first = trainer.stepCount() + 1;
   if (!opt.quiet)
-    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s\n",
+    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %d threads\n",
                 opt.program.c_str(), static_cast<long long>(first),
                 static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
-                program.target().c_str());
+                program.target().c_str(), numThreads());
   if (!opt.quiet) {
     // The plan (from the manifest) and what this process allocated for it:
     // equal when every temporary of the compiled code is planned.

@@ -4,7 +4,8 @@
 
 // Each loop nest of a public function becomes a private kernel called in its
 // place; memrefs it uses are arguments, constants are cloned inside; ops
-// without regions (alloc, dealloc, copy) stay in the caller.
+// without regions (alloc, dealloc, copy) stay in the caller. Linalg ops are
+// lowered to loops in the kernel (passes/LoopNest.cpp).
 // CHECK:       func.func @step(%[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>, %[[S:.*]]: f32)
 // CHECK:         %[[T:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-NEXT:    call @step_k0(%[[A]], %[[T]], %[[S]]) : (memref<4xf32>, memref<4xf32>, f32) -> ()
@@ -13,8 +14,10 @@
 // CHECK-NEXT:    return
 // CHECK:       func.func private @step_k0(%[[KA:.*]]: memref<4xf32>, %[[KT:.*]]: memref<4xf32>, %[[KS:.*]]: f32)
 // CHECK-SAME:    attributes {lcc.kernel, passthrough = ["noinline"]}
-// CHECK:         linalg.generic {{.*}} ins(%[[KA]] : memref<4xf32>) outs(%[[KT]] : memref<4xf32>)
-// CHECK:           arith.mulf %{{.*}}, %[[KS]]
+// CHECK:         scf.for %[[I:.*]] = %c0 to %c4 step %c1 {
+// CHECK:           %[[X:.*]] = memref.load %[[KA]][%[[I]]]
+// CHECK:           %[[M:.*]] = arith.mulf %[[X]], %[[KS]]
+// CHECK:           memref.store %[[M]], %[[KT]][%[[I]]]
 // CHECK:         return
 // CHECK:       func.func private @step_k1(
 // CHECK-NEXT:    %[[C:.*]] = arith.constant 2.000000e+00 : f32

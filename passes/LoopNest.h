@@ -1,0 +1,29 @@
+//===- LoopNest.h - linalg ops as loops with register accumulators -*- C++ -*-===//
+//
+// The loop form lcc's CPU kernels are generated in (used by
+// lcc-outline-kernels). Like upstream's linalgOpToLoops, one scf.for per
+// iteration dimension in order, but a trailing run of reduction dimensions
+// (softmax's sum over the row, layer norm's mean, a dot product) accumulates
+// in loop-carried values instead of loading and storing the output every
+// iteration. With the output out of memory, LLVM keeps the accumulator in a
+// register, hoists what the row loop does not change, and (the combiner is
+// marked reassociable) vectorizes the reduction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_LOOPNEST_H
+#define LCC_PASSES_LOOPNEST_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace lcc {
+
+/// Replaces `op` (buffer semantics, static loop ranges) by its loop nest;
+/// returns the loops, loop i iterating dimension i. Fails (changing nothing)
+/// for dynamic ranges or ops with tensor semantics.
+mlir::FailureOr<llvm::SmallVector<mlir::scf::ForOp>> lowerToLoopNest(mlir::OpBuilder &b,
+                                                                     mlir::linalg::LinalgOp op);
+
+} // namespace lcc
+
+#endif
