@@ -9,10 +9,12 @@
 #include "passes/LoopNest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCOUTLINEKERNELSPASS
@@ -89,8 +91,21 @@ int64_t workOf(linalg::LinalgOp op) {
   return iterations * body;
 }
 
+/// The kernel's text without its name: equal keys, interchangeable kernels.
+std::string kernelKey(func::FuncOp kernel) {
+  std::string name = kernel.getSymName().str(), key;
+  kernel.setSymName("lcc_kernel");
+  llvm::raw_string_ostream os(key);
+  // Local scope: numbering values across the whole module for every kernel
+  // printed would make this quadratic.
+  kernel->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  kernel.setSymName(name);
+  return key;
+}
+
 LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
-                      OpBuilder &moduleBuilder, int64_t minParallelWork) {
+                      OpBuilder &moduleBuilder, int64_t minParallelWork,
+                      llvm::StringMap<func::FuncOp> &kernels, SymbolTable &symbols) {
   llvm::SetVector<Value> captured = capturedValues(op);
   SmallVector<Value> args;
   for (Value v : captured)
@@ -113,10 +128,13 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
 
   auto type = FunctionType::get(op->getContext(), argTypes, op->getResultTypes());
   std::string name = (parent.getSymName() + "_k" + llvm::Twine(index)).str();
-  if (SymbolTable::lookupNearestSymbolFrom(parent, moduleBuilder.getStringAttr(name)))
+  // One symbol table for the whole pass: a lookup that scans the module per
+  // kernel made this pass quadratic (37 s of GPT-2's compile).
+  if (symbols.lookup(name))
     return op->emitError() << "lcc-outline-kernels: cannot outline into @" << name
                            << ", a symbol of that name exists";
   auto kernel = func::FuncOp::create(moduleBuilder, op->getLoc(), name, type);
+  symbols.insert(kernel);
   kernel.setPrivate();
   kernel->setAttr("lcc.kernel", moduleBuilder.getUnitAttr());
   // Inlined back, the kernels would rebuild the one huge function this pass
@@ -153,6 +171,15 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
     }
   }
 
+  // Layers repeat: a kernel equal to an earlier one (same body, same types)
+  // is that one. LLVM then optimizes each distinct kernel once, which is most
+  // of the compile time.
+  auto [it, inserted] = kernels.try_emplace(kernelKey(kernel), kernel);
+  if (!inserted) {
+    symbols.erase(kernel);
+    kernel = it->second;
+  }
+
   OpBuilder at(op);
   auto call = func::CallOp::create(at, op->getLoc(), kernel, callArgs);
   op->replaceAllUsesWith(call.getResults());
@@ -169,14 +196,30 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.isPublic() && !fn.isExternal())
         functions.push_back(fn);
+    llvm::StringMap<func::FuncOp> kernels;
+    SymbolTable symbols(module);
     for (func::FuncOp fn : functions) {
+      // A copy between strided views (concat, slices) is a loop nest too:
+      // as a kernel it is compiled for its shapes and can run on threads,
+      // where memref.copy would call the runtime's generic element loop.
+      for (auto copy : llvm::make_early_inc_range(fn.getBody().getOps<memref::CopyOp>())) {
+        auto from = llvm::dyn_cast<MemRefType>(copy.getSource().getType());
+        auto to = llvm::dyn_cast<MemRefType>(copy.getTarget().getType());
+        if (!from || !to || !from.hasStaticShape() ||
+            (memref::isStaticShapeAndContiguousRowMajor(from) &&
+             memref::isStaticShapeAndContiguousRowMajor(to)))
+          continue;
+        OpBuilder b(copy);
+        linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+        copy.erase();
+      }
       SmallVector<Operation *> nests;
       for (Operation &op : fn.getBody().getOps())
         if (op.getNumRegions() > 0)
           nests.push_back(&op);
       unsigned index = 0;
       for (Operation *op : nests)
-        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork)))
+        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, kernels, symbols)))
           return signalPassFailure();
     }
   }

@@ -167,6 +167,13 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
     arguments `lo` to `hi`. The kernel gets `lcc.parallel = N` (the
     dimension's size) and the call passes 0 and N, so it still runs whole;
     `lcc-parallel-dispatch` later turns such calls into parts on threads.
+
+    A kernel equal to one outlined before (same body and types, e.g. the same
+    op in the next layer, or the forward inside @train_step and in @forward)
+    is not created again: the call goes to the first one. A `memref.copy`
+    between non-contiguous views becomes a `linalg.copy` kernel first (the
+    runtime's generic `memrefCopy` is an element loop on one thread);
+    contiguous copies stay (they become memcpy).
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t", /*default=*/"32768",
@@ -175,7 +182,7 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"];
 }
 
 def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {

@@ -229,6 +229,15 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       f.addFnAttr(llvm::Attribute::NoInline);
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
     }
+  // The exported functions are one long block of calls (kernels, GEMMs) and
+  // address arithmetic: nothing to optimize, but instruction selection,
+  // scheduling and register allocation are superlinear in a block that size
+  // (10 of GPT-2's 17 s in LLVM). optnone compiles them with the fast paths.
+  for (const std::string &name : exported)
+    if (llvm::Function *f = m->getFunction(name)) {
+      f->addFnAttr(llvm::Attribute::OptimizeNone);
+      f->addFnAttr(llvm::Attribute::NoInline);
+    }
 
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string lookupError;

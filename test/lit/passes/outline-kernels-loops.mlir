@@ -91,3 +91,60 @@ func.func @total(%x: memref<8x16xf32>, %s: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// The same nest twice (as in two layers) is one kernel called twice; a nest
+// that differs only in a constant is a kernel of its own.
+// CHECK-LABEL: func.func @twice(
+// CHECK:         call @twice_k0(%arg0, %arg1)
+// CHECK-NEXT:    call @twice_k0(%arg1, %arg2)
+// CHECK-NEXT:    call @twice_k2(%arg2, %arg0)
+// CHECK-NOT:   func.func private @twice_k1(
+// CHECK:       func.func private @twice_k0(
+// CHECK:       func.func private @twice_k2(
+// CHECK-NOT:   func.func private @twice_k
+#id = affine_map<(d0) -> (d0)>
+func.func @twice(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %r = arith.addf %x, %one : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%b : memref<4xf32>) outs(%c : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %r = arith.addf %x, %one : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%c : memref<4xf32>) outs(%a : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %r = arith.addf %x, %two : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A copy into a strided view (one part of a concat) becomes a kernel; a
+// contiguous copy stays a memref.copy (a memcpy).
+// CHECK-LABEL: func.func @copies(
+// CHECK:         %[[V:.*]] = memref.subview
+// CHECK:         call @copies_k0(%arg0, %[[V]])
+// CHECK:         memref.copy %arg0, %arg2 : memref<4x8xf32> to memref<4x8xf32>
+// CHECK:       func.func private @copies_k0(%[[S:.*]]: memref<4x8xf32>, %[[D:.*]]: memref<4x8xf32, strided<[16, 1]>>)
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK:           scf.for %[[J:.*]] =
+// CHECK:             %[[X:.*]] = memref.load %[[S]][%[[I]], %[[J]]]
+// CHECK:             memref.store %[[X]], %[[D]][%[[I]], %[[J]]]
+func.func @copies(%a: memref<4x8xf32>, %b: memref<4x16xf32>, %c: memref<4x8xf32>) {
+  %v = memref.subview %b[0, 0] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1]>>
+  memref.copy %a, %v : memref<4x8xf32> to memref<4x8xf32, strided<[16, 1]>>
+  memref.copy %a, %c : memref<4x8xf32> to memref<4x8xf32>
+  return
+}
