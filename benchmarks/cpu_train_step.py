@@ -51,7 +51,8 @@ def ensure_torch():
     except ImportError:
         pass
     python = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.executable) == os.path.realpath(python):
+    # A venv's python is a symlink to the system one: compare prefixes, not binaries.
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
         sys.exit("torch is not importable in " + VENV + "; delete it and rerun")
     if not os.path.exists(python):
         print("creating " + VENV + " with torch from PyPI (once)", flush=True)
@@ -191,7 +192,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--configs", default="tiny,small")
     args = ap.parse_args()
-    # Same threads for everyone: OpenBLAS (lcc's GEMMs) and PyTorch's pool.
+    # Same threads for everyone: lcc's pool (runtime/Parallel.h; its GEMMs run
+    # single-threaded OpenBLAS inside it) and PyTorch's pool.
+    os.environ["LCC_NUM_THREADS"] = str(args.threads)
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     ensure_torch()
