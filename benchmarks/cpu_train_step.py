@@ -42,9 +42,9 @@ VENV = os.path.join(ROOT, "benchmarks", ".venv")
 
 
 def ensure_torch():
-    """Re-executes this script under benchmarks/.venv, creating it when needed. The PyPI wheel
-    declares CUDA packages as dependencies; only torch itself and its pure-Python
-    dependencies are installed (the CPU path needs nothing else)."""
+    """Re-executes this script under benchmarks/.venv, creating it when needed. PyPI's torch
+    wheel is the CUDA build: it does not import without its nvidia-* dependencies (even on a
+    CPU-only machine), so they are installed too (a few GB, once)."""
     try:
         import torch  # noqa: F401
         return
@@ -58,9 +58,7 @@ def ensure_torch():
         print("creating " + VENV + " with torch from PyPI (once)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
         pip = [python, "-m", "pip", "install", "-q"]
-        subprocess.run(pip + ["--no-deps", "torch"], check=True)
-        subprocess.run(pip + ["sympy", "mpmath", "networkx", "jinja2", "MarkupSafe", "filelock",
-                              "fsspec", "typing_extensions", "numpy"], check=True)
+        subprocess.run(pip + ["torch", "numpy"], check=True)
     os.execv(python, [python] + sys.argv)
 
 
