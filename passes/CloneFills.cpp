@@ -43,8 +43,8 @@ struct LccCloneFillsPass : lcc::impl::LccCloneFillsPassBase<LccCloneFillsPass> {
         if (dps && dps.isDpsInit(&use))
           inits.push_back(&use);
       }
-      // A single init use writes the fill's own buffer already.
-      if (inits.size() < 2 && (inits.empty() || filled.hasOneUse()))
+      // A fill whose only use is one init already writes its own buffer.
+      if (inits.empty() || filled.hasOneUse())
         continue;
       for (OpOperand *use : inits) {
         OpBuilder b(use->getOwner());

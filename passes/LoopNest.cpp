@@ -131,7 +131,6 @@ FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgO
       outIndices.push_back(indicesFor(b, loc, op.getMatchingIndexingMap(&init), ivs));
       accumulators.push_back(memref::LoadOp::create(b, loc, init.get(), outIndices.back()));
     }
-    OpBuilder::InsertPoint afterOuter = b.saveInsertionPoint();
     SmallVector<scf::ForOp> carried;
     ValueRange current = accumulators;
     for (unsigned d = firstCarried; d < numLoops; ++d) {
@@ -148,10 +147,7 @@ FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgO
       b.setInsertionPointToEnd(carried[i].getBody());
       scf::YieldOp::create(b, loc, results);
       results.assign(carried[i].getResults().begin(), carried[i].getResults().end());
-      if (i > 0)
-        b.setInsertionPointAfter(carried[i]);
     }
-    b.restoreInsertionPoint(afterOuter);
     b.setInsertionPointAfter(carried.front());
     for (auto [init, v, idx] : llvm::zip(op.getDpsInitsMutable(), results, outIndices))
       memref::StoreOp::create(b, loc, v, init.get(), idx);

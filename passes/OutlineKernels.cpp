@@ -60,11 +60,10 @@ int64_t splitDimension(linalg::LinalgOp op) {
         ranges[d] < 2)
       continue;
     bool indexesOutputs = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-      return op.getMatchingIndexingMap(&init).isFunctionOfDim(d) &&
-             llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
-               auto dim = llvm::dyn_cast<AffineDimExpr>(e);
-               return dim && dim.getPosition() == d;
-             });
+      return llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
+        auto dim = llvm::dyn_cast<AffineDimExpr>(e);
+        return dim && dim.getPosition() == d;
+      });
     });
     if (!indexesOutputs)
       continue;
@@ -120,7 +119,7 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   // it on different threads.
   auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
   int64_t split = -1;
-  if (linalgOp && op->getNumResults() == 0 && linalgOp.hasPureBufferSemantics() &&
+  if (linalgOp && linalgOp.hasPureBufferSemantics() &&
       minParallelWork > 0 && workOf(linalgOp) >= minParallelWork)
     split = splitDimension(linalgOp);
   if (split >= 0)

@@ -53,16 +53,34 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
   addTextual(pm, "canonicalize,cse");
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm) {
-  // tensor.empty must become allocations before one-shot bufferization
-  // (TOOLCHAIN.md pitfall 3); function boundaries use identity layouts so the
-  // C interface sees plain strided descriptors.
+/// One zero fill per accumulator, then one-shot bufferization. tensor.empty
+/// must become allocations first (TOOLCHAIN.md pitfall 3); function
+/// boundaries use identity layouts so callers see plain strided descriptors.
+static void addBufferization(OpPassManager &pm) {
   // Each accumulator gets its own zero fill, so bufferization need not copy a
   // shared one before every writer.
   pm.addPass(createLccCloneFillsPass());
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
+}
+
+/// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS
+/// (runtime/CpuKernels.h), each loop nest its own kernel function (LLVM's loop
+/// passes are quadratic in one huge function), f32 exp/tanh/log inline as
+/// polynomials so the loops vectorize, then the standard conversions.
+static void addKernelsToLLVM(OpPassManager &pm) {
+  pm.addPass(createLccGemmToLibraryPass());
+  pm.addPass(createLccOutlineKernelsPass());
+  addTextual(pm, "func.func(convert-linalg-to-loops)");
+  pm.addPass(createLccApproximateMathPass());
+  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
+                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
+                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+}
+
+void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  addBufferization(pm);
   // Frees every intermediate buffer; results are returned owned by the caller.
   addTextual(pm, "buffer-deallocation-pipeline");
   // Returned views/arguments are copied with bufferization.clone by the
@@ -70,17 +88,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // canonicalize drops the self-copies bufferization leaves for results
   // updated in place (memref.copy %p, %p).
   addTextual(pm, "convert-bufferization-to-memref,canonicalize");
-  // Matmuls go to the runtime's BLAS GEMM (runtime/CpuKernels.h).
-  pm.addPass(createLccGemmToLibraryPass());
-  // One function per loop nest: LLVM's loop passes are quadratic in one huge
-  // function (lcc-outline-kernels).
-  pm.addPass(createLccOutlineKernelsPass());
-  addTextual(pm, "func.func(convert-linalg-to-loops)");
-  // f32 exp/tanh/log inline as polynomials, so the loops vectorize.
-  pm.addPass(createLccApproximateMathPass());
-  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
-                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
-                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+  addKernelsToLLVM(pm);
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train) {
@@ -89,12 +97,7 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
   pm.addPass(createLccOutParamsPass());
-  // Each accumulator gets its own zero fill, so bufferization need not copy a
-  // shared one before every writer.
-  pm.addPass(createLccCloneFillsPass());
-  addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-                 "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map}");
+  addBufferization(pm);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by
   // the deallocation pipeline as usual.
@@ -102,19 +105,10 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // canonicalize drops the self-copies bufferization leaves for parameters
   // and optimizer state updated in place (memref.copy %p, %p).
   addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref,canonicalize");
-  pm.addPass(createLccGemmToLibraryPass());
-  pm.addPass(createLccOutlineKernelsPass());
-  // Loop nests become kernel functions (LLVM's loop passes are quadratic in
-  // one huge function). Public functions keep memref descriptors; the AOT
-  // compiler's entry wrappers build them from bare pointers (AotCompiler.h).
-  // memref.copy between strided views calls `memrefCopy`, which the runtime
-  // provides (runtime/CpuProgram.cpp).
-  addTextual(pm, "func.func(convert-linalg-to-loops)");
-  // f32 exp/tanh/log inline as polynomials, so the loops vectorize.
-  pm.addPass(createLccApproximateMathPass());
-  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
-                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
-                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+  // Public functions keep memref descriptors; the AOT compiler's entry
+  // wrappers build them from bare pointers (AotCompiler.h). Contiguous
+  // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
+  addKernelsToLLVM(pm);
   // Big kernels run in parts on the runtime's threads (runtime/Parallel.h).
   pm.addPass(createLccParallelDispatchPass());
 }
