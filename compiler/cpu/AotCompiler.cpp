@@ -8,19 +8,17 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/AotCompiler.h"
 #include "compiler/cpu/LlvmSetup.h"
+#include "compiler/cpu/ParallelCodegen.h"
 #include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/STLExtras.h"
-#include <map>
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,6 +29,9 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <chrono>
+#include <map>
 
 using namespace mlir;
 
@@ -101,24 +102,27 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
 }
 
 /// Runs ld.lld on an object in a fresh temporary directory; returns the .so.
-static llvm::Expected<std::vector<uint8_t>> linkShared(llvm::StringRef object) {
+static llvm::Expected<std::vector<uint8_t>>
+linkShared(const std::vector<llvm::SmallVector<char, 0>> &objects) {
   llvm::SmallString<128> dir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("lcc-aot", dir))
     return error("cannot create a temporary directory: " + ec.message());
-  std::string obj = (dir + "/step.o").str(), so = (dir + "/step.so").str(),
-              log = (dir + "/ld.log").str();
+  std::vector<std::string> objs;
+  std::string so = (dir + "/step.so").str(), log = (dir + "/ld.log").str();
   llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove(obj);
+    for (const std::string &obj : objs)
+      llvm::sys::fs::remove(obj);
     llvm::sys::fs::remove(so);
     llvm::sys::fs::remove(log);
     llvm::sys::fs::remove(dir);
   });
-  {
+  for (const auto &object : objects) {
+    objs.push_back((dir + "/part" + llvm::Twine(objs.size()) + ".o").str());
     std::error_code ec;
-    llvm::raw_fd_ostream os(obj, ec);
+    llvm::raw_fd_ostream os(objs.back(), ec);
     if (ec)
-      return error("cannot write " + obj + ": " + ec.message());
-    os << object;
+      return error("cannot write " + objs.back() + ": " + ec.message());
+    os << llvm::StringRef(object.data(), object.size());
   }
   std::string lld = LCC_LLD_PATH;
   if (!llvm::sys::fs::can_execute(lld)) {
@@ -131,7 +135,8 @@ static llvm::Expected<std::vector<uint8_t>> linkShared(llvm::StringRef object) {
   // Undefined symbols (libm, malloc, memrefCopy) stay undefined: dlopen binds
   // them to the runtime process, which provides them.
   llvm::SmallVector<llvm::StringRef> argv = {lld, "-shared", "--hash-style=gnu", "-O1",
-                                             "-o", so, obj};
+                                             "-o", so};
+  argv.append(objs.begin(), objs.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
                                                 llvm::StringRef(log)};
   std::string message;
@@ -181,13 +186,24 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     diagOs << diag.getLocation() << ": " << diag.str() << "\n";
     return success();
   });
-  PassManager pm(ctx, ModuleOp::getOperationName());
-  buildAotCpuPipeline(pm);
-  if (failed(pm.run(*clone)))
-    return error("lowering for the CPU failed:\n" + diagnostics);
+  CpuCode code;
+  auto phaseStart = std::chrono::steady_clock::now();
+  auto endPhase = [&](const std::string &name) {
+    auto now = std::chrono::steady_clock::now();
+    code.phaseSeconds.emplace_back(name, std::chrono::duration<double>(now - phaseStart).count());
+    phaseStart = now;
+  };
+  {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    if (options.passTiming)
+      pm.enableTiming(); // the report prints when pm goes out of scope
+    buildAotCpuPipeline(pm);
+    if (failed(pm.run(*clone)))
+      return error("lowering for the CPU failed:\n" + diagnostics);
+  }
+  endPhase("MLIR lowering (linalg, fusion, bufferization, memory plan, kernels, LLVM dialect)");
 
   // The arena each function got from lcc-plan-memory is its last buffer.
-  CpuCode code;
   if (auto fusion = (*clone)->getAttrOfType<DictionaryAttr>("lcc.fusion")) {
     if (auto n = fusion.getAs<IntegerAttr>("kernels_before"))
       code.report["linalg_ops_before_fusion"] = n.getInt();
@@ -244,29 +260,32 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target)
     return error("no LLVM target for " + triple.str() + ": " + lookupError);
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, options.cpu, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
-      options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::Default));
+  auto makeMachine = [&]() {
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        triple, options.cpu, "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+        options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                              : llvm::CodeGenOptLevel::Default));
+  };
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   if (!machine)
     return error("cannot create an LLVM target machine for CPU '" + options.cpu + "'");
   m->setTargetTriple(triple);
   m->setDataLayout(machine->createDataLayout());
-  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, machine.get());
-  if (llvm::Error err = optimize(m.get()))
-    return error("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  endPhase("translation to LLVM IR");
 
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      return error("the target cannot emit object files");
-    codegen.run(*m);
-  }
-  auto so = linkShared(llvm::StringRef(object.data(), object.size()));
+  ParallelCodegenOptions codegen;
+  codegen.optLevel = options.optLevel;
+  codegen.threads = options.threads;
+  auto objects = optimizeAndEmitObjects(std::move(m), makeMachine, codegen);
+  if (!objects)
+    return objects.takeError();
+  endPhase("LLVM optimization and machine code (" + std::to_string(codegen.partitions) +
+           " partitions on " + std::to_string(objects->threads) + " thread" +
+           (objects->threads == 1 ? ")" : "s)"));
+  auto so = linkShared(objects->objects);
   if (!so)
     return so.takeError();
+  endPhase("link (ld.lld)");
   code.sharedObject = std::move(*so);
   return code;
 }

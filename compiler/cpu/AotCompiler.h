@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lcc {
@@ -36,6 +37,11 @@ struct AotOptions {
   /// Exported functions (module functions that exist); others are dropped
   /// before lowering so they cost no compile time.
   std::vector<std::string> functions = {"init", "forward", "train_step"};
+  /// Threads for LLVM's optimization and code generation (0: LCC_NUM_THREADS or
+  /// the CPUs in the affinity mask); the code does not depend on it (compiler/cpu/ParallelCodegen.h).
+  unsigned threads = 0;
+  /// Print MLIR's per-pass timing report (stderr) for the lowering (lcc --timing).
+  bool passTiming = false;
 };
 
 /// The train.bin target name of code built with `options` ("cpu-x86_64-v3").
@@ -51,6 +57,8 @@ struct CpuCode {
   /// "linalg_ops_after_fusion" (lcc-fuse), "kernels" (outlined loop nests),
   /// "gemm_calls" (lcc-gemm-to-library), each over all exported functions.
   std::map<std::string, int64_t> report;
+  /// Wall seconds of each compilation phase, in order (lcc --timing).
+  std::vector<std::pair<std::string, double>> phaseSeconds;
 };
 
 /// Compiles `module` (lcc dialect with @init/@forward/@train_step, not

@@ -189,6 +189,7 @@ llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &op
   p.manifest = std::move(*manifest);
   p.target = aotTargetName(options.cpu);
   p.code = std::move(code->sharedObject);
+  p.phaseSeconds = std::move(code->phaseSeconds);
   return p;
 }
 

@@ -37,6 +37,8 @@ struct Package {
   json::Value manifest;
   std::string target; // of the code section
   std::vector<uint8_t> code;
+  /// Wall seconds of each code-generation phase (CpuCode::phaseSeconds).
+  std::vector<std::pair<std::string, double>> phaseSeconds;
 };
 
 /// Compiles `module` for the CPU.

@@ -42,6 +42,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -135,8 +136,15 @@ static cl::list<std::string> frozenFlag(
     "frozen", cl::desc("Freeze parameters whose names match these glob patterns "
                        "(comma-separated, e.g. --frozen='wte,h.*.attn.*')"),
     cl::CommaSeparated, cl::cat(lccCat));
+static cl::opt<bool> timing("timing",
+                            cl::desc("Print the wall time of each compilation phase, and MLIR's "
+                                     "per-pass timing of the lowering (stderr)"),
+                            cl::cat(lccCat));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the parameter report"),
                            cl::cat(lccCat));
+
+/// Wall seconds of parsing and verifying the input (--timing).
+static double parseSeconds = 0;
 
 namespace {
 /// A user-facing failure: the message is printed as is, exit code 2.
@@ -371,14 +379,22 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     return fail("lcc: error: cannot write '" + outputFile + "': " + std::string(dir) +
                 " is not a writable directory");
   lcc::TrainStepOptions t = trainStepOptions();
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return fail("lcc: error: bad pass manager options");
-  lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
-  if (failed(pm.run(module)))
-    return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+  auto start = std::chrono::steady_clock::now();
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("lcc: error: bad pass manager options");
+    if (timing)
+      pm.enableTiming();
+    lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
+    if (failed(pm.run(module)))
+      return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+  }
+  double trainStepSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   lcc::PackageOptions options;
   options.cpu.cpu = cpuFlag;
+  options.cpu.passTiming = timing;
   options.seed = seed;
   options.source = inputFile;
   options.training = lcc::json::Value::object(
@@ -391,6 +407,19 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   if (!package) {
     llvm::errs() << llvm::toString(package.takeError()) << "\n";
     return 3;
+  }
+  if (timing) {
+    std::vector<std::pair<std::string, double>> phases = {
+        {"frontend (parse, verify)", parseSeconds},
+        {"train step (autodiff, optimizer)", trainStepSeconds}};
+    phases.insert(phases.end(), package->phaseSeconds.begin(), package->phaseSeconds.end());
+    double total = 0;
+    llvm::errs() << "compile time:\n";
+    for (auto &[name, seconds] : phases) {
+      llvm::errs() << llvm::format("  %7.2f s  %s\n", seconds, name.c_str());
+      total += seconds;
+    }
+    llvm::errs() << llvm::format("  %7.2f s  total\n", total);
   }
   if (planFlag)
     llvm::outs() << lcc::memoryPlanReport(package->manifest);
@@ -425,7 +454,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&lccCat, &trainCat, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions({&lccCat, &trainCat});
   std::string parseErrors;
   llvm::raw_string_ostream parseErrorStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "lcc: an ahead-of-time compiler for training\n",
@@ -511,12 +540,15 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  auto parseStart = std::chrono::steady_clock::now();
   auto module = lcc::dsl::importDsl((*buffer)->getBuffer(), inputFile, context, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));
   if (failed(verify(**module)))
     return fail(diagnostics.empty() ? "lcc: error: the imported model does not verify"
                                     : diagnostics);
+  parseSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
 
   auto forward = (**module).lookupSymbol<func::FuncOp>("forward");
   if (!forward)
