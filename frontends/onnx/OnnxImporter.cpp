@@ -1,0 +1,486 @@
+//===- OnnxImporter.cpp - ONNX graphs into the lcc dialect ----------------===//
+#include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxOps.h"
+
+#include "lcc_onnx.pb.h"
+
+#include "dialects/lcc/LccDialect.h"
+#include "dialects/lcc/LccOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace lcc::onnx_import {
+
+char UnsupportedOnnxError::ID = 0;
+
+//===----------------------------------------------------------------------===//
+// The op table
+//===----------------------------------------------------------------------===//
+
+static const std::vector<OpEntry> &opTable() {
+  static const std::vector<OpEntry> table = [] {
+    std::vector<OpEntry> t;
+    addMathOps(t);
+    addShapeOps(t);
+    return t;
+  }();
+  return table;
+}
+
+/// The entry for `op` at `opset`: the one with the greatest `since` <= opset.
+static const OpEntry *findOp(const std::string &op, int64_t opset) {
+  const OpEntry *best = nullptr;
+  for (const OpEntry &e : opTable())
+    if (op == e.op && e.since <= opset && (!best || e.since > best->since))
+      best = &e;
+  return best;
+}
+
+bool isConstantOperand(const std::string &opType, int64_t opset, unsigned input) {
+  const OpEntry *e = findOp(opType, opset);
+  return e && llvm::is_contained(e->constantInputs, input);
+}
+
+std::vector<std::string> supportedOps(int64_t opset) {
+  std::set<std::string> ops;
+  for (const OpEntry &e : opTable())
+    if (e.since <= opset)
+      ops.insert(e.op);
+  return {ops.begin(), ops.end()};
+}
+
+//===----------------------------------------------------------------------===//
+// Host-tensor helpers
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                   llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+int64_t broadcastIndex(const HostTensor &t, llvm::ArrayRef<int64_t> out, int64_t i) {
+  const std::vector<int64_t> &shape = t.shape();
+  int64_t index = 0, stride = 1;
+  for (int64_t d = int64_t(out.size()) - 1, s = int64_t(shape.size()) - 1; s >= 0; --d, --s) {
+    int64_t coord = i % out[d];
+    i /= out[d];
+    if (shape[s] != 1)
+      index += coord * stride;
+    stride *= shape[s];
+  }
+  return index;
+}
+
+std::vector<int64_t> toInts(const HostTensor &t) {
+  std::vector<int64_t> v(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v[i] = t.elementType() == ElementType::I64 ? t.data<int64_t>()[i] : int64_t(t.getDouble(i));
+  return v;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeCtx
+//===----------------------------------------------------------------------===//
+
+bool NodeCtx::allConstant() const {
+  for (ImportedValue *v : inputs)
+    if (v && !v->constant)
+      return false;
+  return true;
+}
+
+llvm::Expected<const HostTensor *> NodeCtx::constant(unsigned i, const char *what) {
+  if (!has(i))
+    return error(llvm::Twine(what) + " (input " + llvm::Twine(i) + ") is missing");
+  if (!inputs[i]->constant)
+    return unsupported(llvm::Twine(what) + " (input '" + node.input(int(i)) +
+                       "') must be known at compile time: lcc shapes are static");
+  return &*inputs[i]->constant;
+}
+
+Type NodeCtx::elementType(ElementType t) const {
+  MLIRContext *ctx = b.getContext();
+  switch (t) {
+  case ElementType::F32:
+    return Float32Type::get(ctx);
+  case ElementType::F64:
+    return Float64Type::get(ctx);
+  case ElementType::I32:
+    return IntegerType::get(ctx, 32);
+  case ElementType::I64:
+    return IntegerType::get(ctx, 64);
+  case ElementType::I1:
+    return IntegerType::get(ctx, 1);
+  }
+  return {};
+}
+
+Value NodeCtx::materialize(const HostTensor &t) {
+  auto type = RankedTensorType::get(t.shape(), elementType(t.elementType()));
+  int64_t n = t.numElements();
+  const char *raw = static_cast<const char *>(t.rawData());
+  size_t size = elementSize(t.elementType());
+  bool splat = n > 0;
+  for (int64_t i = 1; i < n && splat; ++i)
+    splat = std::memcmp(raw, raw + i * size, size) == 0;
+  DenseElementsAttr attr;
+  auto values = [&](auto tag) {
+    using T = decltype(tag);
+    const T *p = t.data<T>();
+    return splat ? DenseElementsAttr::get(type, llvm::ArrayRef<T>(p, 1))
+                 : DenseElementsAttr::get(type, llvm::ArrayRef<T>(p, n));
+  };
+  switch (t.elementType()) {
+  case ElementType::F32:
+    attr = values(float());
+    break;
+  case ElementType::F64:
+    attr = values(double());
+    break;
+  case ElementType::I32:
+    attr = values(int32_t());
+    break;
+  case ElementType::I64:
+    attr = values(int64_t());
+    break;
+  case ElementType::I1: {
+    llvm::SmallVector<bool> bits(splat ? 1 : n);
+    for (size_t i = 0; i < bits.size(); ++i)
+      bits[i] = raw[i] != 0;
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
+    break;
+  }
+  }
+  return lcc::ConstantOp::create(b, loc, attr);
+}
+
+Value NodeCtx::tensor(unsigned i) {
+  ImportedValue *v = inputs[i];
+  if (!v->tensor)
+    v->tensor = materialize(*v->constant);
+  return v->tensor;
+}
+
+RankedTensorType NodeCtx::type(unsigned i) const {
+  ImportedValue *v = inputs[i];
+  if (v->tensor)
+    return llvm::cast<RankedTensorType>(v->tensor.getType());
+  return RankedTensorType::get(v->constant->shape(), elementType(v->constant->elementType()));
+}
+
+std::vector<int64_t> NodeCtx::shape(unsigned i) const {
+  auto s = type(i).getShape();
+  return {s.begin(), s.end()};
+}
+
+const onnx::AttributeProto *NodeCtx::attr(const char *name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeCtx::attrInt(const char *name, int64_t otherwise) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : otherwise;
+}
+
+double NodeCtx::attrFloat(const char *name, double otherwise) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? double(a->f()) : otherwise;
+}
+
+std::string NodeCtx::attrString(const char *name, const std::string &otherwise) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : otherwise;
+}
+
+std::optional<std::vector<int64_t>> NodeCtx::attrInts(const char *name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+unsigned NodeCtx::numOutputs() const { return unsigned(node.output_size()); }
+
+bool NodeCtx::wantsOutput(unsigned i) const {
+  return int(i) < node.output_size() && !node.output(int(i)).empty();
+}
+
+llvm::Error NodeCtx::error(const llvm::Twine &message) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 where + ": error: " + message.str());
+}
+
+llvm::Error NodeCtx::unsupported(const llvm::Twine &message) const {
+  return llvm::make_error<UnsupportedOnnxError>(where + ": error: " + message.str());
+}
+
+//===----------------------------------------------------------------------===//
+// The graph
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// "FILE: node 'NAME' (OP, opset N)", or "node #I" for unnamed nodes.
+std::string describeNode(const OnnxModel &model, const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
+  return model.path + ": node " + name + " (" + node.op_type() + ", opset " +
+         std::to_string(model.opset) + ")";
+}
+
+/// Nodes in an order where every input is produced before use (ONNX requires
+/// the file to be sorted already; exporters sometimes are not), or the first
+/// node on a cycle.
+llvm::Expected<std::vector<int>> topologicalOrder(const OnnxModel &model,
+                                                  const std::set<std::string> &available) {
+  const onnx::GraphProto &g = model.proto->graph();
+  std::unordered_map<std::string, int> producer;
+  for (int n = 0; n < g.node_size(); ++n)
+    for (const std::string &out : g.node(n).output())
+      if (!out.empty()) {
+        if (available.count(out) || !producer.emplace(out, n).second)
+          return onnxError(describeNode(model, g.node(n), n),
+                           "output '" + out + "' is already defined (ONNX values are "
+                                              "assigned once)");
+      }
+  std::vector<int> pending(g.node_size(), 0);
+  std::vector<std::vector<int>> users(g.node_size());
+  for (int n = 0; n < g.node_size(); ++n)
+    for (const std::string &in : g.node(n).input()) {
+      if (in.empty() || available.count(in))
+        continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        return onnxError(describeNode(model, g.node(n), n),
+                         "input '" + in +
+                             "' is not a graph input, an initializer or any node's output");
+      ++pending[n];
+      users[it->second].push_back(n);
+    }
+  std::deque<int> ready;
+  for (int n = 0; n < g.node_size(); ++n)
+    if (!pending[n])
+      ready.push_back(n);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int n = ready.front();
+    ready.pop_front();
+    order.push_back(n);
+    for (int u : users[n])
+      if (--pending[u] == 0)
+        ready.push_back(u);
+  }
+  if (int(order.size()) != g.node_size())
+    for (int n = 0; n < g.node_size(); ++n)
+      if (pending[n])
+        return onnxError(describeNode(model, g.node(n), n),
+                         "the graph has a cycle through this node");
+  return order;
+}
+
+} // namespace
+
+/// The static type of a graph input.
+static llvm::Expected<RankedTensorType> inputType(const OnnxModel &model,
+                                                  const onnx::ValueInfoProto &info,
+                                                  const ImportOptions &options, OpBuilder &b) {
+  std::string what = model.path + ": graph input '" + info.name() + "'";
+  if (!info.type().has_tensor_type())
+    return llvm::make_error<UnsupportedOnnxError>(
+        what + ": error: only tensor inputs are supported (not sequences, maps or optionals)");
+  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  std::optional<ElementType> et = elementTypeOf(t.elem_type());
+  if (!et)
+    return llvm::make_error<UnsupportedOnnxError>(
+        what + ": error: element type " + onnxTypeName(t.elem_type()) +
+        " is not supported (lcc has float, double, int32, int64 and bool tensors)");
+  if (!t.has_shape())
+    return onnxError(what, "has no shape; lcc needs the rank and static sizes");
+  std::vector<int64_t> shape;
+  for (int d = 0; d < t.shape().dim_size(); ++d) {
+    const onnx::TensorShapeProto::Dimension &dim = t.shape().dim(d);
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    std::string name = dim.has_dim_param() ? dim.dim_param() : "";
+    auto it = options.dims.find(name);
+    if (!name.empty() && it != options.dims.end())
+      shape.push_back(it->second);
+    else if (d == 0 && options.batch > 0)
+      shape.push_back(options.batch);
+    else if (d == 1 && options.seq > 0)
+      shape.push_back(options.seq);
+    else
+      return onnxError(what, "dimension " + llvm::Twine(d) +
+                                 (name.empty() ? std::string(" is unknown")
+                                               : " ('" + name + "') is symbolic") +
+                                 "; give its size with " +
+                                 (d == 0 ? "--batch" : d == 1 ? "--seq" : "--dim") +
+                                 (name.empty() ? "" : " or --dim " + name + "=N"));
+  }
+  Type element;
+  switch (*et) {
+  case ElementType::F32:
+    element = b.getF32Type();
+    break;
+  case ElementType::F64:
+    element = b.getF64Type();
+    break;
+  case ElementType::I32:
+    element = b.getI32Type();
+    break;
+  case ElementType::I64:
+    element = b.getI64Type();
+    break;
+  case ElementType::I1:
+    element = b.getI1Type();
+    break;
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+llvm::Expected<ImportedGraph>
+importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &options) {
+  context.loadDialect<lcc::LccDialect, func::FuncDialect>();
+  const onnx::GraphProto &g = model.proto->graph();
+  OpBuilder b(&context);
+  Location fileLoc = FileLineColLoc::get(&context, model.path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  module->getOperation()->setAttr("lcc.model", b.getStringAttr(g.name()));
+
+  std::map<std::string, ImportedValue> values;
+  std::set<std::string> defined;
+  // Initializers: float ones are parameters (arguments), the rest constants.
+  std::vector<std::pair<std::string, RankedTensorType>> params, inputs;
+  ImportedGraph imported;
+  for (const onnx::TensorProto &init : g.initializer()) {
+    auto t = tensorFromProto(init, model.dir, model.path + ": initializer '" + init.name() + "'");
+    if (!t)
+      return t.takeError();
+    if (!defined.insert(init.name()).second)
+      return onnxError(model.path, "initializer '" + init.name() + "' is defined twice");
+    if (options.initializersAsParameters && isFloatType(t->elementType())) {
+      Type et = t->elementType() == ElementType::F32 ? Type(b.getF32Type()) : b.getF64Type();
+      params.emplace_back(init.name(), RankedTensorType::get(t->shape(), et));
+      imported.parameters.emplace_back(init.name(), std::move(*t));
+    } else {
+      values[init.name()].constant = std::move(*t);
+    }
+  }
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    if (defined.count(in.name()))
+      continue; // IR < 4 lists initializers as inputs too
+    defined.insert(in.name());
+    auto known = options.constantInputs.find(in.name());
+    if (known != options.constantInputs.end()) {
+      values[in.name()].constant = known->second;
+      continue;
+    }
+    auto type = inputType(model, in, options, b);
+    if (!type)
+      return type.takeError();
+    inputs.emplace_back(in.name(), *type);
+  }
+
+  SmallVector<Type> argTypes;
+  for (auto &[name, type] : params)
+    argTypes.push_back(type);
+  for (auto &[name, type] : inputs)
+    argTypes.push_back(type);
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = func::FuncOp::create(b, fileLoc, options.functionName,
+                                 b.getFunctionType(argTypes, {}));
+  Block *body = fn.addEntryBlock();
+  for (size_t i = 0; i < params.size(); ++i) {
+    fn.setArgAttr(unsigned(i), "lcc.param", b.getStringAttr(params[i].first));
+    values[params[i].first].tensor = body->getArgument(unsigned(i));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    unsigned a = unsigned(params.size() + i);
+    fn.setArgAttr(a, "lcc.input", b.getStringAttr(inputs[i].first));
+    values[inputs[i].first].tensor = body->getArgument(a);
+  }
+  b.setInsertionPointToEnd(body);
+
+  auto order = topologicalOrder(model, defined);
+  if (!order)
+    return order.takeError();
+  for (int n : *order) {
+    const onnx::NodeProto &node = g.node(n);
+    std::string where = describeNode(model, node, n);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return llvm::make_error<UnsupportedOnnxError>(
+          where + ": error: ops of domain '" + node.domain() + "' are not supported");
+    const OpEntry *entry = findOp(node.op_type(), model.opset);
+    if (!entry)
+      return llvm::make_error<UnsupportedOnnxError>(
+          where + ": error: op " + node.op_type() + " is not supported at opset " +
+          std::to_string(model.opset) + " (docs/onnx.md lists the supported ops)");
+    std::vector<ImportedValue *> ins;
+    for (const std::string &in : node.input())
+      ins.push_back(in.empty() ? nullptr : &values.at(in));
+    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? node.op_type() : node.name()),
+                                fileLoc);
+    NodeCtx ctx(node, model, b, loc, std::move(ins), where);
+    if (llvm::Error err = entry->handler(ctx))
+      return std::move(err);
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (node.output(o).empty())
+        continue;
+      if (size_t(o) >= ctx.outputs.size() ||
+          (!ctx.outputs[o].tensor && !ctx.outputs[o].constant))
+        return llvm::make_error<UnsupportedOnnxError>(
+            where + ": error: output " + std::to_string(o) + " ('" + node.output(o) +
+            "') is not supported");
+      values[node.output(o)] = std::move(ctx.outputs[o]);
+    }
+  }
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end())
+      return onnxError(model.path, "graph output '" + out.name() + "' is never computed");
+    ImportedValue &v = it->second;
+    if (!v.tensor) {
+      NodeCtx ctx(onnx::NodeProto::default_instance(), model, b, fileLoc, {&v}, model.path);
+      v.tensor = ctx.tensor(0);
+    }
+    results.push_back(v.tensor);
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  fn.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  if (failed(verify(*module)))
+    return onnxError(model.path, "the imported graph does not verify (an importer bug; the "
+                                 "diagnostic above says where)");
+  imported.module = std::move(module);
+  return imported;
+}
+
+} // namespace lcc::onnx_import

@@ -1,0 +1,245 @@
+//===- OnnxModel.cpp - reading ONNX files through onnx.proto --------------===//
+#include "frontends/onnx/OnnxModel.h"
+
+#include "lcc_onnx.pb.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <cstring>
+#include <set>
+
+namespace lcc::onnx_import {
+
+llvm::Error onnxError(const std::string &prefix, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 prefix + ": error: " + message.str());
+}
+
+std::optional<ElementType> elementTypeOf(int32_t onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return ElementType::F32;
+  case onnx::TensorProto::DOUBLE:
+    return ElementType::F64;
+  case onnx::TensorProto::INT32:
+    return ElementType::I32;
+  case onnx::TensorProto::INT64:
+    return ElementType::I64;
+  case onnx::TensorProto::BOOL:
+    return ElementType::I1;
+  default:
+    return std::nullopt;
+  }
+}
+
+int32_t onnxTypeOf(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return onnx::TensorProto::FLOAT;
+  case ElementType::F64:
+    return onnx::TensorProto::DOUBLE;
+  case ElementType::I32:
+    return onnx::TensorProto::INT32;
+  case ElementType::I64:
+    return onnx::TensorProto::INT64;
+  case ElementType::I1:
+    return onnx::TensorProto::BOOL;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+std::string onnxTypeName(int32_t onnxType) {
+  if (onnx::TensorProto::DataType_IsValid(onnxType))
+    return llvm::StringRef(onnx::TensorProto::DataType_Name(
+                               static_cast<onnx::TensorProto::DataType>(onnxType)))
+        .lower();
+  return "data type " + std::to_string(onnxType);
+}
+
+/// Protobuf refuses messages over 64 MiB by default; models up to 2 GiB are
+/// legal (larger ones must use external data, which ONNX itself requires).
+static bool parseLarge(google::protobuf::MessageLite &message, llvm::StringRef bytes) {
+  if (bytes.size() > size_t(INT_MAX))
+    return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                            int(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  return message.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, const std::string &path) {
+  OnnxModel model;
+  model.path = path;
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  model.dir = dir.empty() ? "." : std::string(dir);
+  model.proto = std::make_shared<onnx::ModelProto>();
+  if (bytes.empty())
+    return onnxError(path, "the file is empty, not an ONNX model");
+  if (!parseLarge(*model.proto, bytes))
+    return onnxError(path, "not a valid ONNX model: the protobuf data is malformed or "
+                           "truncated");
+  const onnx::ModelProto &m = *model.proto;
+  if (!m.has_graph())
+    return onnxError(path, "the model has no graph");
+  bool haveDefault = false;
+  std::set<std::string> domains;
+  for (const onnx::OperatorSetIdProto &set : m.opset_import()) {
+    if (set.domain().empty() || set.domain() == "ai.onnx") {
+      haveDefault = true;
+      model.opset = set.version();
+    }
+    domains.insert(set.domain());
+  }
+  if (!haveDefault)
+    return onnxError(path, "the model imports no opset of the default ONNX domain");
+  if (model.opset < kMinOpset || model.opset > kMaxOpset)
+    return onnxError(path, "opset " + llvm::Twine(model.opset) +
+                               " is not supported; lcc imports opsets " +
+                               llvm::Twine(kMinOpset) + " to " + llvm::Twine(kMaxOpset));
+  return model;
+}
+
+llvm::Expected<OnnxModel> loadOnnxModel(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return onnxError(path, "cannot read the file: " + buffer.getError().message());
+  return parseOnnxModel((*buffer)->getBuffer(), path);
+}
+
+namespace {
+/// Copies `count` typed values into `t` converting to its element type.
+template <typename Field>
+void fillFrom(HostTensor &t, const Field &field) {
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    if (t.elementType() == ElementType::I64)
+      t.data<int64_t>()[i] = int64_t(field.Get(int(i)));
+    else
+      t.setDouble(i, double(field.Get(int(i))));
+  }
+}
+
+/// The bytes of an external-data tensor: location (relative to the model,
+/// inside its directory), offset, length.
+llvm::Expected<std::string> readExternal(const onnx::TensorProto &tensor, const std::string &dir,
+                                         const std::string &what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &e : tensor.external_data()) {
+    if (e.key() == "location")
+      location = e.value();
+    else if ((e.key() == "offset" || e.key() == "length")) {
+      long long v;
+      if (!llvm::to_integer(e.value(), v, 10) || v < 0)
+        return onnxError(what, "external data " + e.key() + " '" + e.value() +
+                                   "' is not a non-negative integer");
+      (e.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    return onnxError(what, "external data without a location");
+  // As ONNX Runtime does: the file must stay inside the model's directory.
+  if (llvm::sys::path::is_absolute(location) || llvm::StringRef(location).contains(".."))
+    return onnxError(what, "external data location '" + location +
+                               "' must be a relative path inside the model's directory");
+  llvm::SmallString<256> file(dir);
+  llvm::sys::path::append(file, location);
+  auto buffer = llvm::MemoryBuffer::getFile(file, false, false);
+  if (!buffer)
+    return onnxError(what, "cannot read external data '" + std::string(file) +
+                               "': " + buffer.getError().message());
+  llvm::StringRef all = (*buffer)->getBuffer();
+  if (uint64_t(offset) > all.size() ||
+      (length >= 0 && uint64_t(offset) + uint64_t(length) > all.size()))
+    return onnxError(what, "external data '" + location + "' is " + llvm::Twine(all.size()) +
+                               " bytes, shorter than offset + length");
+  return all.substr(offset, length < 0 ? llvm::StringRef::npos : size_t(length)).str();
+}
+} // namespace
+
+llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &tensor,
+                                           const std::string &dir, const std::string &what) {
+  std::optional<ElementType> type = elementTypeOf(tensor.data_type());
+  if (!type)
+    return onnxError(what, "element type " + onnxTypeName(tensor.data_type()) +
+                               " is not supported (lcc has float, double, int32, int64 "
+                               "and bool tensors)");
+  std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > (int64_t(1) << 40) / d))
+      return onnxError(what, "invalid dimensions");
+    n *= d;
+  }
+  HostTensor t(*type, shape);
+  std::string external;
+  const std::string *raw = nullptr;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto bytes = readExternal(tensor, dir, what);
+    if (!bytes)
+      return bytes.takeError();
+    external = std::move(*bytes);
+    raw = &external;
+  } else if (tensor.has_raw_data()) {
+    raw = &tensor.raw_data();
+  }
+  if (raw) {
+    if (raw->size() != t.byteSize())
+      return onnxError(what, "holds " + llvm::Twine(raw->size()) + " bytes of data, but " +
+                                 llvm::Twine(t.byteSize()) + " are needed for its shape");
+    std::memcpy(t.rawData(), raw->data(), raw->size());
+    if (*type == ElementType::I1)
+      for (int64_t i = 0; i < n; ++i)
+        static_cast<uint8_t *>(t.rawData())[i] = static_cast<uint8_t *>(t.rawData())[i] != 0;
+    return t;
+  }
+  int64_t have = -1;
+  switch (*type) {
+  case ElementType::F32:
+    have = tensor.float_data_size();
+    if (have == n)
+      fillFrom(t, tensor.float_data());
+    break;
+  case ElementType::F64:
+    have = tensor.double_data_size();
+    if (have == n)
+      fillFrom(t, tensor.double_data());
+    break;
+  case ElementType::I64:
+    have = tensor.int64_data_size();
+    if (have == n)
+      fillFrom(t, tensor.int64_data());
+    break;
+  case ElementType::I32:
+  case ElementType::I1: // bool values travel in int32_data
+    have = tensor.int32_data_size();
+    if (have == n)
+      fillFrom(t, tensor.int32_data());
+    break;
+  }
+  if (have != n)
+    return onnxError(what, "holds " + llvm::Twine(have) + " values, but its shape has " +
+                               llvm::Twine(n));
+  return t;
+}
+
+llvm::Expected<HostTensor> loadTensorFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer)
+    return onnxError(path, "cannot read the file: " + buffer.getError().message());
+  onnx::TensorProto tensor;
+  if (!parseLarge(tensor, (*buffer)->getBuffer()))
+    return onnxError(path, "not a valid serialized ONNX TensorProto");
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  return tensorFromProto(tensor, std::string(dir), path);
+}
+
+} // namespace lcc::onnx_import
