@@ -138,8 +138,16 @@ Type NodeCtx::elementType(ElementType t) const {
   return {};
 }
 
-Value NodeCtx::materialize(const HostTensor &t) {
-  auto type = RankedTensorType::get(t.shape(), elementType(t.elementType()));
+Value NodeCtx::materialize(const HostTensor &t) { return materializeConstant(b, loc, t); }
+
+Value materializeConstant(OpBuilder &b, Location loc, const HostTensor &t) {
+  MLIRContext *ctx = b.getContext();
+  Type et = t.elementType() == ElementType::F32   ? Type(Float32Type::get(ctx))
+            : t.elementType() == ElementType::F64 ? Type(Float64Type::get(ctx))
+            : t.elementType() == ElementType::I32 ? Type(IntegerType::get(ctx, 32))
+            : t.elementType() == ElementType::I64 ? Type(IntegerType::get(ctx, 64))
+                                                  : Type(IntegerType::get(ctx, 1));
+  auto type = RankedTensorType::get(t.shape(), et);
   int64_t n = t.numElements();
   const char *raw = static_cast<const char *>(t.rawData());
   size_t size = elementSize(t.elementType());

@@ -94,6 +94,9 @@ private:
   std::string where;
 };
 
+/// A host tensor as an lcc.constant (an all-equal tensor as a splat).
+mlir::Value materializeConstant(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
+
 using OpHandler = std::function<llvm::Error(NodeCtx &)>;
 
 struct OpEntry {

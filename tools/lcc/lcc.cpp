@@ -16,6 +16,8 @@
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
 #include "frontends/dsl/Importer.h"
+#include "frontends/onnx/OnnxModel.h"
+#include "frontends/onnx/OnnxTraining.h"
 #include "passes/Pipelines.h"
 #include "runtime/HostTensor.h"
 
@@ -136,6 +138,20 @@ static cl::list<std::string> frozenFlag(
     "frozen", cl::desc("Freeze parameters whose names match these glob patterns "
                        "(comma-separated, e.g. --frozen='wte,h.*.attn.*')"),
     cl::CommaSeparated, cl::cat(lccCat));
+static cl::OptionCategory onnxCat("lcc options for ONNX models");
+static cl::opt<int64_t> batchFlag("batch", cl::desc("Size of symbolic dimension 0 of the inputs"),
+                                  cl::init(0), cl::cat(onnxCat));
+static cl::opt<int64_t> seqFlag("seq", cl::desc("Size of symbolic dimension 1 of the inputs"),
+                                cl::init(0), cl::cat(onnxCat));
+static cl::list<std::string> dimFlag("dim",
+                                     cl::desc("Sizes of symbolic dimensions by name "
+                                              "(comma-separated, e.g. --dim batch_size=8)"),
+                                     cl::CommaSeparated, cl::cat(onnxCat));
+static cl::opt<std::string> lossFlag(
+    "loss",
+    cl::desc("cross-entropy (next-token loss on output 0, the logits) or the name of a scalar "
+             "loss output"),
+    cl::init("cross-entropy"), cl::cat(onnxCat));
 static cl::opt<bool> timing("timing",
                             cl::desc("Print the wall time of each compilation phase, and MLIR's "
                                      "per-pass timing of the lowering (stderr)"),
@@ -454,7 +470,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&lccCat, &trainCat});
+  cl::HideUnrelatedOptions({&lccCat, &trainCat, &onnxCat});
   std::string parseErrors;
   llvm::raw_string_ostream parseErrorStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "lcc: an ahead-of-time compiler for training\n",
@@ -510,12 +526,29 @@ int main(int argc, char **argv) {
   }
 
   llvm::StringRef path(inputFile);
-  if (path.ends_with(".onnx"))
-    return fail("lcc: error: " + inputFile +
-                ": ONNX input is not supported yet (the ONNX frontend is a later issue)");
-  auto buffer = llvm::MemoryBuffer::getFile(inputFile);
-  if (!buffer)
-    return fail("lcc: error: cannot read '" + inputFile + "': " + buffer.getError().message());
+  bool isOnnx = path.ends_with(".onnx");
+  std::unique_ptr<llvm::MemoryBuffer> source;
+  if (!isOnnx) {
+    auto buffer = llvm::MemoryBuffer::getFile(inputFile);
+    if (!buffer)
+      return fail("lcc: error: cannot read '" + inputFile + "': " + buffer.getError().message());
+    source = std::move(*buffer);
+  }
+  lcc::onnx_import::TrainingImportOptions onnxOptions;
+  onnxOptions.loss = lossFlag;
+  onnxOptions.graph.batch = batchFlag;
+  onnxOptions.graph.seq = seqFlag;
+  for (const std::string &item : dimFlag) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value;
+    if (kv.size() != 2 || kv[0].empty() || !absl::SimpleAtoi(kv[1], &value) || value <= 0)
+      return fail("lcc: error: --dim expects name=size, got '" + item + "'");
+    onnxOptions.graph.dims[kv[0]] = value;
+  }
+  if (!isOnnx && (batchFlag.getNumOccurrences() || seqFlag.getNumOccurrences() ||
+                  dimFlag.getNumOccurrences() || lossFlag.getNumOccurrences()))
+    return fail("lcc: error: --batch, --seq, --dim and --loss apply to ONNX models; a .lcc "
+                "model sets its sizes with --set");
 
   DialectRegistry registry;
   registry.insert<lcc::LccDialect>();
@@ -541,7 +574,14 @@ int main(int argc, char **argv) {
   });
 
   auto parseStart = std::chrono::steady_clock::now();
-  auto module = lcc::dsl::importDsl((*buffer)->getBuffer(), inputFile, context, options);
+  auto module = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
+    if (!isOnnx)
+      return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, options);
+    auto model = lcc::onnx_import::loadOnnxModel(inputFile);
+    if (!model)
+      return model.takeError();
+    return lcc::onnx_import::importOnnxForTraining(*model, context, onnxOptions);
+  }();
   if (!module)
     return fail(llvm::toString(module.takeError()));
   if (failed(verify(**module)))

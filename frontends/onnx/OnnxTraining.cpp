@@ -1,0 +1,137 @@
+//===- OnnxTraining.cpp - an imported graph as a model lcc can train -------===//
+#include "frontends/onnx/OnnxTraining.h"
+#include "frontends/onnx/OnnxOps.h"
+
+#include "lcc_onnx.pb.h"
+
+#include "dialects/lcc/LccOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+namespace lcc::onnx_import {
+
+static llvm::Error error(const OnnxModel &model, const llvm::Twine &message) {
+  return onnxError(model.path, message);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> importOnnxForTraining(const OnnxModel &model,
+                                                             MLIRContext &context,
+                                                             const TrainingImportOptions &options) {
+  ImportOptions graphOptions = options.graph;
+  graphOptions.functionName = "forward";
+  graphOptions.initializersAsParameters = true;
+  auto imported = importOnnx(model, context, graphOptions);
+  if (!imported)
+    return imported.takeError();
+  OwningOpRef<ModuleOp> module = std::move(imported->module);
+  auto fn = module->lookupSymbol<func::FuncOp>("forward");
+  OpBuilder b(&context);
+  Location loc = fn.getLoc();
+  auto ret = llvm::cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+
+  std::vector<unsigned> inputArgs;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, "lcc.input"))
+      inputArgs.push_back(i);
+
+  int64_t vocab = 0, batch = 0, seq = 0;
+  Value loss;
+  if (options.loss == "cross-entropy") {
+    // Next-token cross-entropy on output 0 (logits [B, T, V]) against
+    // `targets`; the one integer input [B, T] is fed from `tokens`.
+    if (inputArgs.size() != 1)
+      return error(model, "--loss=cross-entropy needs a graph with exactly one input (the "
+                          "token ids [batch, seq]); this one has " +
+                              llvm::Twine(inputArgs.size()));
+    BlockArgument ids = fn.getArgument(inputArgs[0]);
+    auto idsType = llvm::cast<RankedTensorType>(ids.getType());
+    if (idsType.getRank() != 2 || !llvm::isa<IntegerType>(idsType.getElementType()))
+      return error(model, "--loss=cross-entropy needs integer token ids [batch, seq] as the "
+                          "graph input");
+    if (ret.getNumOperands() < 1)
+      return error(model, "the graph has no output");
+    auto logitsType = llvm::dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+    if (!logitsType || logitsType.getRank() != 3 ||
+        !llvm::isa<FloatType>(logitsType.getElementType()) ||
+        logitsType.getShape().take_front(2) != idsType.getShape())
+      return error(model, "--loss=cross-entropy needs graph output 0 to be logits "
+                          "[batch, seq, vocab] for input ids [batch, seq]");
+    batch = idsType.getDimSize(0);
+    seq = idsType.getDimSize(1);
+    vocab = logitsType.getDimSize(2);
+    auto i32 = RankedTensorType::get(idsType.getShape(), b.getI32Type());
+    unsigned end = fn.getNumArguments();
+    if (failed(fn.insertArgument(end, i32, b.getDictionaryAttr(b.getNamedAttr(
+                                               "lcc.input", b.getStringAttr("tokens"))),
+                                 loc)) ||
+        failed(fn.insertArgument(end + 1, i32, b.getDictionaryAttr(b.getNamedAttr(
+                                                   "lcc.input", b.getStringAttr("targets"))),
+                                 loc)))
+      return error(model, "cannot add the tokens/targets arguments");
+    b.setInsertionPointToStart(&fn.getBody().front());
+    Value tokens = fn.getArgument(end), targets = fn.getArgument(end + 1);
+    Value converted = idsType.getElementType() == b.getI32Type()
+                          ? tokens
+                          : lcc::ConvertOp::create(b, loc, idsType, tokens).getResult();
+    ids.replaceAllUsesWith(converted);
+    b.setInsertionPoint(ret);
+    loss = lcc::CrossEntropyOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                                       ret.getOperand(0), targets, b.getI64IntegerAttr(-100));
+    if (failed(fn.eraseArgument(inputArgs[0])))
+      return error(model, "cannot remove the original input argument");
+  } else {
+    // A scalar float graph output the model computes itself.
+    const auto &outputs = model.proto->graph().output();
+    int index = -1;
+    for (int i = 0; i < outputs.size(); ++i)
+      if (outputs[i].name() == options.loss)
+        index = i;
+    if (index < 0)
+      return error(model, "--loss=" + options.loss +
+                              ": no graph output has that name (use cross-entropy, or the "
+                              "name of a scalar loss output)");
+    loss = ret.getOperand(unsigned(index));
+    auto t = llvm::cast<RankedTensorType>(loss.getType());
+    if (t.getRank() != 0 || !llvm::isa<FloatType>(t.getElementType()))
+      return error(model, "--loss=" + options.loss + " is not a scalar float output");
+  }
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, loc, loss);
+  ret.erase();
+  fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(), {loss.getType()}));
+
+  // @init returns the initializers, in @forward's parameter order.
+  b.setInsertionPoint(fn);
+  SmallVector<Type> paramTypes;
+  for (auto &p : imported->parameters)
+    paramTypes.push_back(RankedTensorType::get(
+        p.second.shape(), p.second.elementType() == ElementType::F32 ? Type(b.getF32Type())
+                                                                     : b.getF64Type()));
+  auto init = func::FuncOp::create(b, loc, "init", b.getFunctionType({}, paramTypes));
+  b.setInsertionPointToEnd(init.addEntryBlock());
+  SmallVector<Value> initial;
+  for (auto &p : imported->parameters)
+    initial.push_back(materializeConstant(b, loc, p.second));
+  func::ReturnOp::create(b, loc, initial);
+
+  SmallVector<NamedAttribute> config;
+  if (vocab) {
+    config.push_back(b.getNamedAttr("vocab", b.getI64IntegerAttr(vocab)));
+    config.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(batch)));
+    config.push_back(b.getNamedAttr("seq", b.getI64IntegerAttr(seq)));
+  }
+  module->getOperation()->setAttr("lcc.config", b.getDictionaryAttr(config));
+  std::string name = model.proto->graph().name();
+  if (name.empty())
+    name = llvm::sys::path::stem(model.path).str();
+  module->getOperation()->setAttr("lcc.model", b.getStringAttr(name));
+  if (failed(verify(*module)))
+    return error(model, "the training module does not verify (an importer bug)");
+  return module;
+}
+
+} // namespace lcc::onnx_import

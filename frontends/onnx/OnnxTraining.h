@@ -1,0 +1,35 @@
+//===- OnnxTraining.h - an imported graph as a model lcc can train -*- C++ -*-===//
+//
+// Turns an ONNX forward graph into the module contract the DSL frontend also
+// produces (docs/architecture.md): @init() -> parameters (the initializers'
+// values) and @forward(parameters..., inputs...) -> scalar loss, so the same
+// autodiff, optimizer and backends apply.
+//
+// The loss (TrainingImportOptions::loss):
+//   "cross-entropy"  graph output 0 is logits [batch, seq, vocab] of the one
+//                    integer input [batch, seq]; @forward takes `tokens` and
+//                    `targets` (i32 [batch, seq], what lcc-run feeds) and
+//                    returns the mean next-token cross-entropy;
+//   NAME             a scalar float graph output the model computes itself;
+//                    the graph inputs stay @forward's inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_FRONTENDS_ONNX_ONNXTRAINING_H
+#define LCC_FRONTENDS_ONNX_ONNXTRAINING_H
+
+#include "frontends/onnx/OnnxImporter.h"
+
+namespace lcc::onnx_import {
+
+struct TrainingImportOptions {
+  ImportOptions graph;
+  std::string loss = "cross-entropy";
+};
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxForTraining(const OnnxModel &model, mlir::MLIRContext &context,
+                      const TrainingImportOptions &options);
+
+} // namespace lcc::onnx_import
+
+#endif

@@ -1,0 +1,189 @@
+//===- OnnxLoaderTest.cpp - malformed ONNX models give one clear error -----===//
+//
+// Models are built with the generated protobuf classes, broken in one way
+// each, serialized, and fed to the loader and importer: every case must give
+// exactly its error (no crash), naming the node and op where there is one.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxModel.h"
+
+#include "lcc_onnx.pb.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace lcc;
+using namespace lcc::onnx_import;
+
+namespace {
+
+void addInput(onnx::GraphProto &g, const std::string &name, std::vector<int64_t> dims,
+              int type = onnx::TensorProto::FLOAT) {
+  onnx::ValueInfoProto *v = g.add_input();
+  v->set_name(name);
+  auto *t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(type);
+  for (int64_t d : dims)
+    t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void addNode(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
+             std::vector<std::string> out, const std::string &name = "") {
+  onnx::NodeProto *n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name.empty() ? op + "_0" : name);
+  for (auto &s : in)
+    n->add_input(s);
+  for (auto &s : out)
+    n->add_output(s);
+}
+
+/// y = Relu(x) @ w + b with x [2, 3], w [3, 4] (an initializer), b [4].
+onnx::ModelProto validModel(int64_t opset = 17) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto *set = m.add_opset_import();
+  set->set_domain("");
+  set->set_version(opset);
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.set_name("tiny");
+  addInput(g, "x", {2, 3});
+  onnx::TensorProto *w = g.add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(4);
+  for (int i = 0; i < 12; ++i)
+    w->add_float_data(0.1f * float(i));
+  onnx::TensorProto *b = g.add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(4);
+  std::string raw(16, '\0');
+  b->set_raw_data(raw);
+  addNode(g, "Relu", {"x"}, {"r"});
+  addNode(g, "MatMul", {"r", "w"}, {"m"});
+  addNode(g, "Add", {"m", "b"}, {"y"});
+  g.add_output()->set_name("y");
+  return m;
+}
+
+/// The error of loading and importing `m` ("" when it imports).
+std::string importError(const onnx::ModelProto &m, bool *unsupported = nullptr) {
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  if (!model)
+    return llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  if (imported)
+    return "";
+  if (unsupported)
+    *unsupported = imported.errorIsA<UnsupportedOnnxError>();
+  return llvm::toString(imported.takeError());
+}
+
+TEST(OnnxLoader, ValidModelImportsWithParameters) {
+  auto model = parseOnnxModel(validModel().SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  ASSERT_EQ(imported->parameters.size(), 2u);
+  EXPECT_EQ(imported->parameters[0].first, "w");
+  EXPECT_FLOAT_EQ(float(imported->parameters[0].second.getDouble(11)), 1.1f);
+  EXPECT_EQ(imported->parameters[1].second.shape(), std::vector<int64_t>{4});
+}
+
+TEST(OnnxLoader, TruncatedProtobuf) {
+  std::string bytes = validModel().SerializeAsString();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 3}) {
+    auto model = parseOnnxModel(llvm::StringRef(bytes).take_front(cut), "model.onnx");
+    ASSERT_FALSE(bool(model));
+    EXPECT_EQ(llvm::toString(model.takeError()),
+              "model.onnx: error: not a valid ONNX model: the protobuf data is malformed or "
+              "truncated");
+  }
+  auto empty = parseOnnxModel("", "model.onnx");
+  EXPECT_EQ(llvm::toString(empty.takeError()),
+            "model.onnx: error: the file is empty, not an ONNX model");
+}
+
+TEST(OnnxLoader, MissingInitializer) {
+  onnx::ModelProto m = validModel();
+  m.mutable_graph()->mutable_initializer()->RemoveLast(); // b
+  EXPECT_EQ(importError(m), "model.onnx: node 'Add_0' (Add, opset 17): error: input 'b' is not a "
+                            "graph input, an initializer or any node's output");
+}
+
+TEST(OnnxLoader, WrongInputRank) {
+  onnx::ModelProto m = validModel();
+  // x declared [2, 3, 5]: MatMul's inner dimensions no longer agree.
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->add_dim()->set_dim_value(5);
+  EXPECT_EQ(importError(m), "model.onnx: node 'MatMul_0' (MatMul, opset 17): error: inner "
+                            "dimensions differ: 5 and 3");
+}
+
+TEST(OnnxLoader, UnknownOp) {
+  onnx::ModelProto m = validModel();
+  m.mutable_graph()->mutable_node(0)->set_op_type("Frobnicate");
+  bool unsupported = false;
+  EXPECT_EQ(importError(m, &unsupported),
+            "model.onnx: node 'Relu_0' (Frobnicate, opset 17): error: op Frobnicate is not "
+            "supported at opset 17 (docs/onnx.md lists the supported ops)");
+  EXPECT_TRUE(unsupported);
+}
+
+TEST(OnnxLoader, UnsupportedOpset) {
+  EXPECT_EQ(importError(validModel(99)),
+            "model.onnx: error: opset 99 is not supported; lcc imports opsets 7 to 22");
+  onnx::ModelProto m = validModel();
+  m.mutable_opset_import(0)->set_domain("com.example");
+  EXPECT_EQ(importError(m),
+            "model.onnx: error: the model imports no opset of the default ONNX domain");
+}
+
+TEST(OnnxLoader, CyclicGraph) {
+  onnx::ModelProto m = validModel();
+  // Relu now reads the Add's output: Relu -> MatMul -> Add -> Relu.
+  m.mutable_graph()->mutable_node(0)->set_input(0, "y");
+  EXPECT_EQ(importError(m), "model.onnx: node 'Relu_0' (Relu, opset 17): error: the graph has a "
+                            "cycle through this node");
+}
+
+TEST(OnnxLoader, BadInitializerData) {
+  onnx::ModelProto m = validModel();
+  m.mutable_graph()->mutable_initializer(1)->set_raw_data(std::string(12, '\0'));
+  EXPECT_EQ(importError(m), "model.onnx: initializer 'b': error: holds 12 bytes of data, but 16 "
+                            "are needed for its shape");
+  onnx::ModelProto e = validModel();
+  onnx::TensorProto *w = e.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *entry = w->add_external_data();
+  entry->set_key("location");
+  entry->set_value("../secret.bin");
+  EXPECT_EQ(importError(e), "model.onnx: initializer 'w': error: external data location "
+                            "'../secret.bin' must be a relative path inside the model's "
+                            "directory");
+}
+
+TEST(OnnxLoader, SymbolicDimensionNeedsASize) {
+  onnx::ModelProto m = validModel();
+  auto *dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+                  ->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("batch");
+  EXPECT_EQ(importError(m), "model.onnx: graph input 'x': error: dimension 0 ('batch') is "
+                            "symbolic; give its size with --batch or --dim batch=N");
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model));
+  mlir::MLIRContext context;
+  ImportOptions options;
+  options.batch = 2;
+  auto imported = importOnnx(*model, context, options);
+  EXPECT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+}
+
+} // namespace
