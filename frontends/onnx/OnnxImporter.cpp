@@ -96,7 +96,7 @@ std::vector<int64_t> toInts(const HostTensor &t) {
 }
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  if (axis < -rank || axis >= rank)
     return std::nullopt;
   return axis < 0 ? axis + rank : axis;
 }
@@ -233,6 +233,21 @@ std::optional<std::vector<int64_t>> NodeCtx::attrInts(const char *name) const {
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+llvm::Error NodeCtx::checkShape(llvm::ArrayRef<int64_t> shape, bool host) const {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return error("a dimension would be negative (" + llvm::Twine(d) + ")");
+    if (d > 0 && n > (int64_t(1) << 40) / d)
+      return error("a tensor would have more than 2^40 elements");
+    n *= d;
+  }
+  if (host && n > kMaxFoldElements)
+    return unsupported("a compile-time constant of " + llvm::Twine(n) +
+                       " elements is too large to fold");
+  return llvm::Error::success();
+}
+
 unsigned NodeCtx::numOutputs() const { return unsigned(node.output_size()); }
 
 bool NodeCtx::wantsOutput(unsigned i) const {
@@ -253,6 +268,21 @@ llvm::Error NodeCtx::unsupported(const llvm::Twine &message) const {
 //===----------------------------------------------------------------------===//
 
 namespace {
+
+/// Inputs a node of `op` must have (-1: all it lists, at least one).
+int requiredInputs(const std::string &op, int64_t opset) {
+  static const std::map<std::string, int> n = {
+      {"Constant", 0},    {"Add", 2},     {"Sub", 2},          {"Mul", 2},
+      {"Div", 2},         {"Pow", 2},     {"Equal", 2},        {"Less", 2},
+      {"LessOrEqual", 2}, {"Greater", 2}, {"GreaterOrEqual", 2}, {"Where", 3},
+      {"CastLike", 2},    {"MatMul", 2},  {"Gemm", 2},         {"Reshape", 2},
+      {"Expand", 2},      {"Gather", 2},  {"Range", 3},        {"LayerNormalization", 2},
+      {"Concat", -1},     {"Max", -1},    {"Min", -1}};
+  if (op == "Slice")
+    return opset >= 10 ? 3 : 1;
+  auto it = n.find(op);
+  return it == n.end() ? 1 : it->second;
+}
 
 /// "FILE: node 'NAME' (OP, opset N)", or "node #I" for unnamed nodes.
 std::string describeNode(const OnnxModel &model, const onnx::NodeProto &node, int index) {
@@ -453,6 +483,13 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     std::vector<ImportedValue *> ins;
     for (const std::string &in : node.input())
       ins.push_back(in.empty() ? nullptr : &values.at(in));
+    // Handlers may rely on their required inputs being present.
+    int required = requiredInputs(node.op_type(), model.opset);
+    if (required < 0)
+      required = std::max(1, int(ins.size()));
+    for (int i = 0; i < required; ++i)
+      if (i >= int(ins.size()) || !ins[i])
+        return onnxError(where, "input " + llvm::Twine(i) + " is required");
     Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? node.op_type() : node.name()),
                                 fileLoc);
     NodeCtx ctx(node, model, b, loc, std::move(ins), where);

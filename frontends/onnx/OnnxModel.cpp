@@ -178,22 +178,25 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &tensor,
       return onnxError(what, "invalid dimensions");
     n *= d;
   }
-  HostTensor t(*type, shape);
+  // Nothing is allocated before the data is known to be there (a corrupt
+  // file may declare any shape).
+  size_t bytes = size_t(n) * elementSize(*type);
   std::string external;
   const std::string *raw = nullptr;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto bytes = readExternal(tensor, dir, what);
-    if (!bytes)
-      return bytes.takeError();
-    external = std::move(*bytes);
+    auto data = readExternal(tensor, dir, what);
+    if (!data)
+      return data.takeError();
+    external = std::move(*data);
     raw = &external;
   } else if (tensor.has_raw_data()) {
     raw = &tensor.raw_data();
   }
   if (raw) {
-    if (raw->size() != t.byteSize())
+    if (raw->size() != bytes)
       return onnxError(what, "holds " + llvm::Twine(raw->size()) + " bytes of data, but " +
-                                 llvm::Twine(t.byteSize()) + " are needed for its shape");
+                                 llvm::Twine(bytes) + " are needed for its shape");
+    HostTensor t(*type, shape);
     std::memcpy(t.rawData(), raw->data(), raw->size());
     if (*type == ElementType::I1)
       for (int64_t i = 0; i < n; ++i)
@@ -204,29 +207,37 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &tensor,
   switch (*type) {
   case ElementType::F32:
     have = tensor.float_data_size();
-    if (have == n)
-      fillFrom(t, tensor.float_data());
     break;
   case ElementType::F64:
     have = tensor.double_data_size();
-    if (have == n)
-      fillFrom(t, tensor.double_data());
     break;
   case ElementType::I64:
     have = tensor.int64_data_size();
-    if (have == n)
-      fillFrom(t, tensor.int64_data());
     break;
   case ElementType::I32:
   case ElementType::I1: // bool values travel in int32_data
     have = tensor.int32_data_size();
-    if (have == n)
-      fillFrom(t, tensor.int32_data());
     break;
   }
   if (have != n)
     return onnxError(what, "holds " + llvm::Twine(have) + " values, but its shape has " +
                                llvm::Twine(n));
+  HostTensor t(*type, shape);
+  switch (*type) {
+  case ElementType::F32:
+    fillFrom(t, tensor.float_data());
+    break;
+  case ElementType::F64:
+    fillFrom(t, tensor.double_data());
+    break;
+  case ElementType::I64:
+    fillFrom(t, tensor.int64_data());
+    break;
+  case ElementType::I32:
+  case ElementType::I1:
+    fillFrom(t, tensor.int32_data());
+    break;
+  }
   return t;
 }
 

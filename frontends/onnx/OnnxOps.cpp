@@ -71,6 +71,8 @@ OpHandler binary(double (*host)(double, double), int64_t (*hostInt)(int64_t, int
     if (!shape)
       return c.error("operand shapes do not broadcast");
     if (c.allConstant()) {
+      if (llvm::Error e = c.checkShape(*shape, true))
+        return e;
       const HostTensor &x = c.known(0), &y = c.known(1);
       HostTensor out(x.elementType(), *shape);
       for (int64_t i = 0; i < out.numElements(); ++i) {
@@ -109,6 +111,8 @@ OpHandler variadic(double (*host)(double, double), int64_t (*hostInt)(int64_t, i
         auto shape = broadcastShape(acc.shape(), y.shape());
         if (!shape)
           return c.error("operand shapes do not broadcast");
+        if (llvm::Error e = c.checkShape(*shape, true))
+          return e;
         HostTensor out(acc.elementType(), *shape);
         for (int64_t j = 0; j < out.numElements(); ++j) {
           int64_t a = broadcastIndex(acc, *shape, j), b = broadcastIndex(y, *shape, j);
@@ -145,6 +149,8 @@ OpHandler compare(const char *predicate, bool (*host)(double, double)) {
     if (!shape)
       return c.error("operand shapes do not broadcast");
     if (c.allConstant()) {
+      if (llvm::Error e = c.checkShape(*shape, true))
+        return e;
       const HostTensor &x = c.known(0), &y = c.known(1);
       HostTensor out(ElementType::I1, *shape);
       for (int64_t i = 0; i < out.numElements(); ++i)
@@ -185,6 +191,10 @@ llvm::Error where(NodeCtx &c) {
   if (c.allConstant()) {
     const HostTensor &cond = c.known(0), &x = c.known(1),
                      &y = c.known(2);
+    if (x.elementType() != y.elementType())
+      return c.error("X and Y have different element types");
+    if (llvm::Error e = c.checkShape(*shape, true))
+      return e;
     HostTensor out(x.elementType(), *shape);
     for (int64_t i = 0; i < out.numElements(); ++i) {
       bool take = cond.getDouble(broadcastIndex(cond, *shape, i)) != 0;
@@ -296,6 +306,8 @@ llvm::Error dropout(NodeCtx &c) {
     auto training = c.constant(2, "training_mode");
     if (!training)
       return training.takeError();
+    if ((*training)->numElements() != 1 || (c.isConstant(1) && c.known(1).numElements() != 1))
+      return c.error("ratio and training_mode must be scalars");
     double ratio = 0.5;
     if (c.has(1)) {
       auto r = c.constant(1, "ratio");

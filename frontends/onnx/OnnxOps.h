@@ -75,6 +75,11 @@ public:
   }
   std::vector<ImportedValue> outputs;
 
+  /// A shape the node may create: dimensions >= 0 and, for a constant
+  /// folded on the host (`host`), at most kMaxFoldElements elements.
+  llvm::Error checkShape(llvm::ArrayRef<int64_t> shape, bool host) const;
+  static constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
   /// "FILE: node 'NAME' (OP, opset N): error: MESSAGE".
   llvm::Error error(const llvm::Twine &message) const;
   /// The same as an UnsupportedOnnxError.
@@ -118,7 +123,7 @@ std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
 int64_t broadcastIndex(const HostTensor &t, llvm::ArrayRef<int64_t> out, int64_t i);
 /// Int64 values of a 0-d or 1-d integer constant.
 std::vector<int64_t> toInts(const HostTensor &t);
-/// Negative axes count from the end; std::nullopt when out of range.
+/// Negative axes count from the end; std::nullopt unless -rank <= axis < rank.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
 } // namespace lcc::onnx_import

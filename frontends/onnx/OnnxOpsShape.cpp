@@ -100,6 +100,8 @@ llvm::Error reshape(NodeCtx &c) {
   }
   if (infer >= 0)
     shape[infer] = known ? product(in) / known : 0;
+  if (llvm::Error e = c.checkShape(shape, false))
+    return e;
   return setReshaped(c, shape);
 }
 
@@ -355,6 +357,8 @@ OpHandler split(bool sizesInput) {
       sizes = c.attrInts("split").value_or(Shape());
     }
     int64_t n = c.numOutputs(), dim = in[*axis];
+    if (n == 0)
+      return c.error("the node has no outputs");
     if (sizes.empty()) {
       // Equal parts; the last is smaller when the size does not divide (opset 18).
       int64_t part = (dim + n - 1) / n;
@@ -381,10 +385,15 @@ llvm::Error expand(NodeCtx &c) {
   auto target = c.constant(1, "shape");
   if (!target)
     return target.takeError();
-  auto out = broadcastShape(c.shape(0), toInts(**target));
+  Shape to = toInts(**target);
+  if (llvm::Error e = c.checkShape(to, false))
+    return e;
+  auto out = broadcastShape(c.shape(0), to);
   if (!out)
     return c.error("the input does not broadcast to the shape");
   if (c.isConstant(0)) {
+    if (llvm::Error e = c.checkShape(*out, true))
+      return e;
     const HostTensor &t = c.known(0);
     c.setOutput(0, remap(t, *out, [&](int64_t i) { return broadcastIndex(t, *out, i); }));
     return llvm::Error::success();
@@ -421,6 +430,8 @@ llvm::Error gather(NodeCtx &c) {
     }
   }
   if (indices && c.isConstant(0)) {
+    if (llvm::Error e = c.checkShape(out, true))
+      return e;
     int64_t inner = product(llvm::ArrayRef<int64_t>(in).drop_front(*axis + 1));
     int64_t count = indices->numElements();
     c.setOutput(0, remap(c.known(0), out, [&](int64_t i) {
@@ -488,7 +499,12 @@ llvm::Error constantOfShape(NodeCtx &c) {
       return c.unsupported(llvm::toString(t.takeError()));
     fill = std::move(*t);
   }
-  c.setOutput(0, remap(fill, toInts(**s), [](int64_t) { return 0; }));
+  Shape shape = toInts(**s);
+  if (llvm::Error e = c.checkShape(shape, true))
+    return e;
+  if (fill.numElements() != 1)
+    return c.error("value must hold one element");
+  c.setOutput(0, remap(fill, shape, [](int64_t) { return 0; }));
   return llvm::Error::success();
 }
 
@@ -496,10 +512,17 @@ llvm::Error range(NodeCtx &c) {
   if (!c.allConstant())
     return c.unsupported("Range needs compile-time start, limit and delta");
   const HostTensor &start = c.known(0), &limit = c.known(1), &delta = c.known(2);
+  if (start.numElements() != 1 || limit.numElements() != 1 || delta.numElements() != 1 ||
+      start.elementType() != delta.elementType())
+    return c.error("start, limit and delta must be scalars of one type");
   double s = start.getDouble(0), l = limit.getDouble(0), d = delta.getDouble(0);
-  if (d == 0)
-    return c.error("delta is 0");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((l - s) / d)));
+  if (d == 0 || !std::isfinite((l - s) / d))
+    return c.error("delta is 0 or the range is not finite");
+  double count = std::max(0.0, std::ceil((l - s) / d));
+  if (count > double(NodeCtx::kMaxFoldElements))
+    return c.unsupported("a range of " + llvm::Twine(int64_t(count)) +
+                         " elements is too large to fold");
+  int64_t n = int64_t(count);
   HostTensor out(start.elementType(), {n});
   for (int64_t i = 0; i < n; ++i) {
     if (out.elementType() == ElementType::I64)
@@ -518,13 +541,18 @@ llvm::Error trilu(NodeCtx &c) {
     auto t = c.constant(1, "k");
     if (!t)
       return t.takeError();
-    k = toInts(**t).at(0);
+    Shape ks = toInts(**t);
+    if (ks.size() != 1)
+      return c.error("k must be a scalar");
+    k = ks[0];
   }
   bool upper = c.attrInt("upper", 1) != 0;
   Shape s = c.shape(0);
   if (s.size() < 2)
     return c.error("input must have rank >= 2");
   int64_t rows = s[s.size() - 2], cols = s.back();
+  if (llvm::Error e = c.checkShape({rows, cols}, true))
+    return e;
   auto keep = [&](int64_t i) {
     int64_t col = i % cols, row = i / cols % rows;
     return upper ? col - row >= k : col - row <= k;
