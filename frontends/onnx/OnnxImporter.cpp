@@ -423,7 +423,9 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       return t.takeError();
     if (!defined.insert(init.name()).second)
       return onnxError(model.path, "initializer '" + init.name() + "' is defined twice");
-    if (options.initializersAsParameters && isFloatType(t->elementType())) {
+    // Exporters store constants as initializers too (the dynamo exporter's
+    // -inf, 0.5, sqrt(2/pi)...): scalars are constants, not weights.
+    if (options.initializersAsParameters && isFloatType(t->elementType()) && t->rank() > 0) {
       Type et = t->elementType() == ElementType::F32 ? Type(b.getF32Type()) : b.getF64Type();
       params.emplace_back(init.name(), RankedTensorType::get(t->shape(), et));
       imported.parameters.emplace_back(init.name(), std::move(*t));

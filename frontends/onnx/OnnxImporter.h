@@ -2,9 +2,9 @@
 //
 // Imports the main graph of an ONNX model as one func.func of lcc ops:
 //   @NAME(params..., inputs...) -> (graph outputs...)
-// Float initializers become parameters (argument attribute lcc.param = the
-// initializer's name; lcc.frozen when they match ImportOptions::frozen);
-// integer and bool initializers stay constants. Graph inputs become
+// Float initializers of rank >= 1 become parameters (argument attribute
+// lcc.param = the initializer's name); scalars, integer and bool initializers
+// stay constants (exporters store constants such as -inf as initializers). Graph inputs become
 // arguments with lcc.input = their name.
 //
 // Shapes in lcc are static. Symbolic dimensions of graph inputs take their
@@ -43,7 +43,7 @@ struct ImportOptions {
   /// Graph inputs whose values are known at compile time: they become
   /// constants instead of arguments (the backend tests' shape operands).
   std::map<std::string, HostTensor> constantInputs;
-  /// Float initializers become parameters (else constants).
+  /// Float initializers of rank >= 1 become parameters (else constants).
   bool initializersAsParameters = true;
 };
 

@@ -1,0 +1,175 @@
+//===- OnnxGptTest.cpp - PyTorch-exported GPTs against PyTorch ------------===//
+//
+// test/fixtures/onnx/export_gpt.py exports one tiny GPT-2 from PyTorch with
+// both exporters (TorchScript, opset 17; dynamo, opset 18) and stores
+// PyTorch's logits, loss and per-initializer gradients (fp32) in
+// gpt_ref.safetensors. Here lcc imports each file, and
+//   - the initializers it read equal PyTorch's parameters bit for bit;
+//   - the logits of the imported graph (CPU JIT) match PyTorch's;
+//   - the next-token cross-entropy @forward (--loss=cross-entropy) and its
+//     lcc-autodiff gradients match PyTorch's loss and gradients.
+// Tolerance (fp32, different but equally valid operation orders): relative
+// error of each tensor in the 2-norm, ||lcc - torch|| / ||torch|| <= 1e-5;
+// for the loss |lcc - torch| / |torch| <= 1e-5.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/cpu/JitExecutor.h"
+#include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxModel.h"
+#include "frontends/onnx/OnnxTraining.h"
+#include "passes/Passes.h"
+#include "runtime/Safetensors.h"
+
+#include "dialects/lcc/LccDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace lcc;
+using namespace lcc::onnx_import;
+
+namespace {
+
+const std::string kDir = std::string(LCC_SOURCE_DIR) + "/test/fixtures/onnx/";
+
+const SafetensorsFile &reference() {
+  static SafetensorsFile file = [] {
+    SafetensorsFile f;
+    SafetensorsStatus st = readSafetensors(kDir + "gpt_ref.safetensors", f);
+    EXPECT_TRUE(st.ok) << st.error;
+    return f;
+  }();
+  return file;
+}
+
+const HostTensor &ref(const std::string &name) {
+  static HostTensor missing;
+  auto it = reference().tensors.find(name);
+  if (it == reference().tensors.end()) {
+    ADD_FAILURE() << "gpt_ref.safetensors has no '" << name << "'";
+    return missing;
+  }
+  return it->second;
+}
+
+/// ||a - b|| / ||b|| over all elements (shapes must agree).
+double relativeError(const HostTensor &a, const HostTensor &b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  if (a.shape() != b.shape())
+    return INFINITY;
+  double diff = 0, norm = 0;
+  for (int64_t i = 0; i < b.numElements(); ++i) {
+    double d = a.getDouble(i) - b.getDouble(i);
+    diff += d * d;
+    norm += b.getDouble(i) * b.getDouble(i);
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+/// The reference gradient of an initializer: grad.NAME, or grad18.NAME for
+/// the dynamo export's own initializers.
+const HostTensor *refGrad(const std::string &name) {
+  for (const char *prefix : {"grad.", "grad18."}) {
+    auto it = reference().tensors.find(prefix + name);
+    if (it != reference().tensors.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+const HostTensor *refParam(const std::string &name) {
+  for (const char *prefix : {"param.", "param18."}) {
+    auto it = reference().tensors.find(prefix + name);
+    if (it != reference().tensors.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
+class ExportedGpt : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ExportedGpt, LogitsMatchPyTorch) {
+  auto model = loadOnnxModel(kDir + GetParam());
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  ImportOptions options;
+  options.functionName = "graph";
+  options.batch = 2;
+  options.seq = 16;
+  auto imported = importOnnx(*model, context, options);
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  std::vector<HostTensor> args;
+  for (auto &[name, value] : imported->parameters) {
+    const HostTensor *p = refParam(name);
+    ASSERT_TRUE(p) << "no reference value for initializer " << name;
+    ASSERT_EQ(p->byteSize(), value.byteSize()) << name;
+    EXPECT_EQ(std::memcmp(p->rawData(), value.rawData(), value.byteSize()), 0)
+        << "initializer " << name << " differs from PyTorch's parameter";
+    args.push_back(value);
+  }
+  const HostTensor &tokens = ref("tokens");
+  args.push_back(HostTensor::generate(ElementType::I64, tokens.shape(),
+                                      [&](int64_t i) { return tokens.getDouble(i); }));
+  auto jit = CpuJit::compile(*imported->module);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  auto out = (*jit)->call("graph", args);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_LE(relativeError((*out)[0], ref("logits")), 1e-5);
+}
+
+TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
+  auto model = loadOnnxModel(kDir + GetParam());
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  TrainingImportOptions options;
+  options.graph.batch = 2;
+  options.graph.seq = 16;
+  auto module = importOnnxForTraining(*model, context, options);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  {
+    mlir::PassManager pm(&context);
+    LccAutodiffPassOptions autodiff;
+    autodiff.function = "forward";
+    pm.addPass(createLccAutodiffPass(autodiff));
+    ASSERT_TRUE(mlir::succeeded(pm.run(**module)));
+  }
+  auto jit = CpuJit::compile(**module);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  auto params = (*jit)->call("init", {});
+  ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+  std::vector<HostTensor> args = *params;
+  args.push_back(ref("tokens"));
+  args.push_back(ref("targets"));
+  auto out = (*jit)->call("forward_grad", args);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+
+  auto grad = (**module).lookupSymbol<mlir::func::FuncOp>("forward_grad");
+  ASSERT_EQ(out->size(), grad.getNumResults());
+  double loss = (*out)[0].getDouble(0), want = ref("loss").getDouble(0);
+  EXPECT_LE(std::fabs(loss - want) / std::fabs(want), 1e-5) << loss << " vs " << want;
+  int checked = 0;
+  for (unsigned r = 1; r < grad.getNumResults(); ++r) {
+    auto name = grad.getResultAttrOfType<mlir::StringAttr>(r, "lcc.grad_of");
+    ASSERT_TRUE(name);
+    const HostTensor *want = refGrad(name.str());
+    ASSERT_TRUE(want) << "no reference gradient for " << name.str();
+    EXPECT_LE(relativeError((*out)[r], *want), 1e-5) << "gradient of " << name.str();
+    ++checked;
+  }
+  // Every float initializer of rank >= 1 is trained: ts17 28; dynamo 29 (39
+  // initializers less 2 int64 shapes, the bool mask and 7 scalar constants).
+  EXPECT_EQ(checked, std::string(GetParam()) == "gpt_ts17.onnx" ? 28 : 29);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exporters, ExportedGpt,
+                         ::testing::Values("gpt_ts17.onnx", "gpt_dynamo18.onnx"),
+                         [](const auto &info) {
+                           return std::string(info.param) == "gpt_ts17.onnx" ? "TorchScript17"
+                                                                              : "Dynamo18";
+                         });
+
+} // namespace
