@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "frontends/dsl/Importer.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/onnx/OnnxModel.h"
 #include "frontends/onnx/OnnxTraining.h"
@@ -27,7 +28,9 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cmath>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 using namespace lcc;
 using namespace lcc::onnx_import;
@@ -163,6 +166,52 @@ TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
   // Every float initializer of rank >= 1 is trained: ts17 28; dynamo 29 (39
   // initializers less 2 int64 shapes, the bool mask and 7 scalar constants).
   EXPECT_EQ(checked, std::string(GetParam()) == "gpt_ts17.onnx" ? 28 : 29);
+}
+
+/// The same architecture written in lcc's DSL (examples/gpt-tiny.lcc at the
+/// exported sizes), given PyTorch's weights, computes PyTorch's loss. The DSL
+/// names parameters as GPT-2 does ("wte", "h.0.attn.c_attn.weight") and
+/// stores Linear weights [in, out] (Conv1D); nn.Linear's are [out, in].
+TEST(ExportedGptInDsl, SameWeightsGiveTheSameLoss) {
+  std::ifstream in(std::string(LCC_SOURCE_DIR) + "/examples/gpt-tiny.lcc");
+  std::stringstream source;
+  source << in.rdbuf();
+  mlir::MLIRContext context;
+  dsl::ImportOptions options;
+  options.overrides = {{"vocab", 64}, {"ctx", 16},  {"dim", 32},
+                       {"heads", 2},  {"layers", 2}, {"batch", 2}, {"seq", 16}};
+  auto module = dsl::importDsl(source.str(), "gpt-tiny.lcc", context, options);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
+  std::vector<HostTensor> args;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "lcc.param");
+    if (!name)
+      continue;
+    std::string torchName = name.str();
+    if (torchName == "wte" || torchName == "wpe")
+      torchName += ".weight";
+    const HostTensor *p = refParam(torchName);
+    ASSERT_TRUE(p) << "no PyTorch parameter for " << name.str();
+    HostTensor value = *p;
+    bool linear = p->rank() == 2 && torchName != "wte.weight" && torchName != "wpe.weight";
+    if (linear) { // [out, in] -> [in, out]
+      int64_t rows = p->shape()[0], cols = p->shape()[1];
+      value = HostTensor::generate(ElementType::F32, {cols, rows}, [&](int64_t j) {
+        return p->getDouble(j % rows * cols + j / rows);
+      });
+    }
+    args.push_back(std::move(value));
+  }
+  ASSERT_EQ(args.size(), 28u);
+  args.push_back(ref("tokens"));
+  args.push_back(ref("targets"));
+  auto jit = CpuJit::compile(**module);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  auto out = (*jit)->call("forward", args);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  double loss = (*out)[0].getDouble(0), want = ref("loss").getDouble(0);
+  EXPECT_LE(std::fabs(loss - want) / std::fabs(want), 1e-5) << loss << " vs " << want;
 }
 
 INSTANTIATE_TEST_SUITE_P(Exporters, ExportedGpt,
