@@ -37,6 +37,9 @@ struct Package {
   json::Value manifest;
   std::string target; // of the code section
   std::vector<uint8_t> code;
+  /// The source ONNX model, when there is one: section "onnx", so that
+  /// lcc-run --export-onnx can write the trained weights back into it.
+  std::vector<uint8_t> onnxModel;
   /// Wall seconds of each code-generation phase (CpuCode::phaseSeconds).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };

@@ -40,6 +40,8 @@ checkpoints:
   --keep N             checkpoints kept in DIR (default 3)
   --resume PATH        continue from a checkpoint (DIR: its latest one)
   --export FILE        trained weights as safetensors, named as the model's parameters
+  --export-onnx FILE   (models compiled from .onnx) the original model with the trained
+                       weights, for ONNX Runtime and other engines
   --quiet              only errors and the final summary
 )";
 
@@ -85,6 +87,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--keep", [&](auto &f, auto &v) { return toInt(f, v, o.keep, 1); }},
       {"--resume", [&](auto &, auto &v) { o.resume = v; return true; }},
       {"--export", [&](auto &, auto &v) { o.exportPath = v; return true; }},
+      {"--export-onnx", [&](auto &, auto &v) { o.exportOnnx = v; return true; }},
   };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

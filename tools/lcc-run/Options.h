@@ -25,6 +25,7 @@ struct Options {
   int64_t keep = 3;         // checkpoints kept in --save
   std::string resume;       // a checkpoint directory or file
   std::string exportPath;   // trained weights as safetensors
+  std::string exportOnnx;   // trained weights in a copy of the original ONNX model
   bool quiet = false;
 };
 

@@ -9,6 +9,7 @@
 // Exit codes: 0 success, 2 user error (bad flags, data, files), 3 internal.
 //
 //===----------------------------------------------------------------------===//
+#include "OnnxExport.h"
 #include "Options.h"
 
 #include "runtime/Checkpoint.h"
@@ -17,6 +18,7 @@
 #include "runtime/Metrics.h"
 #include "runtime/Parallel.h"
 #include "runtime/Plot.h"
+#include "runtime/TrainBin.h"
 #include "runtime/Trainer.h"
 
 #include <chrono>
@@ -254,6 +256,17 @@ int main(int argc, char **argv) {
     SafetensorsStatus st = writeSafetensors(opt.exportPath, trainer.snapshot(false, meta));
     if (!st)
       return fail("lcc-run: error: " + st.error);
+  }
+  if (!opt.exportOnnx.empty()) {
+    TrainBin file;
+    if (TrainBinStatus st = TrainBin::open(opt.program, file); !st)
+      return fail("lcc-run: error: " + st.error);
+    TrainBinBytes model = file.find("onnx", "any", -1);
+    if (!model.data)
+      return fail("lcc-run: error: --export-onnx: " + opt.program +
+                  " was not compiled from an ONNX model");
+    if (!exportOnnx(model.data, model.size, trainer.snapshot(false, meta), opt.exportOnnx, error))
+      return fail("lcc-run: error: --export-onnx: " + error);
   }
   if (csv.isOpen())
     csv.close();

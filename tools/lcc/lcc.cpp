@@ -456,6 +456,13 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     }
   if (outputFile == "-")
     return 0; // --plan alone: nothing to write
+  if (llvm::StringRef(inputFile).ends_with(".onnx")) {
+    auto bytes = llvm::MemoryBuffer::getFile(inputFile, false, false);
+    if (!bytes)
+      return fail("lcc: error: cannot read '" + inputFile + "': " + bytes.getError().message());
+    llvm::StringRef b = (*bytes)->getBuffer();
+    package->onnxModel.assign(b.bytes_begin(), b.bytes_end());
+  }
   if (llvm::Error err = lcc::writePackage(*package, outputFile)) {
     llvm::errs() << llvm::toString(std::move(err)) << "\n";
     return 2; // the file system refused: the user's to fix

@@ -1,0 +1,75 @@
+//===- OnnxExport.cpp - trained weights back into the user's ONNX model ----===//
+#include "tools/lcc-run/OnnxExport.h"
+
+#include "runtime/AtomicFile.h"
+
+#include "lcc_onnx.pb.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <set>
+
+namespace lcc {
+
+static int32_t onnxType(ElementType t) {
+  switch (t) {
+  case ElementType::F32:
+    return onnx::TensorProto::FLOAT;
+  case ElementType::F64:
+    return onnx::TensorProto::DOUBLE;
+  case ElementType::I32:
+    return onnx::TensorProto::INT32;
+  case ElementType::I64:
+    return onnx::TensorProto::INT64;
+  case ElementType::I1:
+    return onnx::TensorProto::BOOL;
+  }
+  return 0;
+}
+
+bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
+                const std::string &path, std::string &error) {
+  onnx::ModelProto proto;
+  google::protobuf::io::CodedInputStream in(model, int(std::min<size_t>(size, INT_MAX)));
+  in.SetTotalBytesLimit(INT_MAX);
+  if (size > size_t(INT_MAX) || !proto.ParseFromCodedStream(&in)) {
+    error = "the ONNX model stored in the train.bin does not parse";
+    return false;
+  }
+  std::set<std::string> written;
+  for (onnx::TensorProto &init : *proto.mutable_graph()->mutable_initializer()) {
+    auto it = weights.tensors.find(init.name());
+    if (it == weights.tensors.end())
+      continue;
+    const HostTensor &w = it->second;
+    std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
+    if (init.data_type() != onnxType(w.elementType()) || dims != w.shape()) {
+      error = "initializer '" + init.name() + "' has another type or shape than the trained "
+              "parameter";
+      return false;
+    }
+    // Inline raw data replaces typed fields and external references.
+    init.clear_float_data();
+    init.clear_double_data();
+    init.clear_int32_data();
+    init.clear_int64_data();
+    init.clear_external_data();
+    init.clear_data_location();
+    init.set_raw_data(std::string(static_cast<const char *>(w.rawData()), w.byteSize()));
+    written.insert(init.name());
+  }
+  for (const auto &[name, tensor] : weights.tensors)
+    if (!written.count(name)) {
+      error = "the model has no initializer '" + name + "' for the trained parameter";
+      return false;
+    }
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) {
+    error = "the exported model is too large for one protobuf file (2 GiB)";
+    return false;
+  }
+  return writeFileAtomically(path, bytes.data(), bytes.size(), error);
+}
+
+} // namespace lcc
