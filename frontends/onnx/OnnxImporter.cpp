@@ -30,6 +30,7 @@ static const std::vector<OpEntry> &opTable() {
     std::vector<OpEntry> t;
     addMathOps(t);
     addShapeOps(t);
+    addLossOps(t);
     return t;
   }();
   return table;
@@ -277,7 +278,8 @@ int requiredInputs(const std::string &op, int64_t opset) {
       {"LessOrEqual", 2}, {"Greater", 2}, {"GreaterOrEqual", 2}, {"Where", 3},
       {"CastLike", 2},    {"MatMul", 2},  {"Gemm", 2},         {"Reshape", 2},
       {"Expand", 2},      {"Gather", 2},  {"Range", 3},        {"LayerNormalization", 2},
-      {"Concat", -1},     {"Max", -1},    {"Min", -1}};
+      {"Concat", -1},     {"Max", -1},    {"Min", -1},
+      {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}};
   if (op == "Slice")
     return opset >= 10 ? 3 : 1;
   auto it = n.find(op);

@@ -112,9 +112,11 @@ struct OpEntry {
   std::vector<unsigned> constantInputs = {};
 };
 
-/// Handlers of OnnxOps.cpp (math) and OnnxOpsShape.cpp (shapes, data movement).
+/// Handlers of OnnxOps.cpp (math), OnnxOpsShape.cpp (shapes, data movement)
+/// and OnnxOpsLoss.cpp (losses).
 void addMathOps(std::vector<OpEntry> &table);
 void addShapeOps(std::vector<OpEntry> &table);
+void addLossOps(std::vector<OpEntry> &table);
 
 // Host-tensor helpers shared by the handler files.
 std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
