@@ -12,6 +12,8 @@
 
 #include <climits>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <set>
 
 namespace lcc::onnx_import {
@@ -73,6 +75,81 @@ static bool parseLarge(google::protobuf::MessageLite &message, llvm::StringRef b
   return message.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
+namespace {
+
+/// Replaces every call of a model-local function (the dynamo exporter wraps
+/// ops such as layer_norm in them) by the function's nodes: formal inputs and
+/// outputs become the call's values, internal values get a prefix unique to
+/// the call, and attributes referring to the caller's (ref_attr_name) take
+/// the caller's value or are dropped (the op's default applies).
+llvm::Error inlineFunctions(onnx::ModelProto &m, const std::string &path) {
+  if (m.functions_size() == 0)
+    return llvm::Error::success();
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *> functions;
+  for (const onnx::FunctionProto &f : m.functions())
+    functions[{f.domain(), f.name()}] = &f;
+  int calls = 0;
+  std::function<llvm::Error(const onnx::NodeProto &, int,
+                            google::protobuf::RepeatedPtrField<onnx::NodeProto> &)>
+      expand = [&](const onnx::NodeProto &node, int depth,
+                   google::protobuf::RepeatedPtrField<onnx::NodeProto> &out) -> llvm::Error {
+    auto it = functions.find({node.domain(), node.op_type()});
+    if (it == functions.end()) {
+      *out.Add() = node;
+      return llvm::Error::success();
+    }
+    if (depth > 16)
+      return onnxError(path, "model-local function '" + node.op_type() +
+                                 "' calls itself (more than 16 levels deep)");
+    const onnx::FunctionProto &f = *it->second;
+    std::string prefix = "__" + f.name() + "_" + std::to_string(calls++) + "/";
+    std::map<std::string, std::string> rename;
+    for (int i = 0; i < f.input_size(); ++i)
+      rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
+    for (int i = 0; i < f.output_size(); ++i)
+      rename[f.output(i)] = i < node.output_size() ? node.output(i) : "";
+    auto name = [&](const std::string &v) {
+      if (v.empty())
+        return v;
+      auto r = rename.find(v);
+      return r != rename.end() ? r->second : prefix + v;
+    };
+    for (const onnx::NodeProto &inner : f.node()) {
+      onnx::NodeProto copy = inner;
+      for (std::string &v : *copy.mutable_input())
+        v = name(v);
+      for (std::string &v : *copy.mutable_output())
+        v = name(v);
+      copy.set_name(prefix + inner.name());
+      google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+      for (const onnx::AttributeProto &a : inner.attribute()) {
+        if (a.ref_attr_name().empty()) {
+          *attrs.Add() = a;
+          continue;
+        }
+        for (const onnx::AttributeProto &given : node.attribute())
+          if (given.name() == a.ref_attr_name()) {
+            onnx::AttributeProto *b = attrs.Add();
+            *b = given;
+            b->set_name(a.name());
+          }
+      }
+      *copy.mutable_attribute() = attrs;
+      if (llvm::Error e = expand(copy, depth + 1, out))
+        return e;
+    }
+    return llvm::Error::success();
+  };
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const onnx::NodeProto &node : m.graph().node())
+    if (llvm::Error e = expand(node, 0, nodes))
+      return e;
+  *m.mutable_graph()->mutable_node() = std::move(nodes);
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, const std::string &path) {
   OnnxModel model;
   model.path = path;
@@ -99,6 +176,8 @@ llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, const std::strin
   }
   if (!haveDefault)
     return onnxError(path, "the model imports no opset of the default ONNX domain");
+  if (llvm::Error e = inlineFunctions(*model.proto, path))
+    return std::move(e);
   if (model.opset < kMinOpset || model.opset > kMaxOpset)
     return onnxError(path, "opset " + llvm::Twine(model.opset) +
                                " is not supported; lcc imports opsets " +

@@ -5,6 +5,7 @@
 // exactly its error (no crash), naming the node and op where there is one.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/cpu/JitExecutor.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/onnx/OnnxModel.h"
 
@@ -184,6 +185,92 @@ TEST(OnnxLoader, SymbolicDimensionNeedsASize) {
   options.batch = 2;
   auto imported = importOnnx(*model, context, options);
   EXPECT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+}
+
+/// Runs `m`'s graph on x = 0.1 * i - 0.5 (no parameters: initializers are constants).
+std::vector<HostTensor> run(const onnx::ModelProto &m) {
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  EXPECT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  if (!model)
+    return {};
+  mlir::MLIRContext context;
+  ImportOptions options;
+  options.initializersAsParameters = false;
+  auto imported = importOnnx(*model, context, options);
+  EXPECT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  if (!imported)
+    return {};
+  auto jit = CpuJit::compile(*imported->module);
+  EXPECT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  if (!jit)
+    return {};
+  auto x = HostTensor::generate(ElementType::F32, {2, 3}, [](int64_t i) { return 0.1 * i - 0.5; });
+  auto out = (*jit)->call("forward", {x});
+  EXPECT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  return out ? *out : std::vector<HostTensor>();
+}
+
+/// The dynamo exporter may wrap ops in model-local functions: they are
+/// inlined, with attributes passed by reference (ref_attr_name).
+TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
+  onnx::ModelProto plain = validModel();
+  onnx::NodeProto *soft = plain.mutable_graph()->add_node();
+  soft->set_op_type("Softmax");
+  soft->add_input("y");
+  soft->add_output("s");
+  auto *axis = soft->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  plain.mutable_graph()->mutable_output(0)->set_name("s");
+
+  // The same graph with Relu -> MatMul -> Add -> Softmax in a function
+  // local.Block(x, w, b) -> (s) whose softmax axis is the caller's `ax`.
+  onnx::ModelProto wrapped = validModel();
+  wrapped.mutable_graph()->clear_node();
+  auto *local = wrapped.add_opset_import();
+  local->set_domain("local");
+  local->set_version(1);
+  onnx::FunctionProto *f = wrapped.add_functions();
+  f->set_name("Block");
+  f->set_domain("local");
+  for (const char *in : {"X", "W", "B"})
+    f->add_input(in);
+  f->add_output("S");
+  f->add_attribute("ax");
+  *f->add_opset_import() = wrapped.opset_import(0);
+  onnx::GraphProto body; // built with the helpers, then moved into the function
+  addNode(body, "Relu", {"X"}, {"r"});
+  addNode(body, "MatMul", {"r", "W"}, {"m"});
+  addNode(body, "Add", {"m", "B"}, {"y"});
+  addNode(body, "Softmax", {"y"}, {"S"});
+  auto *ref = body.mutable_node(3)->add_attribute();
+  ref->set_name("axis");
+  ref->set_type(onnx::AttributeProto::INT);
+  ref->set_ref_attr_name("ax");
+  *f->mutable_node() = body.node();
+  onnx::NodeProto *call = wrapped.mutable_graph()->add_node();
+  call->set_op_type("Block");
+  call->set_domain("local");
+  call->set_name("block");
+  for (const char *in : {"x", "w", "b"})
+    call->add_input(in);
+  call->add_output("s");
+  auto *ax = call->add_attribute();
+  ax->set_name("ax");
+  ax->set_type(onnx::AttributeProto::INT);
+  ax->set_i(0);
+  wrapped.mutable_graph()->mutable_output(0)->set_name("s");
+
+  std::vector<HostTensor> a = run(plain), b = run(wrapped);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(a[0].shape(), b[0].shape());
+  for (int64_t i = 0; i < a[0].numElements(); ++i)
+    EXPECT_EQ(a[0].getDouble(i), b[0].getDouble(i)) << i;
+  // Softmax over axis 0: each column sums to 1 (the attribute got through).
+  for (int64_t col = 0; col < 4; ++col)
+    EXPECT_NEAR(b[0].getDouble(col) + b[0].getDouble(4 + col), 1.0, 1e-6);
 }
 
 } // namespace
