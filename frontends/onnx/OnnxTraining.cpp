@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -98,6 +99,39 @@ llvm::Expected<OwningOpRef<ModuleOp>> importOnnxForTraining(const OnnxModel &mod
     auto t = llvm::cast<RankedTensorType>(loss.getType());
     if (t.getRank() != 0 || !llvm::isa<FloatType>(t.getElementType()))
       return error(model, "--loss=" + options.loss + " is not a scalar float output");
+    // A model exported with its loss usually takes (ids, labels): one or two
+    // integer [batch, seq] inputs become lcc-run's `tokens` and `targets`.
+    bool tokenInputs = !inputArgs.empty() && inputArgs.size() <= 2;
+    for (unsigned a : inputArgs) {
+      auto type = llvm::cast<RankedTensorType>(fn.getArgument(a).getType());
+      auto first = llvm::cast<RankedTensorType>(fn.getArgument(inputArgs[0]).getType());
+      tokenInputs &= type.getRank() == 2 && llvm::isa<IntegerType>(type.getElementType()) &&
+                     type.getShape() == first.getShape();
+    }
+    if (tokenInputs) {
+      const char *names[] = {"tokens", "targets"};
+      unsigned end = fn.getNumArguments();
+      for (unsigned k = 0; k < inputArgs.size(); ++k) {
+        BlockArgument old = fn.getArgument(inputArgs[k]);
+        auto type = llvm::cast<RankedTensorType>(old.getType());
+        auto i32 = RankedTensorType::get(type.getShape(), b.getI32Type());
+        if (failed(fn.insertArgument(end + k, i32,
+                                     b.getDictionaryAttr(b.getNamedAttr(
+                                         "lcc.input", b.getStringAttr(names[k]))),
+                                     loc)))
+          return error(model, "cannot add the tokens/targets arguments");
+        b.setInsertionPointToStart(&fn.getBody().front());
+        Value fed = fn.getArgument(end + k);
+        if (type.getElementType() != b.getI32Type())
+          fed = lcc::ConvertOp::create(b, loc, type, fed);
+        old.replaceAllUsesWith(fed);
+      }
+      llvm::BitVector erase(fn.getNumArguments());
+      for (unsigned a : inputArgs)
+        erase.set(a);
+      if (failed(fn.eraseArguments(erase)))
+        return error(model, "cannot remove the original input arguments");
+    }
   }
   b.setInsertionPoint(ret);
   func::ReturnOp::create(b, loc, loss);

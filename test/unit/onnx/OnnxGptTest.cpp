@@ -1,9 +1,10 @@
-//===- OnnxGptTest.cpp - PyTorch-exported GPTs against PyTorch ------------===//
+//===- OnnxGptTest.cpp - PyTorch-exported GPT and LLaMA against PyTorch ---===//
 //
-// test/fixtures/onnx/export_gpt.py exports one tiny GPT-2 from PyTorch with
-// both exporters (TorchScript, opset 17; dynamo, opset 18) and stores
+// test/fixtures/onnx/export_{gpt,llama}.py export a tiny GPT-2 and a tiny
+// LLaMA (RMSNorm, RoPE, SwiGLU, grouped-query attention) from PyTorch with
+// both exporters (TorchScript, opset 17; dynamo, opset 18) and store
 // PyTorch's logits, loss and per-initializer gradients (fp32) in
-// gpt_ref.safetensors. Here lcc imports each file, and
+// {gpt,llama}_ref.safetensors. Here lcc imports each file, and
 //   - the initializers it read equal PyTorch's parameters bit for bit;
 //   - the logits of the imported graph (CPU JIT) match PyTorch's;
 //   - the next-token cross-entropy @forward (--loss=cross-entropy) and its
@@ -39,21 +40,26 @@ namespace {
 
 const std::string kDir = std::string(LCC_SOURCE_DIR) + "/test/fixtures/onnx/";
 
+/// The reference file of the current model family ("gpt" or "llama").
+std::string family = "gpt";
+
 const SafetensorsFile &reference() {
-  static SafetensorsFile file = [] {
+  static std::map<std::string, SafetensorsFile> files;
+  auto it = files.find(family);
+  if (it == files.end()) {
     SafetensorsFile f;
-    SafetensorsStatus st = readSafetensors(kDir + "gpt_ref.safetensors", f);
+    SafetensorsStatus st = readSafetensors(kDir + family + "_ref.safetensors", f);
     EXPECT_TRUE(st.ok) << st.error;
-    return f;
-  }();
-  return file;
+    it = files.emplace(family, std::move(f)).first;
+  }
+  return it->second;
 }
 
 const HostTensor &ref(const std::string &name) {
   static HostTensor missing;
   auto it = reference().tensors.find(name);
   if (it == reference().tensors.end()) {
-    ADD_FAILURE() << "gpt_ref.safetensors has no '" << name << "'";
+    ADD_FAILURE() << family << "_ref.safetensors has no '" << name << "'";
     return missing;
   }
   return it->second;
@@ -92,10 +98,24 @@ const HostTensor *refParam(const std::string &name) {
   return nullptr;
 }
 
-class ExportedGpt : public ::testing::TestWithParam<const char *> {};
+struct Export {
+  const char *file;
+  const char *family;
+  /// Float initializers of rank >= 1 that PyTorch does not train (buffers
+  /// the exporter stored as initializers): frozen with --frozen in real use.
+  std::vector<std::string> buffers;
+  int trained;
+};
+
+void PrintTo(const Export &e, std::ostream *os) { *os << e.file; }
+
+class ExportedGpt : public ::testing::TestWithParam<Export> {
+protected:
+  void SetUp() override { family = GetParam().family; }
+};
 
 TEST_P(ExportedGpt, LogitsMatchPyTorch) {
-  auto model = loadOnnxModel(kDir + GetParam());
+  auto model = loadOnnxModel(kDir + GetParam().file);
   ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
   mlir::MLIRContext context;
   ImportOptions options;
@@ -107,6 +127,10 @@ TEST_P(ExportedGpt, LogitsMatchPyTorch) {
   std::vector<HostTensor> args;
   for (auto &[name, value] : imported->parameters) {
     const HostTensor *p = refParam(name);
+    if (!p && llvm::is_contained(GetParam().buffers, name)) {
+      args.push_back(value);
+      continue;
+    }
     ASSERT_TRUE(p) << "no reference value for initializer " << name;
     ASSERT_EQ(p->byteSize(), value.byteSize()) << name;
     EXPECT_EQ(std::memcmp(p->rawData(), value.rawData(), value.byteSize()), 0)
@@ -125,7 +149,7 @@ TEST_P(ExportedGpt, LogitsMatchPyTorch) {
 }
 
 TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
-  auto model = loadOnnxModel(kDir + GetParam());
+  auto model = loadOnnxModel(kDir + GetParam().file);
   ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
   mlir::MLIRContext context;
   TrainingImportOptions options;
@@ -133,6 +157,11 @@ TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
   options.graph.seq = 16;
   auto module = importOnnxForTraining(*model, context, options);
   ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "lcc.param"))
+      if (llvm::is_contained(GetParam().buffers, name.str()))
+        forward.setArgAttr(i, "lcc.frozen", mlir::UnitAttr::get(&context));
   {
     mlir::PassManager pm(&context);
     LccAutodiffPassOptions autodiff;
@@ -163,24 +192,22 @@ TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
     EXPECT_LE(relativeError((*out)[r], *want), 1e-5) << "gradient of " << name.str();
     ++checked;
   }
-  // Every float initializer of rank >= 1 is trained: ts17 28; dynamo 29 (39
-  // initializers less 2 int64 shapes, the bool mask and 7 scalar constants).
-  EXPECT_EQ(checked, std::string(GetParam()) == "gpt_ts17.onnx" ? 28 : 29);
+  EXPECT_EQ(checked, GetParam().trained);
 }
 
-/// The same architecture written in lcc's DSL (examples/gpt-tiny.lcc at the
-/// exported sizes), given PyTorch's weights, computes PyTorch's loss. The DSL
-/// names parameters as GPT-2 does ("wte", "h.0.attn.c_attn.weight") and
-/// stores Linear weights [in, out] (Conv1D); nn.Linear's are [out, in].
-TEST(ExportedGptInDsl, SameWeightsGiveTheSameLoss) {
-  std::ifstream in(std::string(LCC_SOURCE_DIR) + "/examples/gpt-tiny.lcc");
+/// The same architecture written in lcc's DSL (examples/gpt-tiny.lcc and
+/// llama-tiny.lcc at the exported sizes), given PyTorch's weights, computes
+/// PyTorch's loss. The DSL names parameters as the PyTorch models do, without
+/// ".weight" on embeddings, and stores Linear weights [in, out]; nn.Linear's
+/// are [out, in].
+void checkDsl(const char *example, std::map<std::string, int64_t> overrides, size_t params) {
+  std::ifstream in(std::string(LCC_SOURCE_DIR) + "/examples/" + example);
   std::stringstream source;
   source << in.rdbuf();
   mlir::MLIRContext context;
   dsl::ImportOptions options;
-  options.overrides = {{"vocab", 64}, {"ctx", 16},  {"dim", 32},
-                       {"heads", 2},  {"layers", 2}, {"batch", 2}, {"seq", 16}};
-  auto module = dsl::importDsl(source.str(), "gpt-tiny.lcc", context, options);
+  options.overrides = std::move(overrides);
+  auto module = dsl::importDsl(source.str(), example, context, options);
   ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
   auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
   std::vector<HostTensor> args;
@@ -189,13 +216,13 @@ TEST(ExportedGptInDsl, SameWeightsGiveTheSameLoss) {
     if (!name)
       continue;
     std::string torchName = name.str();
-    if (torchName == "wte" || torchName == "wpe")
+    bool embedding = torchName.find('.') == std::string::npos; // wte, wpe, embed_tokens
+    if (embedding)
       torchName += ".weight";
     const HostTensor *p = refParam(torchName);
     ASSERT_TRUE(p) << "no PyTorch parameter for " << name.str();
     HostTensor value = *p;
-    bool linear = p->rank() == 2 && torchName != "wte.weight" && torchName != "wpe.weight";
-    if (linear) { // [out, in] -> [in, out]
+    if (p->rank() == 2 && !embedding) { // [out, in] -> [in, out]
       int64_t rows = p->shape()[0], cols = p->shape()[1];
       value = HostTensor::generate(ElementType::F32, {cols, rows}, [&](int64_t j) {
         return p->getDouble(j % rows * cols + j / rows);
@@ -203,7 +230,7 @@ TEST(ExportedGptInDsl, SameWeightsGiveTheSameLoss) {
     }
     args.push_back(std::move(value));
   }
-  ASSERT_EQ(args.size(), 28u);
+  ASSERT_EQ(args.size(), params);
   args.push_back(ref("tokens"));
   args.push_back(ref("targets"));
   auto jit = CpuJit::compile(**module);
@@ -214,11 +241,35 @@ TEST(ExportedGptInDsl, SameWeightsGiveTheSameLoss) {
   EXPECT_LE(std::fabs(loss - want) / std::fabs(want), 1e-5) << loss << " vs " << want;
 }
 
-INSTANTIATE_TEST_SUITE_P(Exporters, ExportedGpt,
-                         ::testing::Values("gpt_ts17.onnx", "gpt_dynamo18.onnx"),
-                         [](const auto &info) {
-                           return std::string(info.param) == "gpt_ts17.onnx" ? "TorchScript17"
-                                                                              : "Dynamo18";
-                         });
+TEST(ExportedModelInDsl, GptWeightsGiveTheSameLoss) {
+  family = "gpt";
+  checkDsl("gpt-tiny.lcc",
+           {{"vocab", 64}, {"ctx", 16}, {"dim", 32}, {"heads", 2}, {"layers", 2}, {"batch", 2},
+            {"seq", 16}},
+           28);
+}
+
+TEST(ExportedModelInDsl, LlamaWeightsGiveTheSameLoss) {
+  family = "llama";
+  checkDsl("llama-tiny.lcc",
+           {{"vocab", 64}, {"dim", 32}, {"heads", 4}, {"kv_heads", 2}, {"n_layers", 2},
+            {"hidden", 96}, {"batch", 2}, {"seq", 16}},
+           21);
+}
+
+// Trained initializers: every float initializer of rank >= 1 but the buffers.
+// gpt dynamo18: 39 initializers less 2 int64 shapes, the bool mask and 7
+// scalar constants; llama dynamo18: its cos/sin tables are buffers.
+INSTANTIATE_TEST_SUITE_P(
+    Exporters, ExportedGpt,
+    ::testing::Values(Export{"gpt_ts17.onnx", "gpt", {}, 28},
+                      Export{"gpt_dynamo18.onnx", "gpt", {}, 29},
+                      Export{"llama_ts17.onnx", "llama", {}, 21},
+                      Export{"llama_dynamo18.onnx", "llama", {"slice_1", "slice_2"}, 21}),
+    [](const auto &info) {
+      std::string f = info.param.file;
+      return std::string(f.find("gpt") == 0 ? "Gpt" : "Llama") +
+             (f.find("ts17") != std::string::npos ? "TorchScript17" : "Dynamo18");
+    });
 
 } // namespace

@@ -8,11 +8,15 @@
 #include "compiler/cpu/JitExecutor.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/onnx/OnnxModel.h"
+#include "frontends/onnx/OnnxTraining.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "lcc_onnx.pb.h"
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace lcc;
@@ -271,6 +275,70 @@ TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
   // Softmax over axis 0: each column sums to 1 (the attribute got through).
   for (int64_t col = 0; col < 4; ++col)
     EXPECT_NEAR(b[0].getDouble(col) + b[0].getDouble(4 + col), 1.0, 1e-6);
+}
+
+/// A model exported with its loss: logits = Gather(emb, ids), loss =
+/// SoftmaxCrossEntropyLoss over the class axis. --loss=loss keeps it, and its
+/// two integer inputs become lcc-run's tokens and targets (i32).
+TEST(OnnxLoader, NamedLossOutputWithTokenInputs) {
+  const int64_t v = 5, b = 2, t = 3;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto *set = m.add_opset_import();
+  set->set_version(17);
+  onnx::GraphProto &g = *m.mutable_graph();
+  addInput(g, "ids", {b, t}, onnx::TensorProto::INT64);
+  addInput(g, "labels", {b, t}, onnx::TensorProto::INT64);
+  onnx::TensorProto *emb = g.add_initializer();
+  emb->set_name("emb");
+  emb->set_data_type(onnx::TensorProto::FLOAT);
+  emb->add_dims(v);
+  emb->add_dims(v);
+  for (int i = 0; i < v * v; ++i)
+    emb->add_float_data(0.3f * float(i % 7) - 0.8f);
+  addNode(g, "Gather", {"emb", "ids"}, {"logits"});
+  addNode(g, "Transpose", {"logits"}, {"scores"});
+  auto *perm = g.mutable_node(1)->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {0, 2, 1})
+    perm->add_ints(p);
+  addNode(g, "SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"});
+  g.add_output()->set_name("loss");
+
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  TrainingImportOptions options;
+  options.loss = "loss";
+  auto module = importOnnxForTraining(*model, context, options);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
+  ASSERT_EQ(forward.getNumArguments(), 3u);
+  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(0, "lcc.param").str(), "emb");
+  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(1, "lcc.input").str(), "tokens");
+  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(2, "lcc.input").str(), "targets");
+
+  auto jit = CpuJit::compile(**module);
+  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
+  auto params = (*jit)->call("init", {});
+  ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+  std::vector<int32_t> ids = {0, 4, 2, 3, 3, 1}, labels = {1, 0, 4, 2, 3, 0};
+  auto out = (*jit)->call("forward", {(*params)[0], HostTensor::fromVector<int32_t>({b, t}, ids),
+                                      HostTensor::fromVector<int32_t>({b, t}, labels)});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  // Reference: mean over positions of logsumexp(row) - row[label], in double.
+  double want = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    double row[v], mx = -1e300, sum = 0;
+    for (int64_t c = 0; c < v; ++c)
+      mx = std::max(mx, row[c] = double(0.3f * float((ids[i] * v + c) % 7) - 0.8f));
+    for (int64_t c = 0; c < v; ++c)
+      sum += std::exp(row[c] - mx);
+    want += mx + std::log(sum) - row[labels[i]];
+  }
+  want /= double(ids.size());
+  EXPECT_NEAR((*out)[0].getDouble(0), want, 1e-5 * std::fabs(want));
 }
 
 } // namespace
