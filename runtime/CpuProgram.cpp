@@ -275,6 +275,14 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
     p.entries_[name] = std::move(e);
   }
 
+  TrainBinBytes params = bin.find("params", "any", -1);
+  if (params.found()) {
+    SafetensorsStatus st = parseSafetensors(params.data, params.size, p.initial_);
+    if (!st)
+      return fail("section params: " + st.error);
+    p.hasInitial_ = true;
+  }
+
   // The best code this CPU can run.
   std::vector<std::string> mine = hostCpuTargets();
   TrainBinBytes code;
@@ -348,6 +356,9 @@ Program &Program::operator=(Program &&other) noexcept {
     manifest_ = std::move(other.manifest_);
     entries_ = std::move(other.entries_);
     target_ = std::move(other.target_);
+    initial_ = std::move(other.initial_);
+    hasInitial_ = other.hasInitial_;
+    other.hasInitial_ = false;
     handle_ = other.handle_;
     other.handle_ = nullptr;
   }

@@ -13,6 +13,7 @@
 
 #include "runtime/HostTensor.h"
 #include "runtime/Json.h"
+#include "runtime/Safetensors.h"
 #include "runtime/TrainBin.h"
 
 #include <map>
@@ -54,6 +55,11 @@ public:
   static ProgramStatus load(const TrainBin &bin, const std::string &what, Program &out);
 
   const json::Value &manifest() const { return manifest_; }
+  /// Initial parameter values stored as data (section "params", written for
+  /// ONNX models); null when @init computes them.
+  const SafetensorsFile *initialParameters() const {
+    return hasInitial_ ? &initial_ : nullptr;
+  }
   const EntryPoint *entry(const std::string &name) const;
   const std::string &target() const { return target_; }
 
@@ -74,6 +80,8 @@ private:
   json::Value manifest_;
   std::map<std::string, EntryPoint> entries_;
   std::string target_;
+  SafetensorsFile initial_;
+  bool hasInitial_ = false;
   void *handle_ = nullptr; // dlopen handle of the code
 };
 

@@ -98,8 +98,20 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
 }
 
 ProgramStatus Trainer::init() {
-  if (ProgramStatus st = run(*init_, {}, /*swap=*/false); !st)
+  if (const SafetensorsFile *given = program_->initialParameters()) {
+    // Stored values (ONNX initializers): each must match its @init slot.
+    for (const Slot &s : init_->slots) {
+      auto it = given->tensors.find(s.name);
+      if (it == given->tensors.end())
+        return ProgramStatus::failure("the stored initial parameters lack '" + s.name + "'");
+      if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
+        return ProgramStatus::failure("the stored initial value of '" + s.name +
+                                      "' has another type or shape than the parameter");
+      current_[s.name] = it->second;
+    }
+  } else if (ProgramStatus st = run(*init_, {}, /*swap=*/false); !st) {
     return st;
+  }
   for (const std::string &n : stateNames_)
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;

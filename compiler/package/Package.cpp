@@ -201,6 +201,9 @@ llvm::Error writePackage(const Package &package, const std::string &path) {
                                         text.size());
   if (st)
     st = writer.addSection("code", package.target, -1, package.code.data(), package.code.size());
+  if (st && !package.initParams.empty())
+    st = writer.addSection("params", "any", -1, package.initParams.data(),
+                           package.initParams.size());
   if (st && !package.onnxModel.empty())
     st = writer.addSection("onnx", "any", -1, package.onnxModel.data(), package.onnxModel.size());
   if (st)

@@ -40,6 +40,9 @@ struct Package {
   /// The source ONNX model, when there is one: section "onnx", so that
   /// lcc-run --export-onnx can write the trained weights back into it.
   std::vector<uint8_t> onnxModel;
+  /// Initial parameter values as a safetensors file (section "params"); when
+  /// present the runtime takes the parameters from it instead of running @init.
+  std::vector<uint8_t> initParams;
   /// Wall seconds of each code-generation phase (CpuCode::phaseSeconds).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };

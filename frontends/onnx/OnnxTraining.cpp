@@ -19,7 +19,7 @@ static llvm::Error error(const OnnxModel &model, const llvm::Twine &message) {
   return onnxError(model.path, message);
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>> importOnnxForTraining(const OnnxModel &model,
+llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
                                                              MLIRContext &context,
                                                              const TrainingImportOptions &options) {
   ImportOptions graphOptions = options.graph;
@@ -149,7 +149,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> importOnnxForTraining(const OnnxModel &mod
   b.setInsertionPointToEnd(init.addEntryBlock());
   SmallVector<Value> initial;
   for (auto &p : imported->parameters)
-    initial.push_back(materializeConstant(b, loc, p.second));
+    initial.push_back(options.parametersAsData
+                          ? materializeConstant(b, loc, HostTensor(p.second.elementType(),
+                                                                   p.second.shape()))
+                          : materializeConstant(b, loc, p.second));
   func::ReturnOp::create(b, loc, initial);
 
   SmallVector<NamedAttribute> config;
@@ -165,7 +168,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> importOnnxForTraining(const OnnxModel &mod
   module->getOperation()->setAttr("lcc.model", b.getStringAttr(name));
   if (failed(verify(*module)))
     return error(model, "the training module does not verify (an importer bug)");
-  return module;
+  imported->module = std::move(module);
+  return std::move(*imported);
 }
 
 } // namespace lcc::onnx_import

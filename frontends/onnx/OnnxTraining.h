@@ -24,9 +24,14 @@ namespace lcc::onnx_import {
 struct TrainingImportOptions {
   ImportOptions graph;
   std::string loss = "cross-entropy";
+  /// @init returns zeros and the initial values travel as data (the
+  /// train.bin's "params" section): a big model's weights stay out of the
+  /// compiled code. Otherwise @init returns them as constants (JIT, tests).
+  bool parametersAsData = false;
 };
 
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+/// The module, and the parameters' initial values in @init's result order.
+llvm::Expected<ImportedGraph>
 importOnnxForTraining(const OnnxModel &model, mlir::MLIRContext &context,
                       const TrainingImportOptions &options);
 

@@ -18,6 +18,7 @@
 #include "frontends/dsl/Importer.h"
 #include "frontends/onnx/OnnxModel.h"
 #include "frontends/onnx/OnnxTraining.h"
+#include "runtime/Safetensors.h"
 #include "passes/Pipelines.h"
 #include "runtime/HostTensor.h"
 
@@ -161,6 +162,8 @@ static cl::opt<bool> quiet("quiet", cl::desc("Do not print the parameter report"
 
 /// Wall seconds of parsing and verifying the input (--timing).
 static double parseSeconds = 0;
+/// Initial parameter values that go into the train.bin as data (ONNX models).
+static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
 
 namespace {
 /// A user-facing failure: the message is printed as is, exit code 2.
@@ -456,6 +459,13 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     }
   if (outputFile == "-")
     return 0; // --plan alone: nothing to write
+  if (!initialParameters.empty()) {
+    lcc::SafetensorsFile params;
+    for (auto &[name, value] : initialParameters)
+      params.tensors[name] = std::move(value);
+    if (lcc::SafetensorsStatus st = lcc::serializeSafetensors(params, package->initParams); !st)
+      return fail("lcc: error: cannot store the initial parameters: " + st.error);
+  }
   if (llvm::StringRef(inputFile).ends_with(".onnx")) {
     auto bytes = llvm::MemoryBuffer::getFile(inputFile, false, false);
     if (!bytes)
@@ -587,7 +597,14 @@ int main(int argc, char **argv) {
     auto model = lcc::onnx_import::loadOnnxModel(inputFile);
     if (!model)
       return model.takeError();
-    return lcc::onnx_import::importOnnxForTraining(*model, context, onnxOptions);
+    // In a train.bin the weights travel as data, not as code (section "params").
+    onnxOptions.parametersAsData = emit == "train-bin";
+    auto imported = lcc::onnx_import::importOnnxForTraining(*model, context, onnxOptions);
+    if (!imported)
+      return imported.takeError();
+    if (onnxOptions.parametersAsData)
+      initialParameters = std::move(imported->parameters);
+    return std::move(imported->module);
   }();
   if (!module)
     return fail(llvm::toString(module.takeError()));

@@ -4,10 +4,13 @@
   check_training.py falls CSV CORPUS      the loss fell below the corpus' unigram entropy
                                           (CORPUS: bytes, or uint16 symbols if it ends in .u16)
   check_training.py same CSV_A CSV_B FROM TO   losses of steps FROM..TO are identical
+  check_training.py same-tensors A.safetensors B.safetensors PREFIX
+                                          every tensor of A equals B's PREFIX+name, bytewise
 """
 import array
 import collections
 import csv
+import json
 import math
 import sys
 
@@ -50,7 +53,30 @@ def main(argv):
                     return 1
         print(f"steps {lo}..{hi}: identical")
         return 0
+    if argv[1] == "same-tensors":
+        a, b = safetensors(argv[2]), safetensors(argv[3])
+        for name, (dtype, shape, data) in a.items():
+            other = b.get(argv[4] + name)
+            if other != (dtype, shape, data):
+                print(f"FAIL: {name} differs from {argv[4] + name}")
+                return 1
+        print(f"{len(a)} tensors identical")
+        return 0
     return 2
+
+
+def safetensors(path):
+    """name -> (dtype, shape, bytes) of a safetensors file."""
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        lo, hi = info["data_offsets"]
+        out[name] = (info["dtype"], tuple(info["shape"]), raw[8 + n + lo:8 + n + hi])
+    return out
 
 
 if __name__ == "__main__":

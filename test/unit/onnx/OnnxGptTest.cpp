@@ -155,8 +155,9 @@ TEST_P(ExportedGpt, LossAndGradientsMatchPyTorch) {
   TrainingImportOptions options;
   options.graph.batch = 2;
   options.graph.seq = 16;
-  auto module = importOnnxForTraining(*model, context, options);
-  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto imported = importOnnxForTraining(*model, context, options);
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  auto *module = &imported->module;
   auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if (auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "lcc.param"))

@@ -311,8 +311,9 @@ TEST(OnnxLoader, NamedLossOutputWithTokenInputs) {
   mlir::MLIRContext context;
   TrainingImportOptions options;
   options.loss = "loss";
-  auto module = importOnnxForTraining(*model, context, options);
-  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto imported = importOnnxForTraining(*model, context, options);
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  auto *module = &imported->module;
   auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
   ASSERT_EQ(forward.getNumArguments(), 3u);
   EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(0, "lcc.param").str(), "emb");
