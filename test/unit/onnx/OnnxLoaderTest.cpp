@@ -15,8 +15,10 @@
 #include "lcc_onnx.pb.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cmath>
+#include <fstream>
 #include <gtest/gtest.h>
 
 using namespace lcc;
@@ -173,6 +175,67 @@ TEST(OnnxLoader, BadInitializerData) {
   EXPECT_EQ(importError(e), "model.onnx: initializer 'w': error: external data location "
                             "'../secret.bin' must be a relative path inside the model's "
                             "directory");
+}
+
+/// Initializers in an external-data file next to the model (how exporters
+/// store models over 2 GiB): location, offset and length are honoured.
+TEST(OnnxLoader, ExternalDataInitializers) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("lcc-onnx-external", dir));
+  // weights.bin: 8 bytes of padding, then w (12 floats), then b (4 floats).
+  std::vector<float> data(2 + 12 + 4);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = 0.25f * float(i);
+  {
+    std::ofstream out((dir + "/weights.bin").str(), std::ios::binary);
+    out.write(reinterpret_cast<const char *>(data.data()), std::streamsize(data.size() * 4));
+  }
+  onnx::ModelProto m = validModel();
+  auto external = [](onnx::TensorProto *t, int64_t offset, int64_t length) {
+    t->clear_float_data();
+    t->clear_raw_data();
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] : {std::pair<std::string, std::string>{"location", "weights.bin"},
+                              {"offset", std::to_string(offset)},
+                              {"length", std::to_string(length)}}) {
+      auto *e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+  };
+  external(m.mutable_graph()->mutable_initializer(0), 8, 48);
+  external(m.mutable_graph()->mutable_initializer(1), 56, 16);
+  std::string path = (dir + "/model.onnx").str();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << m.SerializeAsString();
+  }
+  auto model = loadOnnxModel(path);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  ASSERT_EQ(imported->parameters.size(), 2u);
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(imported->parameters[0].second.getDouble(i), 0.25 * double(2 + i));
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(imported->parameters[1].second.getDouble(i), 0.25 * double(14 + i));
+
+  // A length past the file's end is an error naming the file.
+  external(m.mutable_graph()->mutable_initializer(1), 64, 16);
+  m.mutable_graph()->mutable_initializer(1)->mutable_external_data()->DeleteSubrange(0, 3);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << m.SerializeAsString();
+  }
+  auto bad = loadOnnxModel(path);
+  ASSERT_TRUE(bool(bad));
+  auto failed = importOnnx(*bad, context, ImportOptions());
+  ASSERT_FALSE(bool(failed));
+  EXPECT_EQ(llvm::toString(failed.takeError()),
+            path + ": initializer 'b': error: external data 'weights.bin' is 72 bytes, shorter "
+                   "than offset + length");
+  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST(OnnxLoader, SymbolicDimensionNeedsASize) {
