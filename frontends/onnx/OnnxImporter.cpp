@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 
+#include <cmath>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -365,6 +366,9 @@ static llvm::Expected<RankedTensorType> inputType(const OnnxModel &model,
   for (int d = 0; d < t.shape().dim_size(); ++d) {
     const onnx::TensorShapeProto::Dimension &dim = t.shape().dim(d);
     if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      if (dim.dim_value() > (int64_t(1) << 40))
+        return onnxError(what, "dimension " + llvm::Twine(d) + " is " +
+                                   llvm::Twine(dim.dim_value()) + ", more than 2^40");
       shape.push_back(dim.dim_value());
       continue;
     }
@@ -427,7 +431,14 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       return onnxError(model.path, "initializer '" + init.name() + "' is defined twice");
     // Exporters store constants as initializers too (the dynamo exporter's
     // -inf, 0.5, sqrt(2/pi)...): scalars are constants, not weights.
-    if (options.initializersAsParameters && isFloatType(t->elementType()) && t->rank() > 0) {
+    // Non-finite values (a float causal mask of -inf) are constants too:
+    // weight decay would turn them into NaN.
+    bool finite = true;
+    if (isFloatType(t->elementType()))
+      for (int64_t i = 0; i < t->numElements() && finite; ++i)
+        finite = std::isfinite(t->getDouble(i));
+    if (options.initializersAsParameters && isFloatType(t->elementType()) && t->rank() > 0 &&
+        finite) {
       Type et = t->elementType() == ElementType::F32 ? Type(b.getF32Type()) : b.getF64Type();
       params.emplace_back(init.name(), RankedTensorType::get(t->shape(), et));
       imported.parameters.emplace_back(init.name(), std::move(*t));

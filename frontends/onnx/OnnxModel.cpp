@@ -77,6 +77,8 @@ static bool parseLarge(google::protobuf::MessageLite &message, llvm::StringRef b
 
 namespace {
 
+constexpr int kMaxInlinedNodes = 10000000;
+
 /// Replaces every call of a model-local function (the dynamo exporter wraps
 /// ops such as layer_norm in them) by the function's nodes: formal inputs and
 /// outputs become the call's values, internal values get a prefix unique to
@@ -102,12 +104,21 @@ llvm::Error inlineFunctions(onnx::ModelProto &m, const std::string &path) {
       return onnxError(path, "model-local function '" + node.op_type() +
                                  "' calls itself (more than 16 levels deep)");
     const onnx::FunctionProto &f = *it->second;
+    // Overloads and attribute defaults (IR 9 and 10) are not in the schema
+    // lcc reads (IR 8): refuse rather than pick a wrong body or default.
+    if (!f.unknown_fields().empty() || !node.unknown_fields().empty())
+      return onnxError(path, "model-local function '" + f.name() +
+                                 "' uses overloads or attribute defaults (ONNX IR 9+), which "
+                                 "lcc does not read yet");
     std::string prefix = "__" + f.name() + "_" + std::to_string(calls++) + "/";
     std::map<std::string, std::string> rename;
     for (int i = 0; i < f.input_size(); ++i)
       rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
+    // An output the caller leaves out stays a value inside the body (nodes
+    // there may read it); only inputs can be absent.
     for (int i = 0; i < f.output_size(); ++i)
-      rename[f.output(i)] = i < node.output_size() ? node.output(i) : "";
+      rename[f.output(i)] =
+          i < node.output_size() && !node.output(i).empty() ? node.output(i) : prefix + f.output(i);
     auto name = [&](const std::string &v) {
       if (v.empty())
         return v;
@@ -135,6 +146,9 @@ llvm::Error inlineFunctions(onnx::ModelProto &m, const std::string &path) {
           }
       }
       *copy.mutable_attribute() = attrs;
+      if (out.size() > kMaxInlinedNodes)
+        return onnxError(path, "inlining model-local functions gives more than " +
+                                   llvm::Twine(kMaxInlinedNodes) + " nodes");
       if (llvm::Error e = expand(copy, depth + 1, out))
         return e;
     }

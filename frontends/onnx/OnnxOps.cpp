@@ -48,10 +48,19 @@ llvm::Error needFloat(NodeCtx &c, unsigned i) {
 // --- Elementwise -----------------------------------------------------------
 
 template <typename Op>
-OpHandler unary(double (*host)(double)) {
-  return [host](NodeCtx &c) -> llvm::Error {
+OpHandler unary(double (*host)(double), int64_t (*hostInt)(int64_t) = nullptr) {
+  return [host, hostInt](NodeCtx &c) -> llvm::Error {
     if (c.isConstant(0)) {
       const HostTensor &x = c.known(0);
+      if (x.elementType() == ElementType::I64) { // exact beyond 2^53
+        if (!hostInt)
+          return c.unsupported(c.node.op_type() + " of int64 values");
+        HostTensor out(ElementType::I64, x.shape());
+        for (int64_t i = 0; i < x.numElements(); ++i)
+          out.data<int64_t>()[i] = hostInt(x.data<int64_t>()[i]);
+        c.setOutput(0, std::move(out));
+        return llvm::Error::success();
+      }
       c.setOutput(0, HostTensor::generate(x.elementType(), x.shape(),
                                           [&](int64_t i) { return host(x.getDouble(i)); }));
       return llvm::Error::success();
@@ -143,7 +152,20 @@ OpHandler variadic(double (*host)(double, double), int64_t (*hostInt)(int64_t, i
   };
 }
 
-OpHandler compare(const char *predicate, bool (*host)(double, double)) {
+template <typename T>
+bool holds(llvm::StringRef predicate, T a, T b) {
+  if (predicate == "eq")
+    return a == b;
+  if (predicate == "lt")
+    return a < b;
+  if (predicate == "le")
+    return a <= b;
+  if (predicate == "gt")
+    return a > b;
+  return a >= b; // "ge"
+}
+
+OpHandler compare(const char *predicate) {
   return [=](NodeCtx &c) -> llvm::Error {
     auto shape = broadcastShape(c.shape(0), c.shape(1));
     if (!shape)
@@ -152,10 +174,13 @@ OpHandler compare(const char *predicate, bool (*host)(double, double)) {
       if (llvm::Error e = c.checkShape(*shape, true))
         return e;
       const HostTensor &x = c.known(0), &y = c.known(1);
+      bool ints = x.elementType() == ElementType::I64 && y.elementType() == ElementType::I64;
       HostTensor out(ElementType::I1, *shape);
-      for (int64_t i = 0; i < out.numElements(); ++i)
-        out.setDouble(i, host(x.getDouble(broadcastIndex(x, *shape, i)),
-                              y.getDouble(broadcastIndex(y, *shape, i))));
+      for (int64_t i = 0; i < out.numElements(); ++i) {
+        int64_t a = broadcastIndex(x, *shape, i), b = broadcastIndex(y, *shape, i);
+        out.setDouble(i, ints ? holds(predicate, x.data<int64_t>()[a], y.data<int64_t>()[b])
+                              : holds(predicate, x.getDouble(a), y.getDouble(b)));
+      }
       c.setOutput(0, std::move(out));
       return llvm::Error::success();
     }
@@ -226,14 +251,29 @@ llvm::Error cast(NodeCtx &c, int32_t to) {
     const HostTensor &x = c.known(0);
     HostTensor out(*et, x.shape());
     for (int64_t i = 0; i < x.numElements(); ++i) {
-      if (*et == ElementType::I64 && x.elementType() == ElementType::I64)
-        out.data<int64_t>()[i] = x.data<int64_t>()[i];
-      else if (*et == ElementType::I1)
+      if (*et == ElementType::I1) {
         out.setDouble(i, x.getDouble(i) != 0);
-      else if (!isFloatType(*et))
-        out.setDouble(i, std::trunc(x.getDouble(i)));
-      else
+        continue;
+      }
+      if (isFloatType(*et)) {
         out.setDouble(i, x.getDouble(i));
+        continue;
+      }
+      // To an integer: integers wrap (as the run-time truncation does),
+      // floats truncate toward zero and must fit.
+      int64_t v;
+      if (x.elementType() == ElementType::I64) {
+        v = x.data<int64_t>()[i];
+      } else {
+        double d = std::trunc(x.getDouble(i));
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+          return c.error("cannot cast " + std::to_string(x.getDouble(i)) + " to an integer");
+        v = int64_t(d);
+      }
+      if (*et == ElementType::I64)
+        out.data<int64_t>()[i] = v;
+      else
+        out.data<int32_t>()[i] = int32_t(uint32_t(uint64_t(v)));
     }
     c.setOutput(0, std::move(out));
     return llvm::Error::success();
@@ -266,6 +306,14 @@ llvm::Error reciprocal(NodeCtx &c) {
 }
 
 llvm::Error abs(NodeCtx &c) {
+  if (c.isConstant(0) && c.known(0).elementType() == ElementType::I64) {
+    HostTensor out = c.known(0);
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      if (out.data<int64_t>()[i] < 0)
+        out.data<int64_t>()[i] = int64_t(0 - uint64_t(out.data<int64_t>()[i]));
+    c.setOutput(0, std::move(out));
+    return llvm::Error::success();
+  }
   if (c.isConstant(0)) {
     const HostTensor &x = c.known(0);
     c.setOutput(0, HostTensor::generate(x.elementType(), x.shape(),
@@ -321,8 +369,11 @@ llvm::Error dropout(NodeCtx &c) {
   }
   if (llvm::Error e = identity(c))
     return e;
-  if (c.wantsOutput(1))
+  if (c.wantsOutput(1)) {
+    if (llvm::Error e = c.checkShape(c.shape(0), true))
+      return e;
     c.setOutput(1, HostTensor::generate(ElementType::I1, c.shape(0), [](int64_t) { return 1; }));
+  }
   return llvm::Error::success();
 }
 
@@ -503,8 +554,10 @@ llvm::Error layerNorm(NodeCtx &c) {
   Type et = type.getElementType();
   ElementType het = elementTypeOfMlir(et);
   double eps = c.attrFloat("epsilon", 1e-5);
-  if (*axis == rank - 1 && !c.wantsOutput(1) && !c.wantsOutput(2)) {
-    int64_t d = shape.back();
+  int64_t d = shape.back();
+  bool fullParams = (!c.has(1) || c.type(1).getNumElements() == d) &&
+                    (!c.has(2) || c.type(2).getNumElements() == d);
+  if (*axis == rank - 1 && !c.wantsOutput(1) && !c.wantsOutput(2) && fullParams) {
     auto param = [&](unsigned i) -> Value {
       if (!c.has(i))
         return c.materialize(HostTensor(het, {d}));
@@ -546,23 +599,42 @@ llvm::Error layerNorm(NodeCtx &c) {
 }
 
 double hPow(double a, double b) { return std::pow(a, b); }
-int64_t iAdd(int64_t a, int64_t b) { return a + b; }
-int64_t iSub(int64_t a, int64_t b) { return a - b; }
-int64_t iMul(int64_t a, int64_t b) { return a * b; }
-int64_t iDiv(int64_t a, int64_t b) { return b ? a / b : 0; }
+// Folded int64 arithmetic wraps around (two's complement) instead of
+// overflowing, which C++ leaves undefined.
+int64_t iAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t iSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+int64_t iMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+int64_t iDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return int64_t(0 - uint64_t(a));
+  return a / b;
+}
+int64_t iPow(int64_t a, int64_t b) {
+  if (b < 0)
+    return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+  uint64_t r = 1, base = uint64_t(a);
+  for (; b; b >>= 1, base *= base)
+    if (b & 1)
+      r *= base;
+  return int64_t(r);
+}
+int64_t iNeg(int64_t a) { return int64_t(0 - uint64_t(a)); }
+int64_t iRelu(int64_t a) { return a > 0 ? a : 0; }
 int64_t iMax(int64_t a, int64_t b) { return std::max(a, b); }
 int64_t iMin(int64_t a, int64_t b) { return std::min(a, b); }
 
 } // namespace
 
 void addMathOps(std::vector<OpEntry> &t) {
-  t.push_back({"Neg", 1, unary<lcc::NegOp>([](double x) { return -x; })});
+  t.push_back({"Neg", 1, unary<lcc::NegOp>([](double x) { return -x; }, iNeg)});
   t.push_back({"Exp", 1, unary<lcc::ExpOp>([](double x) { return std::exp(x); })});
   t.push_back({"Log", 1, unary<lcc::LogOp>([](double x) { return std::log(x); })});
   t.push_back({"Tanh", 1, unary<lcc::TanhOp>([](double x) { return std::tanh(x); })});
   t.push_back({"Erf", 9, unary<lcc::ErfOp>([](double x) { return std::erf(x); })});
   t.push_back({"Sqrt", 1, unary<lcc::SqrtOp>([](double x) { return std::sqrt(x); })});
-  t.push_back({"Relu", 1, unary<lcc::ReluOp>([](double x) { return x > 0 ? x : 0.0; })});
+  t.push_back({"Relu", 1, unary<lcc::ReluOp>([](double x) { return x > 0 ? x : 0.0; }, iRelu)});
   t.push_back({"Sigmoid", 1,
                unary<lcc::SigmoidOp>([](double x) { return 1.0 / (1.0 + std::exp(-x)); })});
   t.push_back({"Reciprocal", 1, reciprocal});
@@ -578,18 +650,18 @@ void addMathOps(std::vector<OpEntry> &t) {
                binary<lcc::MulOp>([](double a, double b) { return a * b; }, iMul)});
   t.push_back({"Div", 7,
                binary<lcc::DivOp>([](double a, double b) { return a / b; }, iDiv)});
-  t.push_back({"Pow", 7, binary<lcc::PowOp>(hPow, nullptr)});
+  t.push_back({"Pow", 7, binary<lcc::PowOp>(hPow, iPow)});
   t.push_back({"Max", 8,
                variadic<lcc::MaximumOp>([](double a, double b) { return std::fmax(a, b); },
                                         iMax)});
   t.push_back({"Min", 8,
                variadic<lcc::MinimumOp>([](double a, double b) { return std::fmin(a, b); },
                                         iMin)});
-  t.push_back({"Equal", 7, compare("eq", [](double a, double b) { return a == b; })});
-  t.push_back({"Less", 7, compare("lt", [](double a, double b) { return a < b; })});
-  t.push_back({"LessOrEqual", 12, compare("le", [](double a, double b) { return a <= b; })});
-  t.push_back({"Greater", 7, compare("gt", [](double a, double b) { return a > b; })});
-  t.push_back({"GreaterOrEqual", 12, compare("ge", [](double a, double b) { return a >= b; })});
+  t.push_back({"Equal", 7, compare("eq")});
+  t.push_back({"Less", 7, compare("lt")});
+  t.push_back({"LessOrEqual", 12, compare("le")});
+  t.push_back({"Greater", 7, compare("gt")});
+  t.push_back({"GreaterOrEqual", 12, compare("ge")});
   t.push_back({"Not", 1, notOp});
   t.push_back({"Where", 9, where});
   t.push_back({"Cast", 6, [](NodeCtx &c) { return cast(c, int32_t(c.attrInt("to", 0))); }});

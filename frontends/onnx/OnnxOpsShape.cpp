@@ -231,6 +231,8 @@ llvm::Error concat(NodeCtx &c) {
     out[*axis] += s[*axis];
   }
   if (c.allConstant()) {
+    if (llvm::Error e = c.checkShape(out, true))
+      return e;
     HostTensor result(c.known(0).elementType(), out);
     size_t size = elementSize(result.elementType());
     int64_t offset = 0;
@@ -265,7 +267,7 @@ llvm::Error setSlice(NodeCtx &c, unsigned output, const Shape &start, const Shap
                      const Shape &step) {
   Shape in = c.shape(0), out;
   for (size_t d = 0; d < in.size(); ++d)
-    out.push_back(std::max<int64_t>(0, (limit[d] - start[d] + step[d] - 1) / step[d]));
+    out.push_back(limit[d] > start[d] ? (limit[d] - start[d] - 1) / step[d] + 1 : 0);
   if (c.isConstant(0)) {
     c.setOutput(output, remap(c.known(0), out, [&](int64_t i) {
                   Shape o = coords(i, out);
@@ -365,6 +367,9 @@ OpHandler split(bool sizesInput) {
       for (int64_t i = 0; i < n; ++i)
         sizes.push_back(std::min(part, dim - std::min(dim, i * part)));
     }
+    for (int64_t size : sizes)
+      if (size < 0)
+        return c.error("split sizes must not be negative");
     if (int64_t(sizes.size()) != n ||
         std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
       return c.error("split sizes do not add up to the dimension (" + llvm::Twine(dim) + ")");
@@ -519,6 +524,13 @@ llvm::Error range(NodeCtx &c) {
   if (d == 0 || !std::isfinite((l - s) / d))
     return c.error("delta is 0 or the range is not finite");
   double count = std::max(0.0, std::ceil((l - s) / d));
+  if (start.elementType() == ElementType::I64 && limit.elementType() == ElementType::I64) {
+    // Exactly, beyond 2^53: ceil((limit - start) / delta) in 128 bits.
+    __int128 a = start.data<int64_t>()[0], b = limit.data<int64_t>()[0],
+             step = delta.data<int64_t>()[0], span = b - a;
+    __int128 n = span / step + ((span % step != 0) && ((span > 0) == (step > 0)) ? 1 : 0);
+    count = n > 0 ? double(n) : 0.0;
+  }
   if (count > double(NodeCtx::kMaxFoldElements))
     return c.unsupported("a range of " + llvm::Twine(int64_t(count)) +
                          " elements is too large to fold");
@@ -526,7 +538,8 @@ llvm::Error range(NodeCtx &c) {
   HostTensor out(start.elementType(), {n});
   for (int64_t i = 0; i < n; ++i) {
     if (out.elementType() == ElementType::I64)
-      out.data<int64_t>()[i] = start.data<int64_t>()[0] + i * delta.data<int64_t>()[0];
+      out.data<int64_t>()[i] = int64_t(uint64_t(start.data<int64_t>()[0]) +
+                                       uint64_t(i) * uint64_t(delta.data<int64_t>()[0]));
     else
       out.setDouble(i, s + double(i) * d);
   }

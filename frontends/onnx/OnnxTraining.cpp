@@ -9,7 +9,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -101,18 +104,29 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
       return error(model, "--loss=" + options.loss + " is not a scalar float output");
     // A model exported with its loss usually takes (ids, labels): one or two
     // integer [batch, seq] inputs become lcc-run's `tokens` and `targets`.
+    // Masks are not token ids; labels go to `targets` whatever their position.
     bool tokenInputs = !inputArgs.empty() && inputArgs.size() <= 2;
     for (unsigned a : inputArgs) {
       auto type = llvm::cast<RankedTensorType>(fn.getArgument(a).getType());
       auto first = llvm::cast<RankedTensorType>(fn.getArgument(inputArgs[0]).getType());
+      std::string name =
+          llvm::StringRef(fn.getArgAttrOfType<StringAttr>(a, "lcc.input").getValue()).lower();
       tokenInputs &= type.getRank() == 2 && llvm::isa<IntegerType>(type.getElementType()) &&
-                     type.getShape() == first.getShape();
+                     !type.getElementType().isInteger(1) && type.getShape() == first.getShape() &&
+                     name.find("mask") == std::string::npos;
     }
+    auto isLabels = [&](unsigned a) {
+      std::string name =
+          llvm::StringRef(fn.getArgAttrOfType<StringAttr>(a, "lcc.input").getValue()).lower();
+      return name == "labels" || name == "label" || name == "targets" || name == "target";
+    };
+    if (tokenInputs && inputArgs.size() == 2 && isLabels(inputArgs[0]) && !isLabels(inputArgs[1]))
+      std::swap(inputArgs[0], inputArgs[1]);
     if (tokenInputs) {
       const char *names[] = {"tokens", "targets"};
       unsigned end = fn.getNumArguments();
       for (unsigned k = 0; k < inputArgs.size(); ++k) {
-        BlockArgument old = fn.getArgument(inputArgs[k]);
+        BlockArgument old = fn.getArgument(inputArgs[k]); // ids first, then labels
         auto type = llvm::cast<RankedTensorType>(old.getType());
         auto i32 = RankedTensorType::get(type.getShape(), b.getI32Type());
         if (failed(fn.insertArgument(end + k, i32,
@@ -126,6 +140,7 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
           fed = lcc::ConvertOp::create(b, loc, type, fed);
         old.replaceAllUsesWith(fed);
       }
+      std::sort(inputArgs.begin(), inputArgs.end());
       llvm::BitVector erase(fn.getNumArguments());
       for (unsigned a : inputArgs)
         erase.set(a);

@@ -59,6 +59,14 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
     init.set_raw_data(std::string(static_cast<const char *>(w.rawData()), w.byteSize()));
     written.insert(init.name());
   }
+  // Other initializers stored as external data would point at files next to
+  // the original model, not next to the copy.
+  for (const onnx::TensorProto &init : proto.graph().initializer())
+    if (!written.count(init.name()) && init.data_location() == onnx::TensorProto::EXTERNAL) {
+      error = "initializer '" + init.name() + "' is stored as external data, which the export "
+              "cannot carry yet";
+      return false;
+    }
   for (const auto &[name, tensor] : weights.tensors)
     if (!written.count(name)) {
       error = "the model has no initializer '" + name + "' for the trained parameter";

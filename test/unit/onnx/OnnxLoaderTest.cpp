@@ -18,6 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -338,6 +339,69 @@ TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
   // Softmax over axis 0: each column sums to 1 (the attribute got through).
   for (int64_t col = 0; col < 4; ++col)
     EXPECT_NEAR(b[0].getDouble(col) + b[0].getDouble(4 + col), 1.0, 1e-6);
+}
+
+void addIntConstant(onnx::GraphProto &g, const std::string &name, std::vector<int64_t> values,
+                    bool scalar = false) {
+  onnx::NodeProto *n = g.add_node();
+  n->set_op_type("Constant");
+  n->add_output(name);
+  auto *a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto *t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (!scalar)
+    t->add_dims(int64_t(values.size()));
+  for (int64_t v : values)
+    t->add_int64_data(v);
+}
+
+/// Shape arithmetic folds at compile time exactly, beyond 2^53, and wraps
+/// rather than trapping (review findings: doubles lost precision, INT64_MIN /
+/// -1 raised SIGFPE).
+TEST(OnnxLoader, FoldedIntegerArithmeticIsExact) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  const int64_t big = 9223372036854775807LL, p53 = int64_t(1) << 53;
+  addIntConstant(g, "ca", {big - 1, p53 + 1, std::numeric_limits<int64_t>::min()});
+  addIntConstant(g, "cb", {big, p53, -1});
+  addNode(g, "Less", {"ca", "cb"}, {"lt"}, "lt");
+  addNode(g, "Equal", {"ca", "cb"}, {"eq"}, "eq");
+  addNode(g, "Div", {"ca", "cb"}, {"div"}, "div");
+  addIntConstant(g, "r0", {int64_t(1) << 60}, true);
+  addIntConstant(g, "r1", {(int64_t(1) << 60) + 3}, true);
+  addIntConstant(g, "r2", {1}, true);
+  addNode(g, "Range", {"r0", "r1", "r2"}, {"range"}, "range");
+  addIntConstant(g, "wide", {4294967297LL});
+  addNode(g, "Cast", {"wide"}, {"narrow"}, "cast");
+  auto *to = g.mutable_node(g.node_size() - 1)->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::INT32);
+  for (const char *out : {"lt", "eq", "div", "range", "narrow"})
+    g.add_output()->set_name(out);
+  std::vector<HostTensor> r = run(m);
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[0].getDouble(0), 1); // big - 1 < big
+  EXPECT_EQ(r[1].getDouble(1), 0); // 2^53 + 1 != 2^53
+  EXPECT_EQ(r[2].data<int64_t>()[2], std::numeric_limits<int64_t>::min()); // wraps
+  EXPECT_EQ(r[2].data<int64_t>()[1], 1);
+  ASSERT_EQ(r[3].numElements(), 3);
+  EXPECT_EQ(r[3].data<int64_t>()[2], (int64_t(1) << 60) + 2);
+  EXPECT_EQ(r[4].data<int32_t>()[0], 1); // 2^32 + 1 truncated to 32 bits
+}
+
+TEST(OnnxLoader, NegativeSplitSizesAreAnError) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  addIntConstant(g, "v", {1, 2, 3, 4});
+  addIntConstant(g, "sizes", {5, -1});
+  addNode(g, "Split", {"v", "sizes"}, {"s0", "s1"}, "split");
+  g.add_output()->set_name("s0");
+  EXPECT_EQ(importError(m), "model.onnx: node 'split' (Split, opset 17): error: split sizes must "
+                            "not be negative");
 }
 
 /// A model exported with its loss: logits = Gather(emb, ids), loss =
