@@ -123,8 +123,7 @@ llvm::Expected<const HostTensor *> NodeCtx::constant(unsigned i, const char *wha
   return &*inputs[i]->constant;
 }
 
-Type NodeCtx::elementType(ElementType t) const {
-  MLIRContext *ctx = b.getContext();
+Type mlirElementType(MLIRContext *ctx, ElementType t) {
   switch (t) {
   case ElementType::F32:
     return Float32Type::get(ctx);
@@ -140,16 +139,12 @@ Type NodeCtx::elementType(ElementType t) const {
   return {};
 }
 
+Type NodeCtx::elementType(ElementType t) const { return mlirElementType(b.getContext(), t); }
+
 Value NodeCtx::materialize(const HostTensor &t) { return materializeConstant(b, loc, t); }
 
 Value materializeConstant(OpBuilder &b, Location loc, const HostTensor &t) {
-  MLIRContext *ctx = b.getContext();
-  Type et = t.elementType() == ElementType::F32   ? Type(Float32Type::get(ctx))
-            : t.elementType() == ElementType::F64 ? Type(Float64Type::get(ctx))
-            : t.elementType() == ElementType::I32 ? Type(IntegerType::get(ctx, 32))
-            : t.elementType() == ElementType::I64 ? Type(IntegerType::get(ctx, 64))
-                                                  : Type(IntegerType::get(ctx, 1));
-  auto type = RankedTensorType::get(t.shape(), et);
+  auto type = RankedTensorType::get(t.shape(), mlirElementType(b.getContext(), t.elementType()));
   int64_t n = t.numElements();
   const char *raw = static_cast<const char *>(t.rawData());
   size_t size = elementSize(t.elementType());
@@ -388,25 +383,7 @@ static llvm::Expected<RankedTensorType> inputType(const OnnxModel &model,
                                  (d == 0 ? "--batch" : d == 1 ? "--seq" : "--dim") +
                                  (name.empty() ? "" : " or --dim " + name + "=N"));
   }
-  Type element;
-  switch (*et) {
-  case ElementType::F32:
-    element = b.getF32Type();
-    break;
-  case ElementType::F64:
-    element = b.getF64Type();
-    break;
-  case ElementType::I32:
-    element = b.getI32Type();
-    break;
-  case ElementType::I64:
-    element = b.getI64Type();
-    break;
-  case ElementType::I1:
-    element = b.getI1Type();
-    break;
-  }
-  return RankedTensorType::get(shape, element);
+  return RankedTensorType::get(shape, mlirElementType(b.getContext(), *et));
 }
 
 llvm::Expected<ImportedGraph>

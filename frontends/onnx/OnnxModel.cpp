@@ -1,6 +1,7 @@
 //===- OnnxModel.cpp - reading ONNX files through onnx.proto --------------===//
 #include "frontends/onnx/OnnxModel.h"
 
+#include "frontends/onnx/OnnxTypes.h"
 #include "lcc_onnx.pb.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -24,37 +25,10 @@ llvm::Error onnxError(const std::string &prefix, const llvm::Twine &message) {
 }
 
 std::optional<ElementType> elementTypeOf(int32_t onnxType) {
-  switch (onnxType) {
-  case onnx::TensorProto::FLOAT:
-    return ElementType::F32;
-  case onnx::TensorProto::DOUBLE:
-    return ElementType::F64;
-  case onnx::TensorProto::INT32:
-    return ElementType::I32;
-  case onnx::TensorProto::INT64:
-    return ElementType::I64;
-  case onnx::TensorProto::BOOL:
-    return ElementType::I1;
-  default:
-    return std::nullopt;
-  }
+  return onnx_types::elementTypeOf(onnxType);
 }
 
-int32_t onnxTypeOf(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return onnx::TensorProto::FLOAT;
-  case ElementType::F64:
-    return onnx::TensorProto::DOUBLE;
-  case ElementType::I32:
-    return onnx::TensorProto::INT32;
-  case ElementType::I64:
-    return onnx::TensorProto::INT64;
-  case ElementType::I1:
-    return onnx::TensorProto::BOOL;
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
+int32_t onnxTypeOf(ElementType type) { return onnx_types::onnxTypeOf(type); }
 
 std::string onnxTypeName(int32_t onnxType) {
   if (onnx::TensorProto::DataType_IsValid(onnxType))

@@ -99,6 +99,8 @@ private:
   std::string where;
 };
 
+/// The MLIR element type of a host element type.
+mlir::Type mlirElementType(mlir::MLIRContext *ctx, ElementType t);
 /// A host tensor as an lcc.constant (an all-equal tensor as a splat).
 mlir::Value materializeConstant(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
 

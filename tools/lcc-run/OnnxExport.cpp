@@ -1,6 +1,7 @@
 //===- OnnxExport.cpp - trained weights back into the user's ONNX model ----===//
 #include "tools/lcc-run/OnnxExport.h"
 
+#include "frontends/onnx/OnnxTypes.h"
 #include "runtime/AtomicFile.h"
 
 #include "lcc_onnx.pb.h"
@@ -11,22 +12,6 @@
 #include <set>
 
 namespace lcc {
-
-static int32_t onnxType(ElementType t) {
-  switch (t) {
-  case ElementType::F32:
-    return onnx::TensorProto::FLOAT;
-  case ElementType::F64:
-    return onnx::TensorProto::DOUBLE;
-  case ElementType::I32:
-    return onnx::TensorProto::INT32;
-  case ElementType::I64:
-    return onnx::TensorProto::INT64;
-  case ElementType::I1:
-    return onnx::TensorProto::BOOL;
-  }
-  return 0;
-}
 
 bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
                 const std::string &path, std::string &error) {
@@ -44,7 +29,7 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
       continue;
     const HostTensor &w = it->second;
     std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
-    if (init.data_type() != onnxType(w.elementType()) || dims != w.shape()) {
+    if (init.data_type() != onnx_types::onnxTypeOf(w.elementType()) || dims != w.shape()) {
       error = "initializer '" + init.name() + "' has another type or shape than the trained "
               "parameter";
       return false;
