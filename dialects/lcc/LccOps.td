@@ -361,4 +361,76 @@ def Lcc_ScatterAddOp : Lcc_Op<"scatter_add", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives (distributed training)
+//===----------------------------------------------------------------------===//
+//
+// Every collective names a process group declared on an enclosing module:
+//   module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}}
+// The group's size fixes the shapes of all_gather and reduce_scatter, and
+// bounds root and peer ranks. Collectives communicate, so they are not Pure:
+// no pass may drop, duplicate or reorder them (every rank must issue the
+// same collectives in the same order).
+
+class Lcc_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Lcc_Op<mnemonic, !listconcat([Lcc_CostOpInterface, MemoryEffects<[MemRead, MemWrite]>],
+                                   traits)>;
+
+def Lcc_AllReduceOp : Lcc_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Elementwise sum/mean/max/min of `input` over the ranks of `group`, on every rank";
+  let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group,
+                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_AllGatherOp : Lcc_CollectiveOp<"all_gather"> {
+  let summary = "Concatenate every rank's `input` along `axis`, in rank order, on every rank";
+  let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ReduceScatterOp : Lcc_CollectiveOp<"reduce_scatter"> {
+  let summary = "Reduce over the ranks of `group`, then rank r keeps part r of the result along `axis`";
+  let description = [{
+    The input's size along `axis` is N * k for a group of N ranks; rank r
+    receives elements [r * k, (r + 1) * k) of the sum (or mean, max, min).
+    ZeRO's gradient path: all_reduce = reduce_scatter + all_gather.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
+                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_BroadcastOp : Lcc_CollectiveOp<"broadcast", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Every rank of `group` gets rank `root`'s `input`";
+  let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group,
+                       DefaultValuedAttr<I64Attr, "0">:$root);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_SendOp : Lcc_CollectiveOp<"send"> {
+  let summary = "Send `input` to rank `peer` of `group` (pipeline stages)";
+  let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group, I64Attr:$peer);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Lcc_RecvOp : Lcc_CollectiveOp<"recv"> {
+  let summary = "Receive a tensor of the result type from rank `peer` of `group`";
+  let arguments = (ins StrAttr:$group, I64Attr:$peer);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // LCC_OPS_TD

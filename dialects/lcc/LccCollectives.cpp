@@ -1,0 +1,118 @@
+//===- LccCollectives.cpp - verifiers of the collective ops ---------------===//
+//
+// Collectives name a process group declared on an enclosing module
+// (`lcc.process_groups = {NAME = SIZE, ...}`); the size fixes the shapes of
+// all_gather / reduce_scatter and bounds root and peer ranks.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/LccOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
+namespace lcc {
+
+/// The size of `group` from the nearest enclosing module that declares
+/// process groups, or failure with an error on `op`.
+static FailureOr<int64_t> groupSize(Operation *op, StringRef group) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    auto module = llvm::dyn_cast<ModuleOp>(p);
+    if (!module)
+      continue;
+    auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups");
+    if (!groups)
+      continue;
+    auto size = groups.getAs<IntegerAttr>(group);
+    if (!size)
+      return op->emitOpError() << "process group '" << group
+                               << "' is not declared in the module's lcc.process_groups";
+    if (size.getInt() < 1)
+      return op->emitOpError() << "process group '" << group << "' has size " << size.getInt()
+                               << "; expected at least 1";
+    return size.getInt();
+  }
+  return op->emitOpError() << "names process group '" << group
+                           << "', but no enclosing module declares lcc.process_groups";
+}
+
+static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (reduction != "sum" && reduction != "mean" && reduction != "max" && reduction != "min")
+    return op->emitOpError() << "reduction '" << reduction
+                             << "' is not one of sum, mean, max, min";
+  return success();
+}
+
+static LogicalResult verifyRank(Operation *op, int64_t rank, int64_t size, StringRef what) {
+  if (rank < 0 || rank >= size)
+    return op->emitOpError() << what << " " << rank << " is not a rank of the group (0.."
+                             << size - 1 << ")";
+  return success();
+}
+
+/// Input and result agree but for `axis`, where result = input * factor
+/// (all_gather) or input = result * factor (reduce_scatter).
+static LogicalResult verifyAlongAxis(Operation *op, RankedTensorType small,
+                                     RankedTensorType large, int64_t axis, int64_t factor) {
+  int64_t rank = small.getRank();
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError() << "axis " << axis << " is out of range for rank " << rank;
+  if (large.getRank() != rank || large.getElementType() != small.getElementType())
+    return op->emitOpError() << "input and result differ in rank or element type";
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t want = d == axis ? small.getDimSize(d) * factor : small.getDimSize(d);
+    if (large.getDimSize(d) != want)
+      return op->emitOpError() << "dimension " << d << " is " << large.getDimSize(d)
+                               << " on the gathered side; expected " << want << " (group size "
+                               << factor << " along axis " << axis << ")";
+  }
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(groupSize(*this, getGroup())))
+    return failure();
+  return verifyReduction(*this, getReduction());
+}
+
+LogicalResult AllGatherOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size))
+    return failure();
+  return verifyAlongAxis(*this, getInput().getType(), getType(), getAxis(), *size);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size) || failed(verifyReduction(*this, getReduction())))
+    return failure();
+  auto in = getInput().getType();
+  int64_t axis = getAxis();
+  if (axis >= 0 && axis < in.getRank() && in.getDimSize(axis) % *size != 0)
+    return emitOpError() << "dimension " << axis << " of the input (" << in.getDimSize(axis)
+                         << ") is not divisible by the group size " << *size;
+  return verifyAlongAxis(*this, getType(), in, axis, *size);
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size))
+    return failure();
+  return verifyRank(*this, getRoot(), *size, "root");
+}
+
+LogicalResult SendOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size))
+    return failure();
+  return verifyRank(*this, getPeer(), *size, "peer");
+}
+
+LogicalResult RecvOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size))
+    return failure();
+  return verifyRank(*this, getPeer(), *size, "peer");
+}
+
+} // namespace lcc

@@ -1,0 +1,88 @@
+// One verifier error per case of the collective ops.
+// RUN: lcc-opt %s -split-input-file -verify-diagnostics
+
+func.func @no_groups(%g: tensor<8xf32>) {
+  // expected-error @+1 {{names process group 'dp', but no enclosing module declares lcc.process_groups}}
+  %0 = lcc.all_reduce %g {group = "dp"} : tensor<8xf32>
+  return
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @unknown_group(%g: tensor<8xf32>) {
+    // expected-error @+1 {{process group 'tp' is not declared in the module's lcc.process_groups}}
+    %0 = lcc.all_reduce %g {group = "tp"} : tensor<8xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @reduction(%g: tensor<8xf32>) {
+    // expected-error @+1 {{reduction 'prod' is not one of sum, mean, max, min}}
+    %0 = lcc.all_reduce %g {group = "dp", reduction = "prod"} : tensor<8xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @gather_shape(%p: tensor<2x3xf32>) {
+    // expected-error @+1 {{dimension 0 is 6 on the gathered side; expected 8 (group size 4 along axis 0)}}
+    %0 = lcc.all_gather %p {group = "dp"} : tensor<2x3xf32> -> tensor<6x3xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @scatter_divisible(%g: tensor<6x3xf32>) {
+    // expected-error @+1 {{dimension 0 of the input (6) is not divisible by the group size 4}}
+    %0 = lcc.reduce_scatter %g {group = "dp"} : tensor<6x3xf32> -> tensor<1x3xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @axis(%p: tensor<2x3xf32>) {
+    // expected-error @+1 {{axis 2 is out of range for rank 2}}
+    %0 = lcc.all_gather %p {group = "dp", axis = 2} : tensor<2x3xf32> -> tensor<2x3xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {tp = 2 : i64}} {
+  func.func @root(%p: tensor<2xf32>) {
+    // expected-error @+1 {{root 2 is not a rank of the group (0..1)}}
+    %0 = lcc.broadcast %p {group = "tp", root = 2} : tensor<2xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {tp = 2 : i64}} {
+  func.func @peer(%p: tensor<2xf32>) {
+    // expected-error @+1 {{peer -1 is not a rank of the group (0..1)}}
+    lcc.send %p {group = "tp", peer = -1} : tensor<2xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 0 : i64}} {
+  func.func @empty_group() {
+    // expected-error @+1 {{process group 'dp' has size 0; expected at least 1}}
+    %0 = lcc.recv {group = "dp", peer = 0} : tensor<2xf32>
+    return
+  }
+}

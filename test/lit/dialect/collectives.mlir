@@ -1,0 +1,43 @@
+// The collective ops round-trip through the custom and the generic printer.
+// RUN: lcc-opt %s | lcc-opt | FileCheck %s
+// RUN: lcc-opt --mlir-print-op-generic %s | lcc-opt | FileCheck %s
+// RUN: lcc-opt --canonicalize --cse %s | FileCheck %s --check-prefix=KEPT
+
+// CHECK: module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}}
+module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
+  // CHECK-LABEL: func.func @collectives
+  func.func @collectives(%g: tensor<8x3xf32>, %p: tensor<2x3xf32>, %ids: tensor<5xi32>)
+      -> (tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x3xf32>, tensor<2x12xf32>,
+          tensor<5xi32>, tensor<4x3xf32>) {
+    // CHECK: lcc.all_reduce %{{.*}} {group = "dp"} : tensor<8x3xf32>
+    %0 = lcc.all_reduce %g {group = "dp"} : tensor<8x3xf32>
+    // CHECK: lcc.all_reduce %{{.*}} {group = "dp", reduction = "mean"} : tensor<8x3xf32>
+    %1 = lcc.all_reduce %g {group = "dp", reduction = "mean"} : tensor<8x3xf32>
+    // CHECK: lcc.all_gather %{{.*}} {group = "dp"} : tensor<2x3xf32> -> tensor<8x3xf32>
+    %2 = lcc.all_gather %p {group = "dp"} : tensor<2x3xf32> -> tensor<8x3xf32>
+    // CHECK: lcc.reduce_scatter %{{.*}} {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
+    %3 = lcc.reduce_scatter %g {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
+    // CHECK: lcc.all_gather %{{.*}} {axis = 1 : i64, group = "dp"} : tensor<2x3xf32> -> tensor<2x12xf32>
+    %4 = lcc.all_gather %p {group = "dp", axis = 1} : tensor<2x3xf32> -> tensor<2x12xf32>
+    // CHECK: lcc.broadcast %{{.*}} {group = "tp", root = 1 : i64} : tensor<5xi32>
+    %5 = lcc.broadcast %ids {group = "tp", root = 1} : tensor<5xi32>
+    // CHECK: lcc.send %{{.*}} {group = "tp", peer = 1 : i64} : tensor<2x3xf32>
+    lcc.send %p {group = "tp", peer = 1} : tensor<2x3xf32>
+    // CHECK: lcc.recv {group = "tp", peer = 0 : i64} : tensor<4x3xf32>
+    %6 = lcc.recv {group = "tp", peer = 0} : tensor<4x3xf32>
+    return %0, %1, %2, %3, %4, %5, %6 : tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>,
+        tensor<2x3xf32>, tensor<2x12xf32>, tensor<5xi32>, tensor<4x3xf32>
+  }
+
+  // Collectives communicate: canonicalization and CSE keep both all_reduces
+  // and the unused send/recv (every rank must issue the same sequence).
+  // KEPT-LABEL: func.func @kept
+  // KEPT-COUNT-2: lcc.all_reduce
+  // KEPT: lcc.recv
+  func.func @kept(%g: tensor<8x3xf32>) -> (tensor<8x3xf32>, tensor<8x3xf32>) {
+    %0 = lcc.all_reduce %g {group = "dp"} : tensor<8x3xf32>
+    %1 = lcc.all_reduce %g {group = "dp"} : tensor<8x3xf32>
+    %2 = lcc.recv {group = "tp", peer = 0} : tensor<4x3xf32>
+    return %0, %1 : tensor<8x3xf32>, tensor<8x3xf32>
+  }
+}
