@@ -65,16 +65,10 @@ std::vector<std::string> supportedOps(int64_t opset) {
 
 std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
                                                    llvm::ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (x != y && x != 1 && y != 1)
-      return std::nullopt;
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
+  auto shape = lcc::broadcastShapes(a, b); // the dialect's rule, as a std::vector
+  if (!shape)
+    return std::nullopt;
+  return std::vector<int64_t>(shape->begin(), shape->end());
 }
 
 int64_t broadcastIndex(const HostTensor &t, llvm::ArrayRef<int64_t> out, int64_t i) {
@@ -98,9 +92,8 @@ std::vector<int64_t> toInts(const HostTensor &t) {
 }
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
+  int64_t n = lcc::normalizeAxis(axis, rank);
+  return n < 0 ? std::nullopt : std::optional<int64_t>(n);
 }
 
 //===----------------------------------------------------------------------===//
@@ -139,9 +132,38 @@ Type mlirElementType(MLIRContext *ctx, ElementType t) {
   return {};
 }
 
+ElementType hostElementType(Type t) {
+  if (t.isF32())
+    return ElementType::F32;
+  if (t.isF64())
+    return ElementType::F64;
+  if (t.isInteger(1))
+    return ElementType::I1;
+  if (t.isInteger(32))
+    return ElementType::I32;
+  return ElementType::I64;
+}
+
 Type NodeCtx::elementType(ElementType t) const { return mlirElementType(b.getContext(), t); }
 
 Value NodeCtx::materialize(const HostTensor &t) { return materializeConstant(b, loc, t); }
+
+Value NodeCtx::scalar(Type et, double v) {
+  HostTensor t(hostElementType(et), {});
+  t.setDouble(0, v);
+  return materialize(t);
+}
+
+llvm::Expected<std::optional<std::vector<int64_t>>> NodeCtx::axes(bool fromInput) {
+  if (!fromInput)
+    return attrInts("axes");
+  if (!has(1))
+    return std::optional<std::vector<int64_t>>();
+  auto t = constant(1, "axes");
+  if (!t)
+    return t.takeError();
+  return std::optional<std::vector<int64_t>>(toInts(**t));
+}
 
 Value materializeConstant(OpBuilder &b, Location loc, const HostTensor &t) {
   auto type = RankedTensorType::get(t.shape(), mlirElementType(b.getContext(), t.elementType()));
@@ -265,22 +287,6 @@ llvm::Error NodeCtx::unsupported(const llvm::Twine &message) const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Inputs a node of `op` must have (-1: all it lists, at least one).
-int requiredInputs(const std::string &op, int64_t opset) {
-  static const std::map<std::string, int> n = {
-      {"Constant", 0},    {"Add", 2},     {"Sub", 2},          {"Mul", 2},
-      {"Div", 2},         {"Pow", 2},     {"Equal", 2},        {"Less", 2},
-      {"LessOrEqual", 2}, {"Greater", 2}, {"GreaterOrEqual", 2}, {"Where", 3},
-      {"CastLike", 2},    {"MatMul", 2},  {"Gemm", 2},         {"Reshape", 2},
-      {"Expand", 2},      {"Gather", 2},  {"Range", 3},        {"LayerNormalization", 2},
-      {"Concat", -1},     {"Max", -1},    {"Min", -1},
-      {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}};
-  if (op == "Slice")
-    return opset >= 10 ? 3 : 1;
-  auto it = n.find(op);
-  return it == n.end() ? 1 : it->second;
-}
 
 /// "FILE: node 'NAME' (OP, opset N)", or "node #I" for unnamed nodes.
 std::string describeNode(const OnnxModel &model, const onnx::NodeProto &node, int index) {
@@ -416,8 +422,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
         finite = std::isfinite(t->getDouble(i));
     if (options.initializersAsParameters && isFloatType(t->elementType()) && t->rank() > 0 &&
         finite) {
-      Type et = t->elementType() == ElementType::F32 ? Type(b.getF32Type()) : b.getF64Type();
-      params.emplace_back(init.name(), RankedTensorType::get(t->shape(), et));
+      params.emplace_back(init.name(), RankedTensorType::get(
+                                           t->shape(), mlirElementType(&context, t->elementType())));
       imported.parameters.emplace_back(init.name(), std::move(*t));
     } else {
       values[init.name()].constant = std::move(*t);
@@ -476,7 +482,7 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     for (const std::string &in : node.input())
       ins.push_back(in.empty() ? nullptr : &values.at(in));
     // Handlers may rely on their required inputs being present.
-    int required = requiredInputs(node.op_type(), model.opset);
+    int required = entry->requiredInputs;
     if (required < 0)
       required = std::max(1, int(ins.size()));
     for (int i = 0; i < required; ++i)
@@ -505,10 +511,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     if (it == values.end())
       return onnxError(model.path, "graph output '" + out.name() + "' is never computed");
     ImportedValue &v = it->second;
-    if (!v.tensor) {
-      NodeCtx ctx(onnx::NodeProto::default_instance(), model, b, fileLoc, {&v}, model.path);
-      v.tensor = ctx.tensor(0);
-    }
+    if (!v.tensor)
+      v.tensor = materializeConstant(b, fileLoc, *v.constant);
     results.push_back(v.tensor);
   }
   func::ReturnOp::create(b, fileLoc, results);

@@ -9,9 +9,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <google/protobuf/io/coded_stream.h>
-
-#include <climits>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -36,17 +33,6 @@ std::string onnxTypeName(int32_t onnxType) {
                                static_cast<onnx::TensorProto::DataType>(onnxType)))
         .lower();
   return "data type " + std::to_string(onnxType);
-}
-
-/// Protobuf refuses messages over 64 MiB by default; models up to 2 GiB are
-/// legal (larger ones must use external data, which ONNX itself requires).
-static bool parseLarge(google::protobuf::MessageLite &message, llvm::StringRef bytes) {
-  if (bytes.size() > size_t(INT_MAX))
-    return false;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                            int(bytes.size()));
-  in.SetTotalBytesLimit(INT_MAX);
-  return message.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
 namespace {
@@ -147,7 +133,7 @@ llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, const std::strin
   model.proto = std::make_shared<onnx::ModelProto>();
   if (bytes.empty())
     return onnxError(path, "the file is empty, not an ONNX model");
-  if (!parseLarge(*model.proto, bytes))
+  if (!onnx_types::parseWhole(*model.proto, bytes.data(), bytes.size()))
     return onnxError(path, "not a valid ONNX model: the protobuf data is malformed or "
                            "truncated");
   const onnx::ModelProto &m = *model.proto;
@@ -313,7 +299,7 @@ llvm::Expected<HostTensor> loadTensorFile(const std::string &path) {
   if (!buffer)
     return onnxError(path, "cannot read the file: " + buffer.getError().message());
   onnx::TensorProto tensor;
-  if (!parseLarge(tensor, (*buffer)->getBuffer()))
+  if (!onnx_types::parseWhole(tensor, (*buffer)->getBufferStart(), (*buffer)->getBufferSize()))
     return onnxError(path, "not a valid serialized ONNX TensorProto");
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);

@@ -20,16 +20,21 @@ namespace {
 
 bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
 
-ElementType elementTypeOfMlir(Type t) {
-  if (t.isF32())
-    return ElementType::F32;
-  if (t.isF64())
-    return ElementType::F64;
-  if (t.isInteger(1))
-    return ElementType::I1;
-  if (t.isInteger(32))
-    return ElementType::I32;
-  return ElementType::I64;
+/// `x op y` broadcast to `shape`, folded on the host: exact int64 when both
+/// are int64 and `hostInt` is given, else through double.
+HostTensor foldBroadcast(const HostTensor &x, const HostTensor &y, llvm::ArrayRef<int64_t> shape,
+                         double (*host)(double, double), int64_t (*hostInt)(int64_t, int64_t)) {
+  HostTensor out(x.elementType(), shape);
+  bool ints = x.elementType() == ElementType::I64 && y.elementType() == ElementType::I64 &&
+              hostInt;
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t a = broadcastIndex(x, shape, i), b = broadcastIndex(y, shape, i);
+    if (ints)
+      out.data<int64_t>()[i] = hostInt(x.data<int64_t>()[a], y.data<int64_t>()[b]);
+    else
+      out.setDouble(i, host(x.getDouble(a), y.getDouble(b)));
+  }
+  return out;
 }
 
 /// A run-time float operand, or an error naming the element type.
@@ -82,17 +87,7 @@ OpHandler binary(double (*host)(double, double), int64_t (*hostInt)(int64_t, int
     if (c.allConstant()) {
       if (llvm::Error e = c.checkShape(*shape, true))
         return e;
-      const HostTensor &x = c.known(0), &y = c.known(1);
-      HostTensor out(x.elementType(), *shape);
-      for (int64_t i = 0; i < out.numElements(); ++i) {
-        int64_t a = broadcastIndex(x, *shape, i), bi = broadcastIndex(y, *shape, i);
-        if (x.elementType() == ElementType::I64 && y.elementType() == ElementType::I64 &&
-            hostInt)
-          out.data<int64_t>()[i] = hostInt(x.data<int64_t>()[a], y.data<int64_t>()[bi]);
-        else
-          out.setDouble(i, host(x.getDouble(a), y.getDouble(bi)));
-      }
-      c.setOutput(0, std::move(out));
+      c.setOutput(0, foldBroadcast(c.known(0), c.known(1), *shape, host, hostInt));
       return llvm::Error::success();
     }
     if (llvm::Error e = needFloat(c, 0))
@@ -122,15 +117,7 @@ OpHandler variadic(double (*host)(double, double), int64_t (*hostInt)(int64_t, i
           return c.error("operand shapes do not broadcast");
         if (llvm::Error e = c.checkShape(*shape, true))
           return e;
-        HostTensor out(acc.elementType(), *shape);
-        for (int64_t j = 0; j < out.numElements(); ++j) {
-          int64_t a = broadcastIndex(acc, *shape, j), b = broadcastIndex(y, *shape, j);
-          if (out.elementType() == ElementType::I64 && y.elementType() == ElementType::I64)
-            out.data<int64_t>()[j] = hostInt(acc.data<int64_t>()[a], y.data<int64_t>()[b]);
-          else
-            out.setDouble(j, host(acc.getDouble(a), y.getDouble(b)));
-        }
-        acc = std::move(out);
+        acc = foldBroadcast(acc, y, *shape, host, hostInt);
       }
       c.setOutput(0, std::move(acc));
       return llvm::Error::success();
@@ -298,9 +285,8 @@ llvm::Error reciprocal(NodeCtx &c) {
   }
   if (llvm::Error e = needFloat(c, 0))
     return e;
-  HostTensor one(elementTypeOfMlir(c.type(0).getElementType()), {});
-  one.setDouble(0, 1.0);
-  c.setOutput(0, lcc::DivOp::create(c.b, c.loc, c.type(0), c.materialize(one), c.tensor(0))
+  c.setOutput(0, lcc::DivOp::create(c.b, c.loc, c.type(0),
+                                    c.scalar(c.type(0).getElementType(), 1.0), c.tensor(0))
                      .getResult());
   return llvm::Error::success();
 }
@@ -436,22 +422,15 @@ llvm::Error gemm(NodeCtx &c) {
   Type et = c.type(0).getElementType();
   auto type = RankedTensorType::get({m, n}, et);
   Value y = lcc::MatmulOp::create(c.b, c.loc, type, c.tensor(0), c.tensor(1), ta, tb);
-  ElementType het = elementTypeOfMlir(et);
-  auto scalar = [&](double v) {
-    HostTensor s(het, {});
-    s.setDouble(0, v);
-    return c.materialize(s);
-  };
   double alpha = c.attrFloat("alpha", 1.0), beta = c.attrFloat("beta", 1.0);
   if (alpha != 1.0)
-    y = lcc::MulOp::create(c.b, c.loc, type, y, scalar(alpha));
+    y = lcc::MulOp::create(c.b, c.loc, type, y, c.scalar(et, alpha));
   if (c.has(2) && beta != 0.0) {
     Value bias = c.tensor(2);
-    if (!broadcastShape(c.shape(2), {m, n}) || *broadcastShape(c.shape(2), {m, n}) !=
-                                                   std::vector<int64_t>{m, n})
+    if (broadcastShape(c.shape(2), {m, n}) != std::vector<int64_t>{m, n})
       return c.error("C does not broadcast to [M, N]");
     if (beta != 1.0)
-      bias = lcc::MulOp::create(c.b, c.loc, c.type(2), bias, scalar(beta));
+      bias = lcc::MulOp::create(c.b, c.loc, c.type(2), bias, c.scalar(et, beta));
     y = lcc::AddOp::create(c.b, c.loc, type, y, bias);
   }
   c.setOutput(0, y);
@@ -493,17 +472,10 @@ OpHandler reduce(bool axesInput) {
   return [axesInput](NodeCtx &c) -> llvm::Error {
     std::vector<int64_t> shape = c.shape(0);
     int64_t rank = int64_t(shape.size());
-    std::vector<int64_t> axes;
-    if (axesInput) {
-      if (c.has(1)) {
-        auto t = c.constant(1, "axes");
-        if (!t)
-          return t.takeError();
-        axes = toInts(**t);
-      }
-    } else if (auto a = c.attrInts("axes")) {
-      axes = *a;
-    }
+    auto given = c.axes(axesInput);
+    if (!given)
+      return given.takeError();
+    std::vector<int64_t> axes = given->value_or(std::vector<int64_t>());
     bool keep = c.attrInt("keepdims", 1) != 0;
     if (axes.empty() && c.attrInt("noop_with_empty_axes", 0))
       return identity(c);
@@ -552,7 +524,6 @@ llvm::Error layerNorm(NodeCtx &c) {
       return c.error("Scale and B must broadcast to the normalized dimensions");
   RankedTensorType type = c.type(0);
   Type et = type.getElementType();
-  ElementType het = elementTypeOfMlir(et);
   double eps = c.attrFloat("epsilon", 1e-5);
   int64_t d = shape.back();
   bool fullParams = (!c.has(1) || c.type(1).getNumElements() == d) &&
@@ -560,7 +531,7 @@ llvm::Error layerNorm(NodeCtx &c) {
   if (*axis == rank - 1 && !c.wantsOutput(1) && !c.wantsOutput(2) && fullParams) {
     auto param = [&](unsigned i) -> Value {
       if (!c.has(i))
-        return c.materialize(HostTensor(het, {d}));
+        return c.materialize(HostTensor(hostElementType(et), {d}));
       return reshape(c, c.tensor(i), {d});
     };
     c.setOutput(0, lcc::LayerNormOp::create(c.b, c.loc, type, c.tensor(0), param(1), param(2),
@@ -578,13 +549,11 @@ llvm::Error layerNorm(NodeCtx &c) {
     return lcc::ReduceMeanOp::create(c.b, c.loc, statType, v, c.b.getDenseI64ArrayAttr(axes),
                                      c.b.getBoolAttr(true));
   };
-  HostTensor epsT(het, {});
-  epsT.setDouble(0, eps);
   Value x = c.tensor(0), mu = mean(x);
   Value centered = lcc::SubOp::create(c.b, c.loc, type, x, mu);
   Value var = mean(lcc::MulOp::create(c.b, c.loc, type, centered, centered));
   Value inv = lcc::RsqrtOp::create(
-      c.b, c.loc, lcc::AddOp::create(c.b, c.loc, statType, var, c.materialize(epsT)));
+      c.b, c.loc, lcc::AddOp::create(c.b, c.loc, statType, var, c.scalar(et, eps)));
   Value y = lcc::MulOp::create(c.b, c.loc, type, centered, inv);
   if (c.has(1))
     y = lcc::MulOp::create(c.b, c.loc, type, y, c.tensor(1));
@@ -643,33 +612,33 @@ void addMathOps(std::vector<OpEntry> &t) {
   t.push_back({"Identity", 1, identity});
   t.push_back({"Dropout", 1, dropout, {1, 2}});
   t.push_back({"Add", 7,
-               binary<lcc::AddOp>([](double a, double b) { return a + b; }, iAdd)});
+               binary<lcc::AddOp>([](double a, double b) { return a + b; }, iAdd), {}, 2});
   t.push_back({"Sub", 7,
-               binary<lcc::SubOp>([](double a, double b) { return a - b; }, iSub)});
+               binary<lcc::SubOp>([](double a, double b) { return a - b; }, iSub), {}, 2});
   t.push_back({"Mul", 7,
-               binary<lcc::MulOp>([](double a, double b) { return a * b; }, iMul)});
+               binary<lcc::MulOp>([](double a, double b) { return a * b; }, iMul), {}, 2});
   t.push_back({"Div", 7,
-               binary<lcc::DivOp>([](double a, double b) { return a / b; }, iDiv)});
-  t.push_back({"Pow", 7, binary<lcc::PowOp>(hPow, iPow)});
+               binary<lcc::DivOp>([](double a, double b) { return a / b; }, iDiv), {}, 2});
+  t.push_back({"Pow", 7, binary<lcc::PowOp>(hPow, iPow), {}, 2});
   t.push_back({"Max", 8,
                variadic<lcc::MaximumOp>([](double a, double b) { return std::fmax(a, b); },
-                                        iMax)});
+                                        iMax), {}, -1});
   t.push_back({"Min", 8,
                variadic<lcc::MinimumOp>([](double a, double b) { return std::fmin(a, b); },
-                                        iMin)});
-  t.push_back({"Equal", 7, compare("eq")});
-  t.push_back({"Less", 7, compare("lt")});
-  t.push_back({"LessOrEqual", 12, compare("le")});
-  t.push_back({"Greater", 7, compare("gt")});
-  t.push_back({"GreaterOrEqual", 12, compare("ge")});
+                                        iMin), {}, -1});
+  t.push_back({"Equal", 7, compare("eq"), {}, 2});
+  t.push_back({"Less", 7, compare("lt"), {}, 2});
+  t.push_back({"LessOrEqual", 12, compare("le"), {}, 2});
+  t.push_back({"Greater", 7, compare("gt"), {}, 2});
+  t.push_back({"GreaterOrEqual", 12, compare("ge"), {}, 2});
   t.push_back({"Not", 1, notOp});
-  t.push_back({"Where", 9, where});
+  t.push_back({"Where", 9, where, {}, 3});
   t.push_back({"Cast", 6, [](NodeCtx &c) { return cast(c, int32_t(c.attrInt("to", 0))); }});
   t.push_back({"CastLike", 15, [](NodeCtx &c) {
-                 return cast(c, onnxTypeOf(elementTypeOfMlir(c.type(1).getElementType())));
-               }});
-  t.push_back({"MatMul", 1, matmul});
-  t.push_back({"Gemm", 7, gemm});
+                 return cast(c, onnxTypeOf(hostElementType(c.type(1).getElementType())));
+               }, {}, 2});
+  t.push_back({"MatMul", 1, matmul, {}, 2});
+  t.push_back({"Gemm", 7, gemm, {}, 2});
   t.push_back({"Softmax", 1, softmax<lcc::SoftmaxOp>(true)});
   t.push_back({"Softmax", 13, softmax<lcc::SoftmaxOp>(false)});
   t.push_back({"LogSoftmax", 1, softmax<lcc::LogSoftmaxOp>(true)});
@@ -680,7 +649,7 @@ void addMathOps(std::vector<OpEntry> &t) {
   t.push_back({"ReduceMax", 18, reduce<lcc::ReduceMaxOp>(true), {1}});
   t.push_back({"ReduceSum", 1, reduce<lcc::ReduceSumOp>(false)});
   t.push_back({"ReduceSum", 13, reduce<lcc::ReduceSumOp>(true), {1}});
-  t.push_back({"LayerNormalization", 17, layerNorm});
+  t.push_back({"LayerNormalization", 17, layerNorm, {}, 2});
 }
 
 } // namespace lcc::onnx_import

@@ -87,6 +87,11 @@ public:
 
   /// A constant as an lcc.constant (splats stay compact).
   mlir::Value materialize(const HostTensor &t);
+  /// A rank-0 lcc.constant `v` of float element type `et`.
+  mlir::Value scalar(mlir::Type et, double v);
+  /// Axes from the `axes` attribute (older opsets) or input 1, which must
+  /// then be a constant; std::nullopt when absent.
+  llvm::Expected<std::optional<std::vector<int64_t>>> axes(bool fromInput);
   mlir::Type elementType(ElementType t) const;
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, mlir::Type element) const {
     return mlir::RankedTensorType::get(shape, element);
@@ -99,8 +104,9 @@ private:
   std::string where;
 };
 
-/// The MLIR element type of a host element type.
+/// The MLIR element type of a host element type, and back.
 mlir::Type mlirElementType(mlir::MLIRContext *ctx, ElementType t);
+ElementType hostElementType(mlir::Type t);
 /// A host tensor as an lcc.constant (an all-equal tensor as a splat).
 mlir::Value materializeConstant(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
 
@@ -112,6 +118,9 @@ struct OpEntry {
   OpHandler handler;
   /// Inputs that must be compile-time constants.
   std::vector<unsigned> constantInputs = {};
+  /// Inputs the handler relies on being present (-1: all the node lists, at
+  /// least one); checked before it runs.
+  int requiredInputs = 1;
 };
 
 /// Handlers of OnnxOps.cpp (math), OnnxOpsShape.cpp (shapes, data movement)

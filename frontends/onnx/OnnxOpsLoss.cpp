@@ -33,12 +33,7 @@ llvm::Error lossOp(NodeCtx &c, bool softmax) {
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     return c.error("reduction '" + reduction + "' is not mean, sum or none");
   int64_t classes = scores[1];
-  ElementType het = et.isF32() ? ElementType::F32 : ElementType::F64;
-  auto scalar = [&](double v) {
-    HostTensor t(het, {});
-    t.setDouble(0, v);
-    return c.materialize(t);
-  };
+  auto scalar = [&](double v) { return c.scalar(et, v); };
   auto scoresType = c.type(0);
   auto lossType = RankedTensorType::get(labels, et);
 
@@ -109,8 +104,9 @@ llvm::Error lossOp(NodeCtx &c, bool softmax) {
 } // namespace
 
 void addLossOps(std::vector<OpEntry> &t) {
-  t.push_back({"SoftmaxCrossEntropyLoss", 12, [](NodeCtx &c) { return lossOp(c, true); }});
-  t.push_back({"NegativeLogLikelihoodLoss", 12, [](NodeCtx &c) { return lossOp(c, false); }});
+  t.push_back({"SoftmaxCrossEntropyLoss", 12, [](NodeCtx &c) { return lossOp(c, true); }, {}, 2});
+  t.push_back({"NegativeLogLikelihoodLoss", 12, [](NodeCtx &c) { return lossOp(c, false); }, {},
+               2});
 }
 
 } // namespace lcc::onnx_import

@@ -60,8 +60,7 @@ llvm::Error setReshaped(NodeCtx &c, const Shape &shape) {
     return c.error("cannot reshape " + llvm::Twine(c.type(0).getNumElements()) +
                    " elements to " + llvm::Twine(product(shape)));
   if (c.isConstant(0)) {
-    HostTensor t = c.known(0);
-    c.setOutput(0, remap(t, shape, [](int64_t i) { return i; }));
+    c.setOutput(0, remap(c.known(0), shape, [](int64_t i) { return i; }));
     return llvm::Error::success();
   }
   if (llvm::ArrayRef<int64_t>(shape) == c.type(0).getShape()) {
@@ -117,21 +116,9 @@ llvm::Error flatten(NodeCtx &c) {
                          product(llvm::ArrayRef<int64_t>(in).drop_front(axis))});
 }
 
-/// Axes from the attribute (older opsets) or input 1.
-llvm::Expected<std::optional<Shape>> axesOf(NodeCtx &c, bool input) {
-  if (!input)
-    return c.attrInts("axes");
-  if (!c.has(1))
-    return std::optional<Shape>();
-  auto t = c.constant(1, "axes");
-  if (!t)
-    return t.takeError();
-  return std::optional<Shape>(toInts(**t));
-}
-
 OpHandler unsqueeze(bool axesInput) {
   return [axesInput](NodeCtx &c) -> llvm::Error {
-    auto axes = axesOf(c, axesInput);
+    auto axes = c.axes(axesInput);
     if (!axes)
       return axes.takeError();
     if (!*axes)
@@ -155,7 +142,7 @@ OpHandler unsqueeze(bool axesInput) {
 
 OpHandler squeeze(bool axesInput) {
   return [axesInput](NodeCtx &c) -> llvm::Error {
-    auto axes = axesOf(c, axesInput);
+    auto axes = c.axes(axesInput);
     if (!axes)
       return axes.takeError();
     Shape in = c.shape(0);
@@ -191,9 +178,11 @@ llvm::Error transpose(NodeCtx &c) {
       perm[d] = rank - 1 - d;
   Shape sorted = perm;
   std::sort(sorted.begin(), sorted.end());
-  for (int64_t d = 0; d < rank; ++d)
-    if (int64_t(sorted.size()) != rank || sorted[d] != d)
-      return c.error("perm is not a permutation of the input's dimensions");
+  bool permutation = int64_t(sorted.size()) == rank;
+  for (int64_t d = 0; d < rank && permutation; ++d)
+    permutation = sorted[d] == d;
+  if (!permutation)
+    return c.error("perm is not a permutation of the input's dimensions");
   Shape out(rank);
   for (int64_t d = 0; d < rank; ++d)
     out[d] = in[perm[d]];
@@ -588,8 +577,7 @@ llvm::Error trilu(NodeCtx &c) {
   Value x = c.tensor(0);
   if (isInt)
     x = lcc::ConvertOp::create(c.b, c.loc, ft, x);
-  HostTensor zero(ft.getElementType().isF32() ? ElementType::F32 : ElementType::F64, {});
-  Value r = lcc::WhereOp::create(c.b, c.loc, ft, mask, x, c.materialize(zero));
+  Value r = lcc::WhereOp::create(c.b, c.loc, ft, mask, x, c.scalar(ft.getElementType(), 0.0));
   if (isInt)
     r = lcc::ConvertOp::create(c.b, c.loc, c.type(0), r);
   c.setOutput(0, r);
@@ -599,25 +587,25 @@ llvm::Error trilu(NodeCtx &c) {
 } // namespace
 
 void addShapeOps(std::vector<OpEntry> &t) {
-  t.push_back({"Constant", 1, constant});
+  t.push_back({"Constant", 1, constant, {}, 0});
   t.push_back({"ConstantOfShape", 9, constantOfShape, {0}});
   t.push_back({"Shape", 1, shape});
   t.push_back({"Size", 1, size});
-  t.push_back({"Range", 11, range, {0, 1, 2}});
-  t.push_back({"Reshape", 5, reshape, {1}});
+  t.push_back({"Range", 11, range, {0, 1, 2}, 3});
+  t.push_back({"Reshape", 5, reshape, {1}, 2});
   t.push_back({"Flatten", 1, flatten});
   t.push_back({"Transpose", 1, transpose});
   t.push_back({"Unsqueeze", 1, unsqueeze(false)});
   t.push_back({"Unsqueeze", 13, unsqueeze(true), {1}});
   t.push_back({"Squeeze", 1, squeeze(false)});
   t.push_back({"Squeeze", 13, squeeze(true), {1}});
-  t.push_back({"Concat", 4, concat});
+  t.push_back({"Concat", 4, concat, {}, -1});
   t.push_back({"Slice", 1, slice(false)});
-  t.push_back({"Slice", 10, slice(true), {1, 2, 3, 4}});
+  t.push_back({"Slice", 10, slice(true), {1, 2, 3, 4}, 3});
   t.push_back({"Split", 2, split(false)});
   t.push_back({"Split", 13, split(true), {1}});
-  t.push_back({"Expand", 8, expand, {1}});
-  t.push_back({"Gather", 1, gather, {1}});
+  t.push_back({"Expand", 8, expand, {1}, 2});
+  t.push_back({"Gather", 1, gather, {1}, 2});
   t.push_back({"Trilu", 14, trilu, {1}});
 }
 

@@ -22,6 +22,31 @@ static llvm::Error error(const OnnxModel &model, const llvm::Twine &message) {
   return onnxError(model.path, message);
 }
 
+/// Appends an i32 argument with lcc.input = `name` (what lcc-run feeds).
+static BlockArgument appendI32Input(func::FuncOp fn, ArrayRef<int64_t> shape, StringRef name) {
+  Builder b(fn.getContext());
+  unsigned index = fn.getNumArguments();
+  // Cannot fail: the function has a body and no argument constraints.
+  (void)fn.insertArgument(index, RankedTensorType::get(shape, b.getI32Type()),
+                          b.getDictionaryAttr(b.getNamedAttr("lcc.input", b.getStringAttr(name))),
+                          fn.getLoc());
+  return fn.getArgument(index);
+}
+
+/// Feeds the integer argument `old` from a new i32 input `name`: its uses
+/// read the new argument, converted to its type. `old` is left unused.
+static BlockArgument feedFromI32(func::FuncOp fn, BlockArgument old, StringRef name) {
+  auto type = llvm::cast<RankedTensorType>(old.getType());
+  BlockArgument fed = appendI32Input(fn, type.getShape(), name);
+  Value value = fed;
+  if (!type.getElementType().isInteger(32)) {
+    OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+    value = lcc::ConvertOp::create(b, fn.getLoc(), type, fed);
+  }
+  old.replaceAllUsesWith(value);
+  return fed;
+}
+
 llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
                                                              MLIRContext &context,
                                                              const TrainingImportOptions &options) {
@@ -67,21 +92,8 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
     batch = idsType.getDimSize(0);
     seq = idsType.getDimSize(1);
     vocab = logitsType.getDimSize(2);
-    auto i32 = RankedTensorType::get(idsType.getShape(), b.getI32Type());
-    unsigned end = fn.getNumArguments();
-    if (failed(fn.insertArgument(end, i32, b.getDictionaryAttr(b.getNamedAttr(
-                                               "lcc.input", b.getStringAttr("tokens"))),
-                                 loc)) ||
-        failed(fn.insertArgument(end + 1, i32, b.getDictionaryAttr(b.getNamedAttr(
-                                                   "lcc.input", b.getStringAttr("targets"))),
-                                 loc)))
-      return error(model, "cannot add the tokens/targets arguments");
-    b.setInsertionPointToStart(&fn.getBody().front());
-    Value tokens = fn.getArgument(end), targets = fn.getArgument(end + 1);
-    Value converted = idsType.getElementType() == b.getI32Type()
-                          ? tokens
-                          : lcc::ConvertOp::create(b, loc, idsType, tokens).getResult();
-    ids.replaceAllUsesWith(converted);
+    feedFromI32(fn, ids, "tokens");
+    Value targets = appendI32Input(fn, idsType.getShape(), "targets");
     b.setInsertionPoint(ret);
     loss = lcc::CrossEntropyOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
                                        ret.getOperand(0), targets, b.getI64IntegerAttr(-100));
@@ -105,41 +117,27 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
     // A model exported with its loss usually takes (ids, labels): one or two
     // integer [batch, seq] inputs become lcc-run's `tokens` and `targets`.
     // Masks are not token ids; labels go to `targets` whatever their position.
+    auto inputName = [&](unsigned a) {
+      return fn.getArgAttrOfType<StringAttr>(a, "lcc.input").getValue().lower();
+    };
     bool tokenInputs = !inputArgs.empty() && inputArgs.size() <= 2;
     for (unsigned a : inputArgs) {
       auto type = llvm::cast<RankedTensorType>(fn.getArgument(a).getType());
       auto first = llvm::cast<RankedTensorType>(fn.getArgument(inputArgs[0]).getType());
-      std::string name =
-          llvm::StringRef(fn.getArgAttrOfType<StringAttr>(a, "lcc.input").getValue()).lower();
       tokenInputs &= type.getRank() == 2 && llvm::isa<IntegerType>(type.getElementType()) &&
                      !type.getElementType().isInteger(1) && type.getShape() == first.getShape() &&
-                     name.find("mask") == std::string::npos;
+                     inputName(a).find("mask") == std::string::npos;
     }
     auto isLabels = [&](unsigned a) {
-      std::string name =
-          llvm::StringRef(fn.getArgAttrOfType<StringAttr>(a, "lcc.input").getValue()).lower();
+      std::string name = inputName(a);
       return name == "labels" || name == "label" || name == "targets" || name == "target";
     };
     if (tokenInputs && inputArgs.size() == 2 && isLabels(inputArgs[0]) && !isLabels(inputArgs[1]))
       std::swap(inputArgs[0], inputArgs[1]);
     if (tokenInputs) {
-      const char *names[] = {"tokens", "targets"};
-      unsigned end = fn.getNumArguments();
-      for (unsigned k = 0; k < inputArgs.size(); ++k) {
-        BlockArgument old = fn.getArgument(inputArgs[k]); // ids first, then labels
-        auto type = llvm::cast<RankedTensorType>(old.getType());
-        auto i32 = RankedTensorType::get(type.getShape(), b.getI32Type());
-        if (failed(fn.insertArgument(end + k, i32,
-                                     b.getDictionaryAttr(b.getNamedAttr(
-                                         "lcc.input", b.getStringAttr(names[k]))),
-                                     loc)))
-          return error(model, "cannot add the tokens/targets arguments");
-        b.setInsertionPointToStart(&fn.getBody().front());
-        Value fed = fn.getArgument(end + k);
-        if (type.getElementType() != b.getI32Type())
-          fed = lcc::ConvertOp::create(b, loc, type, fed);
-        old.replaceAllUsesWith(fed);
-      }
+      const char *names[] = {"tokens", "targets"}; // ids first, then labels
+      for (unsigned k = 0; k < inputArgs.size(); ++k)
+        feedFromI32(fn, fn.getArgument(inputArgs[k]), names[k]);
       std::sort(inputArgs.begin(), inputArgs.end());
       llvm::BitVector erase(fn.getNumArguments());
       for (unsigned a : inputArgs)
@@ -157,9 +155,8 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
   b.setInsertionPoint(fn);
   SmallVector<Type> paramTypes;
   for (auto &p : imported->parameters)
-    paramTypes.push_back(RankedTensorType::get(
-        p.second.shape(), p.second.elementType() == ElementType::F32 ? Type(b.getF32Type())
-                                                                     : b.getF64Type()));
+    paramTypes.push_back(
+        RankedTensorType::get(p.second.shape(), mlirElementType(&context, p.second.elementType())));
   auto init = func::FuncOp::create(b, loc, "init", b.getFunctionType({}, paramTypes));
   b.setInsertionPointToEnd(init.addEntryBlock());
   SmallVector<Value> initial;

@@ -1,7 +1,8 @@
 //===- OnnxTypes.h - ONNX data types <-> lcc element types -------*- C++ -*-===//
 //
 // Header-only so that lcc-run (runtime only: no LLVM or MLIR) shares it with
-// the frontend. Needs the generated lcc_onnx.pb.h (LccOnnxProto).
+// the frontend: element types, and parsing a message of up to 2 GiB. Needs
+// the generated lcc_onnx.pb.h (LccOnnxProto).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_FRONTENDS_ONNX_ONNXTYPES_H
@@ -11,6 +12,10 @@
 
 #include "lcc_onnx.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <cstddef>
 #include <optional>
 
 namespace lcc::onnx_types {
@@ -48,6 +53,17 @@ inline int32_t onnxTypeOf(ElementType type) {
     return onnx::TensorProto::BOOL;
   }
   return onnx::TensorProto::UNDEFINED;
+}
+
+/// Parses a whole message of up to 2 GiB (protobuf refuses more than 64 MiB
+/// by default; ONNX models up to 2 GiB are legal, larger ones use external
+/// data). False when the bytes are malformed, truncated or too many.
+inline bool parseWhole(google::protobuf::MessageLite &message, const void *data, size_t size) {
+  if (size > size_t(INT_MAX))
+    return false;
+  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t *>(data), int(size));
+  in.SetTotalBytesLimit(INT_MAX);
+  return message.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
 } // namespace lcc::onnx_types

@@ -6,9 +6,6 @@
 
 #include "lcc_onnx.pb.h"
 
-#include <google/protobuf/io/coded_stream.h>
-
-#include <climits>
 #include <set>
 
 namespace lcc {
@@ -16,9 +13,7 @@ namespace lcc {
 bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
                 const std::string &path, std::string &error) {
   onnx::ModelProto proto;
-  google::protobuf::io::CodedInputStream in(model, int(std::min<size_t>(size, INT_MAX)));
-  in.SetTotalBytesLimit(INT_MAX);
-  if (size > size_t(INT_MAX) || !proto.ParseFromCodedStream(&in)) {
+  if (!onnx_types::parseWhole(proto, model, size)) {
     error = "the ONNX model stored in the train.bin does not parse";
     return false;
   }

@@ -162,6 +162,8 @@ static cl::opt<bool> quiet("quiet", cl::desc("Do not print the parameter report"
 
 /// Wall seconds of parsing and verifying the input (--timing).
 static double parseSeconds = 0;
+/// The ONNX model's bytes, for the train.bin's "onnx" section (empty for .lcc).
+static llvm::StringRef onnxSource;
 /// Initial parameter values that go into the train.bin as data (ONNX models).
 static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
 
@@ -466,13 +468,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     if (lcc::SafetensorsStatus st = lcc::serializeSafetensors(params, package->initParams); !st)
       return fail("lcc: error: cannot store the initial parameters: " + st.error);
   }
-  if (llvm::StringRef(inputFile).ends_with(".onnx")) {
-    auto bytes = llvm::MemoryBuffer::getFile(inputFile, false, false);
-    if (!bytes)
-      return fail("lcc: error: cannot read '" + inputFile + "': " + bytes.getError().message());
-    llvm::StringRef b = (*bytes)->getBuffer();
-    package->onnxModel.assign(b.bytes_begin(), b.bytes_end());
-  }
+  package->onnxModel.assign(onnxSource.bytes_begin(), onnxSource.bytes_end());
   if (llvm::Error err = lcc::writePackage(*package, outputFile)) {
     llvm::errs() << llvm::toString(std::move(err)) << "\n";
     return 2; // the file system refused: the user's to fix
@@ -544,13 +540,20 @@ int main(int argc, char **argv) {
 
   llvm::StringRef path(inputFile);
   bool isOnnx = path.ends_with(".onnx");
+  // Read once: an ONNX model's bytes are parsed and also go into the train.bin.
   std::unique_ptr<llvm::MemoryBuffer> source;
-  if (!isOnnx) {
-    auto buffer = llvm::MemoryBuffer::getFile(inputFile);
+  {
+    auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/!isOnnx);
     if (!buffer)
-      return fail("lcc: error: cannot read '" + inputFile + "': " + buffer.getError().message());
+      return fail(isOnnx ? inputFile + ": error: cannot read the file: " +
+                               buffer.getError().message()
+                         : "lcc: error: cannot read '" + inputFile + "': " +
+                               buffer.getError().message());
     source = std::move(*buffer);
   }
+  if (isOnnx)
+    onnxSource = source->getBuffer();
   lcc::onnx_import::TrainingImportOptions onnxOptions;
   onnxOptions.loss = lossFlag;
   onnxOptions.graph.batch = batchFlag;
@@ -594,7 +597,7 @@ int main(int argc, char **argv) {
   auto module = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
     if (!isOnnx)
       return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, options);
-    auto model = lcc::onnx_import::loadOnnxModel(inputFile);
+    auto model = lcc::onnx_import::parseOnnxModel(source->getBuffer(), inputFile);
     if (!model)
       return model.takeError();
     // In a train.bin the weights travel as data, not as code (section "params").
