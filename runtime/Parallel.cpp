@@ -118,7 +118,9 @@ private:
   int parts_ = 1;
 };
 
-int defaultThreads() {
+} // namespace
+
+int lcc::defaultNumThreads() {
   if (const char *env = getenv("LCC_NUM_THREADS")) {
     int n = atoi(env);
     if (n >= 1)
@@ -131,6 +133,8 @@ int defaultThreads() {
   return n ? int(n) : 1;
 }
 
+namespace {
+
 std::mutex poolMutex;
 std::unique_ptr<Pool> &poolSlot() {
   static std::unique_ptr<Pool> pool;
@@ -141,7 +145,7 @@ Pool &pool() {
   std::lock_guard<std::mutex> lock(poolMutex);
   auto &p = poolSlot();
   if (!p)
-    p = std::make_unique<Pool>(defaultThreads());
+    p = std::make_unique<Pool>(lcc::defaultNumThreads());
   return *p;
 }
 

@@ -33,6 +33,10 @@ namespace lcc {
 /// setNumThreads, else $LCC_NUM_THREADS, else the CPUs this process may use.
 int numThreads();
 
+/// $LCC_NUM_THREADS, else the CPUs this process may use: the pool's default
+/// size, without starting the pool (for callers that only need the count).
+int defaultNumThreads();
+
 /// Changes the pool's size (>= 1); the old workers are joined first. Not to be
 /// called while a parallel loop runs.
 void setNumThreads(int threads);

@@ -78,7 +78,7 @@ optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module,
       codegen.run(**part);
     }
   };
-  unsigned threads = options.threads ? options.threads : unsigned(lcc::numThreads());
+  unsigned threads = options.threads ? options.threads : unsigned(lcc::defaultNumThreads());
   threads = std::clamp<unsigned>(threads, 1, unsigned(bitcode.size()));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)

@@ -29,7 +29,7 @@ struct ParallelCodegenOptions {
   unsigned optLevel = 3;
   /// Partitions of the module (fixed: it decides the code).
   unsigned partitions = 8;
-  /// Threads to use (0: lcc::numThreads(), i.e. LCC_NUM_THREADS or the CPUs in
+  /// Threads to use (0: lcc::defaultNumThreads(), i.e. LCC_NUM_THREADS or the CPUs in
   /// the affinity mask); never changes the code.
   unsigned threads = 0;
 };
