@@ -234,6 +234,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     for (Value &g : grads)
       g = vjp::scale(b, loc, g, 1.0 / double(accum));
   }
+  // Where gradients meet the optimizer: the sharding passes all-reduce or
+  // reduce-scatter them here (lcc.gradient folds away otherwise).
+  for (auto [n, p] : llvm::enumerate(trainable))
+    grads[n] = lcc::GradientOp::create(b, loc, grads[n].getType(), grads[n], p.name);
 
   // Global norm (pre-clip) and clip_grad_norm_'s scale min(1, clip/(norm+1e-6)).
   Value sumSq = constant(b, loc, ct, 0.0);

@@ -13,6 +13,7 @@
 // so results are bitwise those of the unfused code.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/lcc/lowering/Lowering.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -39,10 +40,12 @@ int64_t countKernels(Operation *root) {
 struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
   void runOnOperation() override {
     Operation *root = getOperation();
-    // Fusion works on linalg: an lcc op left means the pipeline is out of order.
+    // Fusion works on linalg: an lcc op left means the pipeline is out of
+    // order (collectives stay lcc ops until bufferization).
     Operation *lccOp = nullptr;
     root->walk([&](Operation *op) {
-      if (!lccOp && op->getDialect() && op->getDialect()->getNamespace() == "lcc")
+      if (!lccOp && op->getDialect() && op->getDialect()->getNamespace() == "lcc" &&
+          !lcc::isCollective(op))
         lccOp = op;
     });
     if (lccOp) {

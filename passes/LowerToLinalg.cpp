@@ -20,6 +20,13 @@ using namespace mlir;
 
 namespace {
 struct LccLowerToLinalgPass : lcc::impl::LccLowerToLinalgPassBase<LccLowerToLinalgPass> {
+  // Collectives survive this pass and bufferize into runtime calls later;
+  // their bufferization models come with it so every pipeline has them.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    LccLowerToLinalgPassBase::getDependentDialects(registry);
+    lcc::registerCollectiveBufferization(registry);
+  }
+
   void runOnOperation() override {
     // The patterns size every tensor from its type: dynamic dims would need
     // shape operands that lcc ops do not carry.
@@ -49,7 +56,7 @@ struct LccLowerToLinalgPass : lcc::impl::LccLowerToLinalgPassBase<LccLowerToLina
 
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
-      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()))
+      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()) || lcc::isCollective(op))
         return;
       failedAny = true;
       InFlightDiagnostic diag = op->emitError() << "failed to lower '" << op->getName() << "'";

@@ -87,6 +87,48 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccShardDataParallelPass : Pass<"lcc-shard-dp", "::mlir::ModuleOp"> {
+  let summary = "Data parallelism: average gradients (bucketed all_reduce) and the loss over ranks";
+  let description = [{
+    Each of `dp` ranks trains on its own batch (the model's batch is the
+    per-rank batch). At every `lcc.gradient` marker of `@train_step` the
+    gradient becomes its mean over the ranks: gradients are grouped in
+    buckets of at most `bucket-mb` MiB in the order backward produces them,
+    each bucket flattened into one buffer and all-reduced (mean) right after
+    its last gradient is computed. The loss of `@train_step` and `@forward` is
+    averaged too. Declares process group `dp` on the module. `dp = 1` leaves
+    the module unchanged.
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Largest bucket of gradients per all_reduce, in MiB (DDP's default)">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
+def LccShardZeroPass : Pass<"lcc-shard-zero", "::mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1/2/3: optimizer state, gradients and parameters partitioned over dp ranks";
+  let description = [{
+    Rewrites `@train_step` for `dp` data-parallel ranks as the ZeRO paper:
+    stage 1 partitions the optimizer state (gradients all-reduced, each rank
+    updates its part, parameters all-gathered), stage 2 also the gradients
+    (reduce_scatter instead of all_reduce), stage 3 also the parameters
+    (arguments are parts; each use in forward and backward is preceded by an
+    all_gather). Tensors are partitioned flat: flattened, zero-padded to a
+    multiple of `dp`, cut into `dp` parts. Partitioned arguments and results
+    carry `lcc.shard = {group, parts, shape}`. Optimizer ops must be
+    elementwise or whole-tensor sums; anything else is an error naming the op.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage: 1, 2 or 3">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Largest bucket of gradients per collective, in MiB">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccDecomposePass : Pass<"lcc-decompose"> {
   let summary = "Split composite lcc ops into simpler lcc ops";
   let description = [{

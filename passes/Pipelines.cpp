@@ -38,6 +38,20 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   autodiff.function = options.function;
   pm.addPass(createLccAutodiffPass(autodiff));
   pm.addPass(createLccBuildTrainStepPass(options));
+  // Sharding rewrites the finished step: it needs the gradient markers and
+  // the optimizer's ops, and must run before anything fuses them away.
+  if (options.shard == "dp") {
+    LccShardDataParallelPassOptions dp;
+    dp.dp = options.world;
+    dp.bucketMb = options.bucketMb;
+    pm.addPass(createLccShardDataParallelPass(dp));
+  } else if (options.shard == "zero1" || options.shard == "zero2" || options.shard == "zero3") {
+    LccShardZeroPassOptions zero;
+    zero.stage = options.shard == "zero1" ? 1 : options.shard == "zero2" ? 2 : 3;
+    zero.dp = options.world;
+    zero.bucketMb = options.bucketMb;
+    pm.addPass(createLccShardZeroPass(zero));
+  }
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm) {

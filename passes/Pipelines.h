@@ -18,10 +18,19 @@ enum class Phase {
   LLVM,   ///< LLVM dialect for the host CPU
 };
 
-/// The options of `lcc-build-train-step` (optimizer, lr, schedule, ...).
-using TrainStepOptions = LccBuildTrainStepPassOptions;
+/// The options of `lcc-build-train-step` (optimizer, lr, schedule, ...) and
+/// how the step is distributed over ranks.
+struct TrainStepOptions : LccBuildTrainStepPassOptions {
+  /// none, dp, zero1, zero2 or zero3 (docs/distributed.md).
+  std::string shard = "none";
+  /// Data-parallel ranks the step is compiled for.
+  int64_t world = 1;
+  /// Largest bucket of gradients per collective, in MiB.
+  double bucketMb = 25.0;
+};
 
-/// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step).
+/// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)
+/// -> distributed over ranks (lcc-shard-dp or lcc-shard-zero) when asked.
 void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options);
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).

@@ -141,6 +141,23 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
       return error = "bad dimension in the shape of '" + slot.name + "'", false;
     slot.shape.push_back(d.asInt());
   }
+  if (const json::Value *shard = v.get("shard")) {
+    const json::Value *full = nullptr;
+    if (!json::getString(*shard, "group", slot.shard.group, error) ||
+        !json::getInt(*shard, "parts", slot.shard.parts, error) ||
+        !json::getArray(*shard, "shape", full, error))
+      return false;
+    int64_t numel = 1;
+    for (const json::Value &d : full->items()) {
+      if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
+        return error = "bad dimension in the shard shape of '" + slot.name + "'", false;
+      slot.shard.shape.push_back(d.asInt());
+      numel *= d.asInt();
+    }
+    int64_t parts = slot.shard.parts;
+    if (parts < 1 || slot.shape.size() != 1 || slot.shape[0] != (numel + parts - 1) / parts)
+      return error = "the shard of '" + slot.name + "' does not match its shape", false;
+  }
   return true;
 }
 

@@ -30,6 +30,17 @@ struct ProgramStatus {
   explicit operator bool() const { return ok; }
 };
 
+/// How a buffer holds one rank's part of a whole tensor (ZeRO, lcc.shard):
+/// the whole tensor of `shape`, flattened and zero-padded to a multiple of
+/// `parts`, cut into `parts` equal pieces; the rank with index r in `group`
+/// holds piece r. parts == 0: the buffer is the whole tensor.
+struct ShardSpec {
+  std::string group;
+  int64_t parts = 0;
+  std::vector<int64_t> shape;
+  bool sharded() const { return parts > 0; }
+};
+
 /// One buffer of a compiled function's signature.
 struct Slot {
   enum Role { Param, State, Step, Input, Output, Workspace };
@@ -38,6 +49,7 @@ struct Slot {
   bool out = false;  // written by the function (a result), else read
   ElementType dtype = ElementType::F32; // unused for a workspace (bytes)
   std::vector<int64_t> shape;            // a workspace: [bytes]
+  ShardSpec shard;                       // when the buffer is one rank's part
 };
 const char *slotRoleName(Slot::Role role);
 

@@ -1,5 +1,6 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
 #include "runtime/Trainer.h"
+#include "runtime/Sharding.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,6 +21,15 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
     t.next_.emplace(s.name, HostTensor(s.dtype, s.shape));
   }
   for (const Slot &s : t.step_->slots) {
+    // A partitioned parameter (ZeRO-3) is stored as this rank's piece; @init
+    // still computes it whole (init() cuts it).
+    if (s.role == Slot::Param && s.shard.sharded() && t.current_.count(s.name)) {
+      t.layouts_[s.name] = s.shard;
+      t.current_[s.name] = HostTensor(s.dtype, s.shape);
+      t.next_[s.name] = HostTensor(s.dtype, s.shape);
+    }
+    if (s.role == Slot::State && s.shard.sharded())
+      t.layouts_[s.name] = s.shard;
     if (s.role == Slot::State && !s.out) {
       t.stateNames_.push_back(s.name);
       t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
@@ -97,7 +107,23 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
   return {};
 }
 
+void Trainer::setGroupRanks(std::map<std::string, int64_t> ranks) {
+  groupRanks_ = std::move(ranks);
+}
+
+int64_t Trainer::pieceIndex(const ShardSpec &spec) const {
+  auto it = groupRanks_.find(spec.group);
+  return it == groupRanks_.end() ? 0 : it->second;
+}
+
+HostTensor Trainer::local(const std::string &name, const HostTensor &whole) const {
+  auto it = layouts_.find(name);
+  return it == layouts_.end() ? whole : cutShard(whole, it->second, pieceIndex(it->second));
+}
+
 ProgramStatus Trainer::init() {
+  // Whole initial values first (parameters may be stored as this rank's piece).
+  std::map<std::string, HostTensor> whole;
   if (const SafetensorsFile *given = program_->initialParameters()) {
     // Stored values (ONNX initializers): each must match its @init slot.
     for (const Slot &s : init_->slots) {
@@ -107,11 +133,21 @@ ProgramStatus Trainer::init() {
       if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
         return ProgramStatus::failure("the stored initial value of '" + s.name +
                                       "' has another type or shape than the parameter");
-      current_[s.name] = it->second;
+      whole[s.name] = it->second;
     }
-  } else if (ProgramStatus st = run(*init_, {}, /*swap=*/false); !st) {
-    return st;
+  } else {
+    std::map<std::string, HostTensor> kept = std::move(current_);
+    current_.clear();
+    for (const Slot &s : init_->slots)
+      current_.emplace(s.name, HostTensor(s.dtype, s.shape));
+    ProgramStatus st = run(*init_, {}, /*swap=*/false);
+    whole = std::move(current_);
+    current_ = std::move(kept);
+    if (!st)
+      return st;
   }
+  for (const std::string &n : paramNames_)
+    current_[n] = local(n, whole.at(n));
   for (const std::string &n : stateNames_)
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;
@@ -167,14 +203,26 @@ const HostTensor *Trainer::param(const std::string &name) const {
 }
 
 SafetensorsFile Trainer::snapshot(bool withState,
-                                  const std::map<std::string, std::string> &extra) const {
+                                  const std::map<std::string, std::string> &extra,
+                                  bool withWhole) const {
   SafetensorsFile f;
-  for (const std::string &n : paramNames_)
+  auto add = [&](const std::string &n) {
+    auto layout = layouts_.find(n);
+    if (layout == layouts_.end()) {
+      if (withWhole)
+        f.tensors[n] = current_.at(n);
+      return;
+    }
     f.tensors[n] = current_.at(n);
+    f.metadata[shardMetadataKey(n)] = shardMetadataValue(layout->second, pieceIndex(layout->second));
+  };
+  for (const std::string &n : paramNames_)
+    add(n);
   if (withState)
     for (const std::string &n : stateNames_)
-      f.tensors[n] = current_.at(n);
-  f.metadata = extra;
+      add(n);
+  for (const auto &[k, v] : extra)
+    f.metadata[k] = v;
   f.metadata["lcc.step"] = std::to_string(steps_);
   return f;
 }
@@ -196,14 +244,20 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
     if (t == file.tensors.end())
       return ProgramStatus::failure("the checkpoint has no tensor '" + n +
                                     "' (was it saved from another model or optimizer?)");
-    const HostTensor &want = current_.at(n);
+    // The checkpoint holds whole tensors (assembleShards); partitioned ones
+    // are cut for this run's layout, whatever layout wrote them.
+    const HostTensor &mine = current_.at(n);
+    auto layout = layouts_.find(n);
+    HostTensor want = layout == layouts_.end()
+                          ? HostTensor(mine.elementType(), mine.shape())
+                          : HostTensor(mine.elementType(), layout->second.shape);
     if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
       return ProgramStatus::failure("checkpoint tensor '" + n + "' is " +
                                     t->second.typeString() + ", the model needs " +
                                     want.typeString());
   }
   for (const std::string &n : names)
-    current_[n] = file.tensors.at(n);
+    current_[n] = local(n, file.tensors.at(n));
   steps_ = step;
   return {};
 }

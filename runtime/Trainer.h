@@ -31,6 +31,11 @@ public:
   /// buffers its manifest describes.
   static ProgramStatus create(const Program &program, Trainer &out);
 
+  /// This process's rank in each process group (ZeRO: which piece of a
+  /// partitioned tensor it holds); groups not named are rank 0. Set before
+  /// init() or restore().
+  void setGroupRanks(std::map<std::string, int64_t> ranks);
+
   /// Fresh parameters from @init, zero optimizer state, step 0.
   ProgramStatus init();
   /// One optimizer update with `inputs` (by name, shaped as @train_step
@@ -43,11 +48,23 @@ public:
   int64_t stepCount() const { return steps_; }
 
   /// Parameters (and state when `withState`) as a safetensors file; the
-  /// metadata holds the step and `extra`.
-  SafetensorsFile snapshot(bool withState, const std::map<std::string, std::string> &extra) const;
-  /// Restores parameters, state and step from a snapshot with state. Every
-  /// tensor must be present with the same shape and type.
+  /// metadata holds the step and `extra`. Partitioned tensors are this
+  /// rank's piece, described in the metadata (runtime/Sharding.h); whole
+  /// tensors are left out when `withWhole` is false (ranks other than 0
+  /// need not write replicated values).
+  SafetensorsFile snapshot(bool withState, const std::map<std::string, std::string> &extra,
+                           bool withWhole = true) const;
+  /// Restores parameters, state and step from a snapshot with state holding
+  /// whole tensors (assembleShards merges the pieces of a sharded one); each
+  /// is cut into this run's piece where this run partitions it, so a
+  /// checkpoint loads at any world size and sharding mode. Every tensor
+  /// must be present with the same whole shape and type.
   ProgramStatus restore(const SafetensorsFile &file);
+  /// How `name` is partitioned, or null when this run holds it whole.
+  const ShardSpec *layout(const std::string &name) const {
+    auto it = layouts_.find(name);
+    return it == layouts_.end() ? nullptr : &it->second;
+  }
 
   /// Names and shapes of what the compiled step reads, for the data feeder.
   const std::vector<Slot> &stepInputs() const { return stepInputs_; }
@@ -77,6 +94,13 @@ private:
   // One arena per function that has one (lcc-plan-memory), 64-byte aligned.
   std::map<std::string, std::unique_ptr<uint8_t, void (*)(void *)>> arenas_;
   int64_t steps_ = 0;
+  // Partitioned parameters and state, and this process's piece per group.
+  std::map<std::string, ShardSpec> layouts_;
+  std::map<std::string, int64_t> groupRanks_;
+
+  int64_t pieceIndex(const ShardSpec &spec) const;
+  /// `whole` cut to this rank's piece when `name` is partitioned.
+  HostTensor local(const std::string &name, const HostTensor &whole) const;
 
   ProgramStatus run(const EntryPoint &entry,
                     const std::map<std::string, const HostTensor *> &inputs, bool swap);

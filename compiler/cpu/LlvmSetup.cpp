@@ -1,4 +1,5 @@
 //===- LlvmSetup.cpp - target and context set-up for CPU code generation ---===//
+#include "dialects/lcc/lowering/Lowering.h"
 #include "compiler/cpu/LlvmSetup.h"
 
 #include "dialects/lcc/LccDialect.h"
@@ -28,6 +29,7 @@ void prepareLoweringContext(mlir::MLIRContext *ctx) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
+  registerCollectiveBufferization(registry);
   ctx->appendDialectRegistry(registry);
 }
 

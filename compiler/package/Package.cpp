@@ -49,9 +49,37 @@ static llvm::Expected<json::Value> slot(const char *role, llvm::StringRef name, 
                               {"shape", std::move(shape)}});
 }
 
-/// The role of an argument or result from its lcc.* attributes.
+static llvm::Expected<json::Value> slotRole(DictionaryAttr attrs, bool out, Type type,
+                                            llvm::StringRef what);
+
+/// The role of an argument or result from its lcc.* attributes, with how it
+/// is partitioned over ranks when it is (`lcc.shard`, written by the ZeRO
+/// pass): {"group", "parts", "shape" (the whole tensor's)}, so the runtime
+/// can cut whole tensors and reassemble checkpoints at another world size.
 static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out, Type type,
                                                  llvm::StringRef what) {
+  auto s = slotRole(attrs, out, type, what);
+  if (!s)
+    return s;
+  auto shard = attrs ? attrs.getAs<DictionaryAttr>("lcc.shard") : DictionaryAttr();
+  if (!shard)
+    return s;
+  auto group = shard.getAs<StringAttr>("group");
+  auto parts = shard.getAs<IntegerAttr>("parts");
+  auto shape = shard.getAs<DenseI64ArrayAttr>("shape");
+  if (!group || !parts || !shape)
+    return error(what + " has a malformed lcc.shard attribute");
+  json::Value full = json::Value::array();
+  for (int64_t d : shape.asArrayRef())
+    full.push(json::Value(static_cast<long long>(d)));
+  s->set("shard", json::Value::object({{"group", group.str()},
+                                       {"parts", json::Value(static_cast<long long>(parts.getInt()))},
+                                       {"shape", std::move(full)}}));
+  return s;
+}
+
+static llvm::Expected<json::Value> slotRole(DictionaryAttr attrs, bool out, Type type,
+                                            llvm::StringRef what) {
   auto str = [&](const char *key) -> std::optional<std::string> {
     if (auto a = attrs ? attrs.getAs<StringAttr>(key) : StringAttr())
       return a.str();
@@ -149,7 +177,19 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
   if (auto name = module->getAttrOfType<StringAttr>("lcc.model"))
     model = name.str();
 
+  // Process groups in the module's (sorted) order: the compiled code names a
+  // group by its position in this list (runtime/dist/Collectives.h).
+  json::Value groups = json::Value::array();
+  if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
+    for (NamedAttribute a : dict)
+      if (auto size = llvm::dyn_cast<IntegerAttr>(a.getValue()))
+        groups.push(json::Value::object(
+            {{"name", a.getName().str()},
+             {"size", json::Value(static_cast<long long>(size.getInt()))}}));
+
   return json::Value::object({{"format", "lcc-train-bin"},
+                              {"process_groups", std::move(groups)},
+                              {"sharding", options.sharding},
                               {"version", json::Value(kManifestVersion)},
                               {"model", model},
                               {"source", options.source},

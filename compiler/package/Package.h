@@ -25,6 +25,9 @@ struct PackageOptions {
   /// compiled into @train_step).
   json::Value training = json::Value::object();
   std::string source; // the model file it was compiled from
+  /// none, dp, zero1, zero2, zero3 (docs/distributed.md); the process groups
+  /// come from the module.
+  std::string sharding = "none";
 };
 
 /// The manifest of a module at the train-step phase (@init, @forward,

@@ -13,27 +13,29 @@ using namespace mlir;
 
 namespace lcc {
 
+DictionaryAttr processGroups(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (auto module = llvm::dyn_cast<ModuleOp>(p))
+      if (auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
+        return groups;
+  return {};
+}
+
 /// The size of `group` from the nearest enclosing module that declares
 /// process groups, or failure with an error on `op`.
 static FailureOr<int64_t> groupSize(Operation *op, StringRef group) {
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
-    auto module = llvm::dyn_cast<ModuleOp>(p);
-    if (!module)
-      continue;
-    auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups");
-    if (!groups)
-      continue;
-    auto size = groups.getAs<IntegerAttr>(group);
-    if (!size)
-      return op->emitOpError() << "process group '" << group
-                               << "' is not declared in the module's lcc.process_groups";
-    if (size.getInt() < 1)
-      return op->emitOpError() << "process group '" << group << "' has size " << size.getInt()
-                               << "; expected at least 1";
-    return size.getInt();
-  }
-  return op->emitOpError() << "names process group '" << group
-                           << "', but no enclosing module declares lcc.process_groups";
+  DictionaryAttr groups = processGroups(op);
+  if (!groups)
+    return op->emitOpError() << "names process group '" << group
+                             << "', but no enclosing module declares lcc.process_groups";
+  auto size = groups.getAs<IntegerAttr>(group);
+  if (!size)
+    return op->emitOpError() << "process group '" << group
+                             << "' is not declared in the module's lcc.process_groups";
+  if (size.getInt() < 1)
+    return op->emitOpError() << "process group '" << group << "' has size " << size.getInt()
+                             << "; expected at least 1";
+  return size.getInt();
 }
 
 static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
@@ -82,16 +84,23 @@ LogicalResult AllGatherOp::verify() {
   return verifyAlongAxis(*this, getInput().getType(), getType(), getAxis(), *size);
 }
 
-LogicalResult ReduceScatterOp::verify() {
-  auto size = groupSize(*this, getGroup());
-  if (failed(size) || failed(verifyReduction(*this, getReduction())))
+/// The input is cut into `group`'s size parts along `axis` (reduce_scatter,
+/// shard_slice): divisible, and the result is one part.
+static LogicalResult verifyPart(Operation *op, StringRef group, RankedTensorType in,
+                                RankedTensorType part, int64_t axis) {
+  auto size = groupSize(op, group);
+  if (failed(size))
     return failure();
-  auto in = getInput().getType();
-  int64_t axis = getAxis();
   if (axis >= 0 && axis < in.getRank() && in.getDimSize(axis) % *size != 0)
-    return emitOpError() << "dimension " << axis << " of the input (" << in.getDimSize(axis)
-                         << ") is not divisible by the group size " << *size;
-  return verifyAlongAxis(*this, getType(), in, axis, *size);
+    return op->emitOpError() << "dimension " << axis << " of the input (" << in.getDimSize(axis)
+                             << ") is not divisible by the group size " << *size;
+  return verifyAlongAxis(op, part, in, axis, *size);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
+  return verifyPart(*this, getGroup(), getInput().getType(), getType(), getAxis());
 }
 
 LogicalResult BroadcastOp::verify() {
@@ -114,5 +123,11 @@ LogicalResult RecvOp::verify() {
     return failure();
   return verifyRank(*this, getPeer(), *size, "peer");
 }
+
+LogicalResult ShardSliceOp::verify() {
+  return verifyPart(*this, getGroup(), getInput().getType(), getType(), getAxis());
+}
+
+OpFoldResult GradientOp::fold(FoldAdaptor) { return getInput(); }
 
 } // namespace lcc

@@ -3,6 +3,7 @@
 #define LCC_DIALECTS_LCC_LCCOPS_H
 
 #include "dialects/lcc/LccDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -21,6 +22,9 @@ std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t
                                                           llvm::ArrayRef<int64_t> b);
 /// Normalizes a possibly negative axis against `rank`; -1 when out of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);
+/// The process groups (`lcc.process_groups`, name -> size, names sorted) of
+/// the nearest enclosing module that declares them; null when none does.
+mlir::DictionaryAttr processGroups(mlir::Operation *op);
 } // namespace lcc
 
 #include "dialects/lcc/LccInterfaces.h.inc"

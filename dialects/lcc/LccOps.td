@@ -433,4 +433,35 @@ def Lcc_RecvOp : Lcc_CollectiveOp<"recv"> {
   let hasVerifier = 1;
 }
 
+def Lcc_ShardSliceOp : Lcc_Op<"shard_slice", [Pure, Lcc_CostOpInterface]> {
+  let summary = "This rank's part of a tensor every rank of `group` holds (no communication)";
+  let description = [{
+    The input's size along `axis` is N * k for a group of N ranks; rank r
+    gets elements [r * k, (r + 1) * k). The local inverse of all_gather:
+    all_gather(shard_slice(x)) = x when every rank holds the same x (ZeRO
+    takes its part of replicated parameters and gradients this way).
+  }];
+  let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_GradientOp : Lcc_Op<"gradient", [Pure, AllTypesMatch<["input", "result"]>,
+                                         Lcc_CostOpInterface]> {
+  let summary = "Marks the gradient of parameter `param` where the optimizer receives it";
+  let description = [{
+    An identity. lcc-build-train-step wraps each parameter's final gradient
+    (averaged over micro-batches) in one, so the sharding passes know where
+    gradients meet the optimizer: data parallelism all-reduces them there,
+    ZeRO reduce-scatters them. It folds away (canonicalize) and lowers to
+    its input.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$param);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
 #endif // LCC_OPS_TD

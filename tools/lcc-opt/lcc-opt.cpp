@@ -1,4 +1,5 @@
 //===- lcc-opt.cpp - mlir-opt with the lcc dialect and passes -------------===//
+#include "dialects/lcc/lowering/Lowering.h"
 #include "dialects/lcc/LccDialect.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   // wrong when the external models are missing.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  lcc::registerCollectiveBufferization(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "lcc optimizer driver\n", registry));
 }

@@ -43,6 +43,14 @@ checkpoints:
   --export-onnx FILE   (models compiled from .onnx) the original model with the trained
                        weights, for ONNX Runtime and other engines
   --quiet              only errors and the final summary
+distributed (the train.bin compiled with lcc --shard=MODE --world=N):
+  -n N, --nproc N      start N ranks on this machine (RANK, WORLD_SIZE, MASTER_ADDR,
+                       MASTER_PORT set as torchrun does); without -n, lcc-run is the
+                       one rank those variables (or SLURM/Open MPI's) describe
+  --backend B          gloo (CPU, default) or nccl (GPU)
+  --timeout S          seconds a rank waits for the others before failing (default 300)
+  --log-dir DIR        each rank's output in DIR/rank-<r>.log (default: only rank 0's
+                       progress and every rank's errors are shown)
 )";
 
 bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool &help) {
@@ -88,9 +96,32 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--resume", [&](auto &, auto &v) { o.resume = v; return true; }},
       {"--export", [&](auto &, auto &v) { o.exportPath = v; return true; }},
       {"--export-onnx", [&](auto &, auto &v) { o.exportOnnx = v; return true; }},
+      {"--nproc", [&](auto &f, auto &v) { return toInt(f, v, o.ranks, 1); }},
+      {"--log-dir", [&](auto &, auto &v) { o.logDir = v; return true; }},
+      {"--backend", [&](auto &f, auto &v) {
+         if (v != "gloo" && v != "nccl") {
+           message = "lcc-run: error: " + f + " expects gloo or nccl, got '" + v + "'";
+           return false;
+         }
+         o.backend = v;
+         return true;
+       }},
+      {"--timeout", [&](auto &f, auto &v) {
+         char *end = nullptr;
+         o.timeout = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end || !(o.timeout > 0 && o.timeout < 1e7)) {
+           message = "lcc-run: error: " + f + " expects seconds > 0, got '" + v + "'";
+           return false;
+         }
+         return true;
+       }},
   };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "-n")
+      arg = "--nproc";
+    else if (arg.rfind("-n=", 0) == 0)
+      arg = "--nproc=" + arg.substr(3);
     if (arg == "-h" || arg == "--help") {
       help = true;
       message = kUsage;

@@ -27,6 +27,12 @@ struct Options {
   std::string exportPath;   // trained weights as safetensors
   std::string exportOnnx;   // trained weights in a copy of the original ONNX model
   bool quiet = false;
+  // Distributed runs (docs/distributed.md).
+  int64_t ranks = 0;        // -n N: start N local ranks (0: one process, or the
+                            // rank an external launcher describes in the environment)
+  std::string logDir;       // per-rank logs of -n runs
+  std::string backend = "gloo";
+  double timeout = 300;     // seconds a collective may wait for a peer
 };
 
 /// Parses argv; on a user error returns false with a one-line message (or

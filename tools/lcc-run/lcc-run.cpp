@@ -9,6 +9,8 @@
 // Exit codes: 0 success, 2 user error (bad flags, data, files), 3 internal.
 //
 //===----------------------------------------------------------------------===//
+#include "Distributed.h"
+#include "Launcher.h"
 #include "OnnxExport.h"
 #include "Options.h"
 
@@ -22,6 +24,7 @@
 #include "runtime/Trainer.h"
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 
@@ -53,6 +56,11 @@ struct Feed {
   int64_t micro = 1, batch = 0, seq = 0;
   bool hasTargets = false;
   HostTensor tokens, targets;
+  // Data parallel: the sampler draws the global batch of `parts` ranks (the
+  // batch a 1-rank run of parts * batch rows would see) and this rank takes
+  // rows [part * batch, (part + 1) * batch).
+  int64_t parts = 1, part = 0;
+  std::vector<int32_t> globalTokens, globalTargets;
 };
 
 /// `micro`: the inputs may carry a leading micro-batch dimension (the step of
@@ -84,7 +92,15 @@ bool makeFeed(const std::vector<Slot> &inputs, bool micro, Feed &feed, std::stri
 /// Micro-batch k of feed for sampler step `index`.
 void fill(const Sampler &sampler, uint64_t index, int64_t k, Feed &feed) {
   int64_t n = feed.batch * feed.seq;
-  sampler.fill(index, feed.tokens.data<int32_t>() + k * n, feed.targets.data<int32_t>() + k * n);
+  if (feed.parts == 1) {
+    sampler.fill(index, feed.tokens.data<int32_t>() + k * n, feed.targets.data<int32_t>() + k * n);
+    return;
+  }
+  feed.globalTokens.resize(size_t(n * feed.parts));
+  feed.globalTargets.resize(size_t(n * feed.parts));
+  sampler.fill(index, feed.globalTokens.data(), feed.globalTargets.data());
+  std::copy_n(feed.globalTokens.data() + feed.part * n, n, feed.tokens.data<int32_t>() + k * n);
+  std::copy_n(feed.globalTargets.data() + feed.part * n, n, feed.targets.data<int32_t>() + k * n);
 }
 
 std::map<std::string, const HostTensor *> inputsOf(const Feed &feed) {
@@ -119,6 +135,24 @@ int main(int argc, char **argv) {
     std::fprintf(help ? stdout : stderr, "%s\n", message.c_str());
     return help ? 0 : 2;
   }
+  if (opt.ranks > 0) {
+    // lcc-run -n N: this process only starts and watches the N ranks.
+    if (std::getenv("RANK") || std::getenv("WORLD_SIZE"))
+      return fail("lcc-run: error: -n starts local ranks itself; under torchrun, SLURM or "
+                  "mpirun (RANK/WORLD_SIZE set), run lcc-run without -n");
+    std::vector<std::string> args;
+    for (int i = 0; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "-n" || a == "--nproc") {
+        ++i;
+        continue;
+      }
+      if (a.rfind("-n=", 0) == 0 || a.rfind("--nproc=", 0) == 0)
+        continue;
+      args.push_back(a);
+    }
+    return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, opt.timeout);
+  }
   if (opt.threads > 0)
     setNumThreads(int(opt.threads));
 
@@ -129,12 +163,25 @@ int main(int argc, char **argv) {
   if (ProgramStatus st = Trainer::create(program, trainer); !st)
     return fail("lcc-run: error: " + opt.program + ": " + st.error);
 
-  Feed stepFeed, evalFeed;
   std::string error;
+  run::DistributedRun job;
+  if (!run::joinJob(program.manifest(), opt.backend, opt.timeout, job, error))
+    return fail("lcc-run: error: " + error);
+  trainer.setGroupRanks(job.groupRanks);
+  const bool lead = job.rank == 0; // prints progress, writes metrics and exports
+  if (!lead)
+    opt.quiet = true;
+
+  Feed stepFeed, evalFeed;
   if (!makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed, error))
     return fail("lcc-run: error: " + opt.program + ": " + error);
   if (!makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed, error))
     return fail("lcc-run: error: " + opt.program + ": " + error);
+  if (auto dp = job.groupRanks.find("dp"); dp != job.groupRanks.end())
+    for (Feed *f : {&stepFeed, &evalFeed}) {
+      f->parts = job.world; // data parallelism is the whole grid for now
+      f->part = dp->second;
+    }
 
   const json::Value &manifest = program.manifest();
   const json::Value *config = manifest.get("config");
@@ -157,7 +204,7 @@ int main(int argc, char **argv) {
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
-    if (!loadCheckpoint(opt.resume, ckpt, used, error))
+    if (!run::loadAnyCheckpoint(opt.resume, ckpt, used, error))
       return fail("lcc-run: error: " + error);
     if (ProgramStatus st = trainer.restore(ckpt); !st)
       return fail("lcc-run: error: " + used + ": " + st.error);
@@ -171,16 +218,17 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + st.error);
   }
 
-  Sampler trainSampler(data.train(), stepFeed.batch, stepFeed.seq, seed);
+  Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed);
   std::optional<Sampler> valSampler;
   int64_t evalBatches = opt.evalBatches;
   if (data.hasVal()) {
-    valSampler.emplace(data.val(), evalFeed.batch, evalFeed.seq, seed, SampleMode::Sequential);
+    valSampler.emplace(data.val(), evalFeed.batch * evalFeed.parts, evalFeed.seq, seed,
+                       SampleMode::Sequential);
     evalBatches = std::min<int64_t>(evalBatches, int64_t(valSampler->numSteps()));
   }
 
   MetricsWriter csv;
-  if (!opt.csv.empty()) {
+  if (!opt.csv.empty() && lead) {
     MetricsStatus st = opt.resume.empty() ? MetricsWriter::create(opt.csv, csv)
                                           : MetricsWriter::resume(opt.csv, trainer.stepCount(), csv);
     if (!st)
@@ -190,24 +238,46 @@ int main(int argc, char **argv) {
   if (const json::Value *m = manifest.get("model"); m && m->isString())
     meta["lcc.model"] = m->asString();
 
-  const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.seq;
+  const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq;
   const int64_t first = trainer.stepCount() + 1;
   if (!opt.quiet)
-    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %d threads\n",
+    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %d threads%s\n",
                 opt.program.c_str(), static_cast<long long>(first),
                 static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
-                program.target().c_str(), numThreads());
-  if (!opt.quiet) {
+                program.target().c_str(), numThreads(),
+                job.active() ? (", " + std::to_string(job.world) + " ranks (" + opt.backend +
+                                ")").c_str()
+                             : "");
+  if (!opt.quiet || !lead) {
     // The plan (from the manifest) and what this process allocated for it:
-    // equal when every temporary of the compiled code is planned.
-    std::printf("memory: plan %lld bytes, allocated %lld bytes (lcc --plan shows the plan)\n",
+    // equal when every temporary of the compiled code is planned. Every rank
+    // says it (the others into their --log-dir file): ranks differ under ZeRO.
+    std::printf("%smemory: plan %lld bytes, allocated %lld bytes (lcc --plan shows the plan)\n",
+                job.active() ? ("rank " + std::to_string(job.rank) + ": ").c_str() : "",
                 static_cast<long long>(memoryPlanBytes(manifest)),
                 static_cast<long long>(trainer.stepMemoryBytes()));
   }
+  // A distributed run writes one file per rank (run::saveShardedCheckpoint).
+  auto save = [&](std::string &err) {
+    if (job.active())
+      return run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
+                                        opt.keep, err);
+    return saveCheckpoint(opt.saveDir, trainer.stepCount(), trainer.snapshot(true, meta), opt.keep,
+                          err);
+  };
   auto start = Clock::now();
   double lastLoss = NAN, lastVal = NAN;
   std::vector<MetricsRow> rows;
+  // Fault injection for the tests (docs/distributed.md): LCC_RUN_KILL=R:S
+  // makes rank R kill itself (SIGKILL) when step S starts, while the other
+  // ranks are inside the step's collectives.
+  int64_t killRank = -1, killStep = -1;
+  if (const char *k = std::getenv("LCC_RUN_KILL"))
+    std::sscanf(k, "%lld:%lld", reinterpret_cast<long long *>(&killRank),
+                reinterpret_cast<long long *>(&killStep));
   for (int64_t s = first; s <= opt.steps; ++s) {
+    if (s == killStep && job.rank == killRank)
+      std::raise(SIGKILL);
     for (int64_t k = 0; k < stepFeed.micro; ++k)
       fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
     StepResult r;
@@ -243,17 +313,23 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     }
     if (!opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps)
-      if (!saveCheckpoint(opt.saveDir, trainer.stepCount(), trainer.snapshot(true, meta),
-                          opt.keep, error))
+      if (!save(error))
         return fail("lcc-run: error: " + error);
   }
   double total = std::chrono::duration<double>(Clock::now() - start).count();
 
-  if (!opt.saveDir.empty() && !saveCheckpoint(opt.saveDir, trainer.stepCount(),
-                                              trainer.snapshot(true, meta), opt.keep, error))
+  if (!opt.saveDir.empty() && !save(error))
     return fail("lcc-run: error: " + error);
+  // Exports hold whole tensors: partitioned ones are gathered (every rank
+  // takes part), rank 0 writes.
+  SafetensorsFile weights;
+  if (!opt.exportPath.empty() || !opt.exportOnnx.empty())
+    if (!run::wholeSnapshot(job, trainer, false, meta, weights, error))
+      return fail("lcc-run: error: " + error);
+  if (!lead)
+    return 0;
   if (!opt.exportPath.empty()) {
-    SafetensorsStatus st = writeSafetensors(opt.exportPath, trainer.snapshot(false, meta));
+    SafetensorsStatus st = writeSafetensors(opt.exportPath, weights);
     if (!st)
       return fail("lcc-run: error: " + st.error);
   }
@@ -265,7 +341,7 @@ int main(int argc, char **argv) {
     if (!model.data)
       return fail("lcc-run: error: --export-onnx: " + opt.program +
                   " was not compiled from an ONNX model");
-    if (!exportOnnx(model.data, model.size, trainer.snapshot(false, meta), opt.exportOnnx, error))
+    if (!exportOnnx(model.data, model.size, weights, opt.exportOnnx, error))
       return fail("lcc-run: error: --export-onnx: " + error);
   }
   if (csv.isOpen())

@@ -119,6 +119,21 @@ static cl::opt<int64_t> trainSteps("train-steps",
                                             "batches, printing loss, grad norm and lr"),
                                    cl::init(0), cl::cat(trainCat));
 
+static cl::OptionCategory distCat("lcc options for distributed training");
+static cl::opt<std::string> shardFlag(
+    "shard", cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
+                      "zero3 (docs/distributed.md)"),
+    cl::init("none"), cl::cat(distCat));
+static cl::opt<int64_t> worldFlag("world",
+                                  cl::desc("Data-parallel ranks the step is compiled for "
+                                           "(lcc-run -n must match)"),
+                                  cl::init(1), cl::cat(distCat));
+static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
+                            cl::cat(distCat));
+static cl::opt<double> bucketFlag("bucket-mb",
+                                  cl::desc("Largest bucket of gradients per collective (MiB)"),
+                                  cl::init(25.0), cl::cat(distCat));
+
 static lcc::TrainStepOptions trainStepOptions() {
   lcc::TrainStepOptions o;
   o.optimizer = optimizerFlag;
@@ -132,6 +147,9 @@ static lcc::TrainStepOptions trainStepOptions() {
   o.nesterov = nesterovFlag;
   o.clip = clipFlag;
   o.accum = accumFlag;
+  o.shard = shardFlag;
+  o.world = worldFlag;
+  o.bucketMb = bucketFlag;
   return o;
 }
 
@@ -418,6 +436,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   options.cpu.passTiming = timing;
   options.seed = seed;
   options.source = inputFile;
+  options.sharding = shardFlag;
   options.training = lcc::json::Value::object(
       {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
        {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
@@ -483,7 +502,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&lccCat, &trainCat, &onnxCat});
+  cl::HideUnrelatedOptions({&lccCat, &trainCat, &onnxCat, &distCat});
   std::string parseErrors;
   llvm::raw_string_ostream parseErrorStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "lcc: an ahead-of-time compiler for training\n",
@@ -522,6 +541,17 @@ int main(int argc, char **argv) {
     return fail("lcc: error: unknown --optimizer=" + optimizerFlag + "; expected adamw or sgd");
   if (decayFlag != "constant" && decayFlag != "cosine")
     return fail("lcc: error: unknown --decay=" + decayFlag + "; expected constant or cosine");
+  if (shardFlag != "none" && shardFlag != "dp" && shardFlag != "zero1" && shardFlag != "zero2" &&
+      shardFlag != "zero3")
+    return fail("lcc: error: unknown --shard=" + shardFlag +
+                "; expected none, dp, zero1, zero2 or zero3");
+  if (worldFlag < 1)
+    return fail("lcc: error: --world must be >= 1, got " + std::to_string(int64_t(worldFlag)));
+  if (worldFlag > 1 && shardFlag == "none")
+    return fail("lcc: error: --world=" + std::to_string(int64_t(worldFlag)) +
+                " needs a --shard mode (dp, zero1, zero2 or zero3)");
+  if (bucketFlag <= 0)
+    return fail("lcc: error: --bucket-mb must be positive");
   if (accumFlag < 1 || warmupFlag < 0)
     return fail("lcc: error: --accum must be >= 1 and --warmup >= 0");
   if (decayFlag == "cosine" && decayStepsFlag <= warmupFlag)

@@ -11,5 +11,6 @@ void populateLccToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   lowering::populateShapePatterns(patterns);
   lowering::populateMatmulPatterns(patterns);
   lowering::populateScatterPatterns(patterns);
+  lowering::populateCollectivePatterns(patterns);
 }
 } // namespace lcc

@@ -96,6 +96,7 @@ void populateShapePatterns(mlir::RewritePatternSet &patterns);
 void populateMatmulPatterns(mlir::RewritePatternSet &patterns);
 void populateInitPatterns(mlir::RewritePatternSet &patterns);
 void populateScatterPatterns(mlir::RewritePatternSet &patterns);
+void populateCollectivePatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace lcc::lowering
 

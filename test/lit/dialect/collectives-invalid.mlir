@@ -86,3 +86,23 @@ module attributes {lcc.process_groups = {dp = 0 : i64}} {
     return
   }
 }
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @shard_slice_divisible(%g: tensor<6x3xf32>) {
+    // expected-error @+1 {{dimension 0 of the input (6) is not divisible by the group size 4}}
+    %0 = lcc.shard_slice %g {group = "dp"} : tensor<6x3xf32> -> tensor<1x3xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @shard_slice_shape(%g: tensor<8x3xf32>) {
+    // expected-error @+1 {{dimension 0 is 8 on the gathered side; expected 12 (group size 4 along axis 0)}}
+    %0 = lcc.shard_slice %g {group = "dp"} : tensor<8x3xf32> -> tensor<3x3xf32>
+    return
+  }
+}

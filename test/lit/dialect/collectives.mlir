@@ -29,6 +29,23 @@ module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
         tensor<2x3xf32>, tensor<2x12xf32>, tensor<5xi32>, tensor<4x3xf32>
   }
 
+  // shard_slice takes this rank's part (no communication); lcc.gradient marks
+  // where a gradient meets the optimizer and folds away.
+  // CHECK-LABEL: func.func @local_ops
+  // CHECK: lcc.shard_slice %{{.*}} {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
+  // CHECK: lcc.shard_slice %{{.*}} {axis = 1 : i64, group = "tp"} : tensor<8x4xf32> -> tensor<8x2xf32>
+  // CHECK: lcc.gradient %{{.*}} {param = "w"} : tensor<8x3xf32>
+  // KEPT-LABEL: func.func @local_ops
+  // KEPT-NOT: lcc.gradient
+  // KEPT: return %arg0
+  func.func @local_ops(%g: tensor<8x3xf32>, %h: tensor<8x4xf32>)
+      -> (tensor<8x3xf32>, tensor<2x3xf32>, tensor<8x2xf32>) {
+    %0 = lcc.shard_slice %g {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
+    %1 = lcc.shard_slice %h {group = "tp", axis = 1} : tensor<8x4xf32> -> tensor<8x2xf32>
+    %2 = lcc.gradient %g {param = "w"} : tensor<8x3xf32>
+    return %2, %0, %1 : tensor<8x3xf32>, tensor<2x3xf32>, tensor<8x2xf32>
+  }
+
   // Collectives communicate: canonicalization and CSE keep both all_reduces
   // and the unused send/recv (every rank must issue the same sequence).
   // KEPT-LABEL: func.func @kept

@@ -6,6 +6,19 @@
   check_training.py same CSV_A CSV_B FROM TO   losses of steps FROM..TO are identical
   check_training.py same-tensors A.safetensors B.safetensors PREFIX
                                           every tensor of A equals B's PREFIX+name, bytewise
+  check_training.py close CSV_A CSV_B FROM TO RTOL
+                                          B ran exactly steps FROM..TO, A ran them too, and
+                                          each loss and grad norm of B is within RTOL
+                                          (relative) of A's
+  check_training.py close-tensors A.safetensors B.safetensors RTOL TENSOR_RTOL
+                                          the same f32 tensors; the relative 2-norm error
+                                          |B - A| / |A| over all of them <= RTOL, and of
+                                          each one <= TENSOR_RTOL. Why two bounds: a
+                                          parameter whose exact gradient is zero (the
+                                          attention key bias: softmax ignores a shift of
+                                          all keys) is moved by AdamW on rounding noise
+                                          alone (m / sqrt(v) of noise is O(lr)), so any
+                                          other summation order changes it at ~1e-4.
 """
 import array
 import collections
@@ -61,6 +74,54 @@ def main(argv):
                 print(f"FAIL: {name} differs from {argv[4] + name}")
                 return 1
         print(f"{len(a)} tensors identical")
+        return 0
+    if argv[1] == "close":
+        a, b = rows(argv[2]), rows(argv[3])
+        lo, hi, rtol = int(argv[4]), int(argv[5]), float(argv[6])
+        steps = list(range(lo, hi + 1))
+        if sorted(b) != steps or not set(steps) <= set(a):
+            print(f"FAIL: expected steps {lo}..{hi}, got {sorted(b)} (and {sorted(a)})")
+            return 1
+        worst = 0.0
+        for step in steps:
+            for key in ("loss", "grad_norm"):
+                x, y = float(a[step][key]), float(b[step][key])
+                err = abs(y - x) / abs(x)
+                worst = max(worst, err)
+                if not err <= rtol:
+                    print(f"FAIL: step {step} {key}: {y} vs {x} (relative error {err:.3g})")
+                    return 1
+        print(f"steps {lo}..{hi}: largest relative error {worst:.3g}")
+        return 0
+    if argv[1] == "close-tensors":
+        a, b = safetensors(argv[2]), safetensors(argv[3])
+        rtol, tensor_rtol = float(argv[4]), float(argv[5])
+        total_diff = total_norm = 0.0
+        if sorted(a) != sorted(b):
+            print(f"FAIL: different tensors: {sorted(set(a) ^ set(b))}")
+            return 1
+        worst = 0.0
+        for name, (dtype, shape, data) in a.items():
+            odtype, oshape, odata = b[name]
+            if (dtype, shape) != (odtype, oshape) or dtype != "F32":
+                print(f"FAIL: {name}: {odtype}{list(oshape)} vs {dtype}{list(shape)}")
+                return 1
+            x, y = array.array("f", data), array.array("f", odata)
+            diff = math.sqrt(sum((u - v) ** 2 for u, v in zip(x, y)))
+            norm = math.sqrt(sum(u * u for u in x))
+            total_diff += diff * diff
+            total_norm += norm * norm
+            err = diff / norm if norm else diff
+            worst = max(worst, err)
+            if not err <= tensor_rtol:
+                print(f"FAIL: {name}: relative 2-norm error {err:.3g}")
+                return 1
+        total = math.sqrt(total_diff / total_norm)
+        print(f"{len(a)} tensors: relative error {total:.3g} over all, largest per tensor "
+              f"{worst:.3g}")
+        if not total <= rtol:
+            print(f"FAIL: relative error over all tensors {total:.3g} > {rtol}")
+            return 1
         return 0
     return 2
 

@@ -1,0 +1,344 @@
+//===- Collectives.cpp - collectives become calls into the runtime --------===//
+//
+// Collectives are lcc ops on tensors until bufferization, so every pass
+// before it (fusion, canonicalization) sees them as opaque side-effecting
+// ops and keeps their order. One-shot bufferization then turns each into a
+// call of the runtime's C ABI (runtime/dist/Collectives.h), with the buffers
+// as int64 addresses and the counts as elements:
+//
+//   lcc_all_reduce(group, dtype, reduction, in, out, count)        in place
+//   lcc_all_gather(group, dtype, in, out, countPerRank)           new buffer
+//   lcc_reduce_scatter(group, dtype, reduction, in, out, countPerRank)
+//   lcc_broadcast(group, dtype, root, in, out, count)              in place
+//   lcc_send(group, dtype, peer, in, count)
+//   lcc_recv(group, dtype, peer, out, count)                     new buffer
+//   lcc_group_rank(group) -> i64                          (for shard_slice)
+//
+// `group` is the position of the group's name in the module's
+// lcc.process_groups (a dictionary, so names in sorted order); the runtime
+// installs its communicators in the same order. all_reduce and broadcast
+// work in place, so a bucket of gradients needs no second buffer.
+// all_gather and reduce_scatter need their concatenation axis to be the
+// outermost non-unit one, where a part is one contiguous block (the sharding
+// passes only use such axes).
+//
+// `lcc.gradient` lowers to its input and `lcc.shard_slice` to a slice at
+// offset rank * size, with the rank from the runtime.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/lowering/Lowering.h"
+#include "dialects/lcc/lowering/Utils.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+
+namespace lcc {
+
+/// Position of `group` in the enclosing module's lcc.process_groups.
+static FailureOr<int64_t> groupIndex(Operation *op, StringRef group) {
+  if (DictionaryAttr groups = processGroups(op))
+    for (auto [i, entry] : llvm::enumerate(groups))
+      if (entry.getName() == group)
+        return int64_t(i);
+  return op->emitOpError() << "process group '" << group << "' is not declared";
+}
+
+/// Declares `name(i64 x args) -> (i64 x results)` in the module once.
+static FailureOr<func::FuncOp> declareRuntime(Operation *op, StringRef name, unsigned args,
+                                              unsigned results) {
+  auto module = op->getParentOfType<ModuleOp>();
+  Builder b(op->getContext());
+  auto type = b.getFunctionType(SmallVector<Type>(args, b.getI64Type()),
+                                SmallVector<Type>(results, b.getI64Type()));
+  if (Operation *existing = module.lookupSymbol(name)) {
+    auto f = llvm::dyn_cast<func::FuncOp>(existing);
+    if (f && f.getFunctionType() == type)
+      return f;
+    return existing->emitError() << "@" << name
+                                 << " is defined with another signature than the runtime's "
+                                    "(runtime/dist/Collectives.h)";
+  }
+  OpBuilder ob = OpBuilder::atBlockBegin(module.getBody());
+  auto f = func::FuncOp::create(ob, module.getLoc(), name, type);
+  f.setPrivate();
+  return f;
+}
+
+/// The runtime's code for an element type (runtime/HostTensor.h ElementType).
+static FailureOr<int64_t> dtypeCode(Operation *op, Type t) {
+  if (t.isF32())
+    return int64_t(0);
+  if (t.isF64())
+    return int64_t(1);
+  if (t.isInteger(32))
+    return int64_t(2);
+  if (t.isInteger(64))
+    return int64_t(3);
+  if (t.isInteger(1))
+    return int64_t(4);
+  return op->emitOpError() << "cannot communicate elements of type " << t
+                           << " (the runtime has f32, f64, i32, i64, i1)";
+}
+
+static int64_t reductionCode(StringRef r) {
+  return llvm::StringSwitch<int64_t>(r).Case("sum", 0).Case("mean", 1).Case("max", 2).Default(3);
+}
+
+/// Whether the parts along `axis` are contiguous blocks (all outer dims 1).
+static LogicalResult checkOuterAxis(Operation *op, RankedTensorType type, int64_t axis) {
+  for (int64_t d = 0; d < axis; ++d)
+    if (type.getDimSize(d) != 1)
+      return op->emitOpError() << "along axis " << axis
+                               << " is not lowered yet: only the outermost non-unit axis, where "
+                                  "each rank's part is contiguous";
+  return success();
+}
+
+namespace {
+
+/// Emits the runtime call of one collective on bufferized operands.
+struct CallBuilder {
+  RewriterBase &rewriter;
+  Location loc;
+
+  Value i64(int64_t v) { return arith::ConstantIntOp::create(rewriter, loc, v, 64); }
+
+  /// The address of the first element of `buf` (contiguous), as i64.
+  Value address(Value buf) {
+    auto type = llvm::cast<MemRefType>(buf.getType());
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf);
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, buf);
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    Value offset = arith::MulIOp::create(rewriter, loc, meta.getOffset(),
+                                         arith::ConstantIndexOp::create(rewriter, loc, bytes));
+    Value addr = arith::AddIOp::create(rewriter, loc, base, offset);
+    return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), addr);
+  }
+
+  /// `buf` itself when contiguous, else a contiguous copy of it (`copyIn`:
+  /// with its contents).
+  Value contiguous(Value buf, bool copyIn) {
+    auto type = llvm::cast<MemRefType>(buf.getType());
+    if (memref::isStaticShapeAndContiguousRowMajor(type))
+      return buf;
+    Value tmp = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    if (copyIn)
+      memref::CopyOp::create(rewriter, loc, buf, tmp);
+    return tmp;
+  }
+
+  Value alloc(Type tensor) {
+    auto t = llvm::cast<RankedTensorType>(tensor);
+    return memref::AllocOp::create(rewriter, loc,
+                                   MemRefType::get(t.getShape(), t.getElementType()));
+  }
+
+  LogicalResult call(Operation *op, StringRef name, ArrayRef<Value> args) {
+    auto f = declareRuntime(op, name, args.size(), 0);
+    if (failed(f))
+      return failure();
+    func::CallOp::create(rewriter, loc, *f, args);
+    return success();
+  }
+};
+
+/// Shared analysis answers: every collective reads its operand; all_reduce
+/// and broadcast write it in place (result equivalent to operand), the others
+/// produce a new buffer.
+template <typename ConcreteModel, typename ConcreteOp, bool InPlace>
+struct CollectiveModelBase
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &, const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &, const AnalysisState &) const {
+    return InPlace;
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return !InPlace; }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &, const AnalysisState &) const {
+    if (!InPlace || op->getNumResults() == 0)
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+};
+
+/// all_reduce and broadcast: one call on the operand's buffer, in place.
+/// The third argument is the reduction (all_reduce) or the root (broadcast).
+template <typename Op>
+struct InPlaceModel : CollectiveModelBase<InPlaceModel<Op>, Op, true> {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<Op>(o);
+    rewriter.setInsertionPoint(op);
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto group = groupIndex(op, op.getGroup());
+    auto dtype = dtypeCode(op, op.getType().getElementType());
+    if (failed(buf) || failed(group) || failed(dtype))
+      return failure();
+    CallBuilder c{rewriter, op.getLoc()};
+    Value work = c.contiguous(*buf, true);
+    Value addr = c.address(work);
+    int64_t third;
+    if constexpr (std::is_same_v<Op, AllReduceOp>)
+      third = reductionCode(op.getReduction());
+    else
+      third = op.getRoot();
+    StringRef callee = std::is_same_v<Op, AllReduceOp> ? "lcc_all_reduce" : "lcc_broadcast";
+    if (failed(c.call(op, callee,
+                      {c.i64(*group), c.i64(*dtype), c.i64(third), addr, addr,
+                       c.i64(op.getType().getNumElements())})))
+      return failure();
+    if (work != *buf)
+      memref::CopyOp::create(rewriter, op.getLoc(), work, *buf);
+    replaceOpWithBufferizedValues(rewriter, op, *buf);
+    return success();
+  }
+};
+
+/// all_gather and reduce_scatter: input read, result a new buffer.
+template <typename Op, bool Gather>
+struct ResizeModel : CollectiveModelBase<ResizeModel<Op, Gather>, Op, false> {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<Op>(o);
+    rewriter.setInsertionPoint(op);
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto group = groupIndex(op, op.getGroup());
+    auto dtype = dtypeCode(op, op.getType().getElementType());
+    auto large = Gather ? op.getType() : op.getInput().getType();
+    if (failed(buf) || failed(group) || failed(dtype) ||
+        failed(checkOuterAxis(op, large, op.getAxis())))
+      return failure();
+    CallBuilder c{rewriter, op.getLoc()};
+    Value in = c.contiguous(*buf, true);
+    Value out = c.alloc(op.getType());
+    SmallVector<Value> args{c.i64(*group), c.i64(*dtype)};
+    int64_t perRank;
+    if constexpr (Gather) {
+      perRank = op.getInput().getType().getNumElements();
+    } else {
+      args.push_back(c.i64(reductionCode(op.getReduction())));
+      perRank = op.getType().getNumElements();
+    }
+    args.append({c.address(in), c.address(out), c.i64(perRank)});
+    if (failed(c.call(op, Gather ? "lcc_all_gather" : "lcc_reduce_scatter", args)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct SendModel : CollectiveModelBase<SendModel, SendOp, false> {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<SendOp>(o);
+    rewriter.setInsertionPoint(op);
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto type = op.getInput().getType();
+    auto group = groupIndex(op, op.getGroup());
+    auto dtype = dtypeCode(op, type.getElementType());
+    if (failed(buf) || failed(group) || failed(dtype))
+      return failure();
+    CallBuilder c{rewriter, op.getLoc()};
+    Value in = c.contiguous(*buf, true);
+    if (failed(c.call(op, "lcc_send",
+                      {c.i64(*group), c.i64(*dtype), c.i64(op.getPeer()), c.address(in),
+                       c.i64(type.getNumElements())})))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct RecvModel : CollectiveModelBase<RecvModel, RecvOp, false> {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &,
+                          BufferizationState &) const {
+    auto op = llvm::cast<RecvOp>(o);
+    rewriter.setInsertionPoint(op);
+    auto group = groupIndex(op, op.getGroup());
+    auto dtype = dtypeCode(op, op.getType().getElementType());
+    if (failed(group) || failed(dtype))
+      return failure();
+    CallBuilder c{rewriter, op.getLoc()};
+    Value out = c.alloc(op.getType());
+    if (failed(c.call(op, "lcc_recv",
+                      {c.i64(*group), c.i64(*dtype), c.i64(op.getPeer()), c.address(out),
+                       c.i64(op.getType().getNumElements())})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct GradientLowering : OpRewritePattern<GradientOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GradientOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
+/// Part r of `axis`: a slice at offset r * size, r from lcc_group_rank.
+struct ShardSliceLowering : OpRewritePattern<ShardSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShardSliceOp op, PatternRewriter &rewriter) const override {
+    auto group = groupIndex(op, op.getGroup());
+    if (failed(group))
+      return failure();
+    auto f = declareRuntime(op, "lcc_group_rank", 1, 1);
+    if (failed(f))
+      return failure();
+    Location loc = op.getLoc();
+    auto type = op.getType();
+    int64_t axis = op.getAxis();
+    Value id = arith::ConstantIntOp::create(rewriter, loc, *group, 64);
+    Value rank = func::CallOp::create(rewriter, loc, *f, ValueRange{id}).getResult(0);
+    Value rankIndex = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), rank);
+    Value offset = arith::MulIOp::create(
+        rewriter, loc, rankIndex,
+        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(axis)));
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      offsets.push_back(d == axis ? OpFoldResult(offset) : rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(d)));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, op.getInput(), offsets, sizes,
+                                                        strides);
+    return success();
+  }
+};
+
+} // namespace
+
+bool isCollective(Operation *op) {
+  return llvm::isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, SendOp, RecvOp>(op);
+}
+
+void registerCollectiveBufferization(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, LccDialect *) {
+    AllReduceOp::attachInterface<InPlaceModel<AllReduceOp>>(*ctx);
+    BroadcastOp::attachInterface<InPlaceModel<BroadcastOp>>(*ctx);
+    AllGatherOp::attachInterface<ResizeModel<AllGatherOp, true>>(*ctx);
+    ReduceScatterOp::attachInterface<ResizeModel<ReduceScatterOp, false>>(*ctx);
+    SendOp::attachInterface<SendModel>(*ctx);
+    RecvOp::attachInterface<RecvModel>(*ctx);
+  });
+}
+
+namespace lowering {
+void populateCollectivePatterns(RewritePatternSet &patterns) {
+  patterns.add<GradientLowering, ShardSliceLowering>(patterns.getContext());
+}
+} // namespace lowering
+
+} // namespace lcc

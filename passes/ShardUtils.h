@@ -1,0 +1,81 @@
+//===- ShardUtils.h - shared pieces of the sharding passes ------*- C++ -*-===//
+//
+// Data parallelism and ZeRO both start where lcc-build-train-step marks each
+// parameter's gradient (lcc.gradient), both reduce the loss over the
+// data-parallel ranks, and both group small gradients into buckets so each
+// collective moves enough bytes to run near the network's bandwidth. ZeRO
+// partitions a tensor the way the ZeRO paper (and DeepSpeed) does: flattened
+// to one dimension, zero-padded to a multiple of the group size N, and cut
+// into N equal contiguous parts; rank r owns part r. Flattening makes every
+// tensor shardable whatever its shape; the padding is zeros, which every
+// optimizer formula maps to zeros, and it is cut off again when gathering.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_SHARDUTILS_H
+#define LCC_PASSES_SHARDUTILS_H
+
+#include "dialects/lcc/LccOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace lcc::shard {
+
+/// Adds `group = size` to the module's lcc.process_groups; an error when the
+/// group is already declared with another size.
+mlir::LogicalResult declareGroup(mlir::ModuleOp module, llvm::StringRef group, int64_t size,
+                                 llvm::StringRef pass);
+
+/// How a tensor of type `full` is cut into `parts` flat parts.
+struct FlatLayout {
+  mlir::RankedTensorType full;
+  int64_t numel = 0; // elements of `full`
+  int64_t parts = 1; // N
+  int64_t shard = 0; // elements per part: ceil(numel / N)
+  int64_t padded() const { return parts * shard; }
+  mlir::RankedTensorType shardType() const;
+};
+FlatLayout flatLayout(mlir::RankedTensorType full, int64_t parts);
+
+/// `full` flattened and zero-padded to layout.padded() elements.
+mlir::Value flattenPadded(mlir::OpBuilder &b, mlir::Location loc, mlir::Value full,
+                          const FlatLayout &layout);
+/// This rank's part of a tensor every rank holds (no communication).
+mlir::Value toShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value full,
+                    const FlatLayout &layout, llvm::StringRef group);
+/// The whole tensor from every rank's part: all_gather, unpad, reshape.
+mlir::Value fromShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value shard,
+                      const FlatLayout &layout, llvm::StringRef group);
+
+/// The sharding attribute written on a partitioned argument or result
+/// (`lcc.shard = {group = "dp", parts = N, shape = [full shape]}`); the
+/// packager copies it into the manifest so the runtime can cut and
+/// reassemble checkpoints.
+mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
+                               llvm::StringRef group);
+
+/// The gradient markers of `step`, ordered by when their gradient is ready
+/// (the position of the value's definition; backward runs last layer first).
+llvm::SmallVector<GradientOp> markersByReadiness(mlir::func::FuncOp step);
+
+/// Consecutive markers grouped so each group holds at most `bytes` of
+/// gradients (a gradient larger than that is a group of its own).
+llvm::SmallVector<llvm::SmallVector<GradientOp>> buckets(llvm::ArrayRef<GradientOp> markers,
+                                                         int64_t bytes);
+
+/// The point right after the last definition of `values` in `block` (the
+/// block's start when all are arguments): where a collective over them can
+/// be issued as soon as they are all computed.
+void setInsertionAfterAll(mlir::OpBuilder &b, mlir::Block *block, mlir::ValueRange values);
+
+/// Replaces `fn`'s result tagged {lcc.output = "loss"} (or its only rank-0
+/// result) with its mean over `group`, so every rank reports the global loss.
+void averageLoss(mlir::func::FuncOp fn, llvm::StringRef group);
+
+/// Bytes of a tensor type's elements.
+int64_t byteSize(mlir::RankedTensorType type);
+
+} // namespace lcc::shard
+
+#endif

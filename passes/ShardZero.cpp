@@ -1,0 +1,378 @@
+//===- ShardZero.cpp - ZeRO stages 1-3: partitioned optimizer -------------===//
+//
+// ZeRO (Rajbhandari et al., 2020) removes the redundancy of data
+// parallelism: of the model states every replica holds, each of N ranks
+// keeps 1/N. This pass rewrites @train_step (built by lcc-build-train-step,
+// gradients marked with lcc.gradient) for a data-parallel group "dp" of N:
+//
+//   stage 1 (P_os)     optimizer state partitioned: gradients all-reduced
+//                      (bucketed) as in plain data parallelism, each rank
+//                      updates its part of the parameters with its part of
+//                      the state, the parts are all-gathered into the new
+//                      replicated parameters.
+//   stage 2 (P_os+g)   + gradients partitioned: a reduce_scatter (bucketed)
+//                      replaces the all_reduce, issued as soon as the bucket's
+//                      gradients exist, so no rank holds the whole averaged
+//                      gradient; the update and all_gather as in stage 1.
+//   stage 3 (P_os+g+p) + parameters partitioned: @train_step and @forward
+//                      take and return only this rank's part; the whole
+//                      parameter is all-gathered just before its uses in the
+//                      forward and again before its uses in the backward, so
+//                      gathered copies live only around their uses (the
+//                      memory planner frees them after their last use).
+//
+// Partitioning is flat (ShardUtils.h): a tensor is flattened, zero-padded to a
+// multiple of N and cut into N contiguous parts. The optimizer is elementwise
+// per parameter, so the pass re-issues each optimizer op on the parts;
+// reductions over a whole gradient (the global norm of clipping) become a
+// local sum plus an all_reduce(sum). Anything else on the optimizer path is
+// an error naming the op. Frozen parameters stay replicated.
+//
+// Partitioned arguments and results carry `lcc.shard = {group, parts, shape}`
+// so the runtime can cut initial values and reassemble checkpoints at any
+// other world size.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/vjp/VjpUtils.h"
+#include "passes/Passes.h"
+#include "passes/ShardUtils.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCSHARDZEROPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+namespace vjp = lcc::vjp;
+namespace shard = lcc::shard;
+
+namespace {
+
+constexpr llvm::StringLiteral kGroup = "dp";
+
+/// Uses of a stage-3 parameter closer than this many ops share one gather:
+/// a forward layer's uses are within a few ops of each other, while the
+/// backward's uses come after the rest of the forward and backward.
+constexpr int64_t kGatherReuseDistance = 32;
+
+bool isElementwise(Operation *op) {
+  return llvm::isa<lcc::AddOp, lcc::SubOp, lcc::MulOp, lcc::DivOp, lcc::PowOp, lcc::MaximumOp,
+                   lcc::MinimumOp, lcc::NegOp, lcc::ExpOp, lcc::LogOp, lcc::SqrtOp, lcc::RsqrtOp,
+                   lcc::TanhOp, lcc::SigmoidOp, lcc::ReluOp, lcc::ErfOp, lcc::ConvertOp,
+                   lcc::WhereOp, lcc::CmpOp>(op);
+}
+
+struct LccShardZeroPass : lcc::impl::LccShardZeroPassBase<LccShardZeroPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+  LogicalResult fail(Operation *op, const Twine &message) {
+    op->emitError() << "lcc-shard-zero: " << message;
+    return failure();
+  }
+
+  LogicalResult run(ModuleOp module);
+  /// Partitioned gradients at the markers (stage 1: slices of all-reduced
+  /// buckets; stages 2-3: reduce-scattered buckets).
+  void shardGradients(func::FuncOp step, ArrayRef<lcc::GradientOp> markers,
+                      llvm::DenseMap<Value, Value> &shards);
+  /// Re-issues the optimizer ops on parts; `replicatedParam` gives the part of
+  /// a replicated parameter argument on demand.
+  LogicalResult shardOptimizer(func::FuncOp step, llvm::DenseMap<Value, Value> &shards,
+                               const llvm::SetVector<Operation *> &slice,
+                               const llvm::DenseSet<Value> &params,
+                               SmallVectorImpl<Operation *> &replaced);
+  /// Stage 3: parameter arguments of `fn` become parts; every use outside
+  /// `keep` gets a gathered copy right before it.
+  void gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,
+                        const llvm::SetVector<Operation *> &keep);
+};
+
+void LccShardZeroPass::runOnOperation() {
+  if (failed(run(getOperation())))
+    signalPassFailure();
+}
+
+LogicalResult LccShardZeroPass::run(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!step || step.isExternal())
+    return fail(module, "no @train_step (run lcc-build-train-step first)");
+  if (stage < 1 || stage > 3)
+    return fail(module, "stage must be 1, 2 or 3, got " + std::to_string(int64_t(stage)));
+  if (dp < 1)
+    return fail(module, "dp must be >= 1, got " + std::to_string(int64_t(dp)));
+  SmallVector<lcc::GradientOp> markers = shard::markersByReadiness(step);
+  if (markers.empty())
+    return fail(step, "@train_step has no lcc.gradient markers (built by lcc-build-train-step); "
+                      "nothing to partition");
+  if (failed(shard::declareGroup(module, kGroup, dp, "lcc-shard-zero")))
+    return failure();
+  Block *block = &step.getBody().front();
+
+  // Trainable parameter arguments (by name) and optimizer state arguments.
+  llvm::StringMap<unsigned> paramArg;
+  SmallVector<unsigned> stateArgs;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    if (auto name = step.getArgAttrOfType<StringAttr>(i, "lcc.param"))
+      if (!step.getArgAttr(i, "lcc.frozen"))
+        paramArg[name.getValue()] = i;
+    if (step.getArgAttr(i, "lcc.opt_state"))
+      stateArgs.push_back(i);
+  }
+  for (lcc::GradientOp m : markers)
+    if (!paramArg.count(m.getParam()))
+      return fail(m, "the gradient of '" + m.getParam() + "' has no parameter argument");
+
+  // The optimizer: what the results need beyond the gradients' computation
+  // (which includes the forward and backward).
+  llvm::SetVector<Operation *> gradSide, slice;
+  SmallVector<Value> work;
+  for (lcc::GradientOp m : markers)
+    work.push_back(m.getInput());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !gradSide.insert(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  auto ret = llvm::cast<func::ReturnOp>(block->getTerminator());
+  llvm::append_range(work, ret.getOperands());
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || gradSide.contains(def) || !seen.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  for (Operation &op : *block)
+    if (seen.contains(&op) && !llvm::isa<lcc::GradientOp>(op))
+      slice.insert(&op);
+
+  // Stage 3: parameters arrive partitioned; the forward and backward gather
+  // them before use, the optimizer uses the parts directly.
+  llvm::DenseMap<Value, Value> shards;
+  llvm::DenseSet<Value> replicatedParams;
+  SmallVector<unsigned> paramArgs;
+  for (lcc::GradientOp m : markers)
+    paramArgs.push_back(paramArg[m.getParam()]);
+  llvm::sort(paramArgs);
+  if (stage == 3) {
+    gatherBeforeUses(step, paramArgs, slice);
+    for (unsigned i : paramArgs)
+      shards[step.getArgument(i)] = step.getArgument(i);
+  } else {
+    for (unsigned i : paramArgs)
+      replicatedParams.insert(step.getArgument(i));
+  }
+  // Optimizer state arrives partitioned in every stage.
+  for (unsigned i : stateArgs) {
+    BlockArgument arg = step.getArgument(i);
+    auto layout = shard::flatLayout(vjp::tensorType(arg), dp);
+    step.setArgAttr(i, "lcc.shard", shard::shardAttr(module.getContext(), layout, kGroup));
+    arg.setType(layout.shardType());
+    shards[arg] = arg;
+  }
+
+  shardGradients(step, markers, shards);
+  SmallVector<Operation *> replaced;
+  if (failed(shardOptimizer(step, shards, slice, replicatedParams, replaced)))
+    return failure();
+
+  // Results: state and (stage 3) parameters stay parts; stages 1-2 gather the
+  // updated parameters so every rank holds them whole again.
+  OpBuilder b(ret);
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+    Value v = ret.getOperand(i);
+    auto it = shards.find(v);
+    if (it == shards.end())
+      continue;
+    auto layout = shard::flatLayout(vjp::tensorType(v), dp);
+    bool isParam = bool(step.getResultAttr(i, "lcc.param"));
+    if (isParam && stage < 3) {
+      ret.setOperand(i, shard::fromShard(b, ret.getLoc(), it->second, layout, kGroup));
+      continue;
+    }
+    ret.setOperand(i, it->second);
+    step.setResultAttr(i, "lcc.shard", shard::shardAttr(module.getContext(), layout, kGroup));
+  }
+  for (Operation *op : llvm::reverse(replaced)) {
+    if (!op->use_empty())
+      return fail(op, "internal: an optimizer op kept a use after partitioning");
+    op->erase();
+  }
+  for (lcc::GradientOp m : markers)
+    m.erase();
+  step.setType(FunctionType::get(module.getContext(), block->getArgumentTypes(),
+                                 ret.getOperandTypes()));
+
+  shard::averageLoss(step, kGroup);
+  if (auto forward = module.lookupSymbol<func::FuncOp>("forward");
+      forward && !forward.isExternal()) {
+    if (stage == 3) {
+      // @forward (evaluation) takes the same partitioned parameters.
+      SmallVector<unsigned> fwdArgs;
+      for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+        auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param");
+        if (name && paramArg.count(name.getValue()) && !forward.getArgAttr(i, "lcc.frozen"))
+          fwdArgs.push_back(i);
+      }
+      gatherBeforeUses(forward, fwdArgs, {});
+      forward.setType(FunctionType::get(module.getContext(),
+                                        forward.getBody().front().getArgumentTypes(),
+                                        forward.getResultTypes()));
+    }
+    shard::averageLoss(forward, kGroup);
+  }
+  return success();
+}
+
+void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,
+                                        const llvm::SetVector<Operation *> &keep) {
+  Block *block = &fn.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> order;
+  int64_t n = 0;
+  for (Operation &op : *block)
+    order[&op] = n++;
+  for (unsigned i : args) {
+    BlockArgument arg = fn.getArgument(i);
+    auto layout = shard::flatLayout(vjp::tensorType(arg), dp);
+    // Users in program order; consecutive close ones share a gather.
+    SmallVector<Operation *> users;
+    for (Operation *user : arg.getUsers())
+      if (!keep.contains(user))
+        users.push_back(block->findAncestorOpInBlock(*user));
+    llvm::sort(users, [&](Operation *a, Operation *b) { return order[a] < order[b]; });
+    users.erase(std::unique(users.begin(), users.end()), users.end());
+    arg.setType(layout.shardType());
+    Value gathered;
+    int64_t lastUse = -1;
+    for (Operation *user : users) {
+      if (!gathered || order[user] - lastUse > kGatherReuseDistance) {
+        OpBuilder b(user);
+        gathered = shard::fromShard(b, user->getLoc(), arg, layout, kGroup);
+      }
+      lastUse = order[user];
+      user->replaceUsesOfWith(arg, gathered);
+    }
+    fn.setArgAttr(i, "lcc.shard", shard::shardAttr(fn.getContext(), layout, kGroup));
+  }
+}
+
+void LccShardZeroPass::shardGradients(func::FuncOp step, ArrayRef<lcc::GradientOp> markers,
+                                      llvm::DenseMap<Value, Value> &shards) {
+  Block *block = &step.getBody().front();
+  OpBuilder b(step.getContext());
+  int64_t bytes = int64_t(bucketMb * 1024 * 1024);
+  for (auto &bucket : shard::buckets(markers, bytes)) {
+    SmallVector<Value> grads;
+    for (lcc::GradientOp m : bucket)
+      grads.push_back(m.getInput());
+    shard::setInsertionAfterAll(b, block, grads);
+    Location loc = bucket.front().getLoc();
+    if (stage == 1) {
+      // All-reduce the whole gradients (as data parallelism), keep one part.
+      SmallVector<Value> flat;
+      for (Value g : grads)
+        flat.push_back(vjp::reshape(b, loc, g, {vjp::tensorType(g).getNumElements()}));
+      Value all = vjp::concat(b, loc, flat, 0);
+      Value mean = lcc::AllReduceOp::create(b, loc, all.getType(), all, kGroup, "mean");
+      int64_t offset = 0;
+      for (auto [m, g] : llvm::zip(bucket, grads)) {
+        auto type = vjp::tensorType(g);
+        Value part = vjp::sliceAxis(b, loc, mean, 0, offset, offset + type.getNumElements());
+        offset += type.getNumElements();
+        part = vjp::reshape(b, loc, part, type.getShape());
+        shards[m.getResult()] =
+            shard::toShard(b, loc, part, shard::flatLayout(type, dp), kGroup);
+      }
+      continue;
+    }
+    // Every gradient as [N, part] rows, side by side: row r of the bucket is
+    // then rank r's part of every gradient, so one reduce_scatter along the
+    // rows gives each rank exactly its parts.
+    SmallVector<Value> rows;
+    SmallVector<shard::FlatLayout> layouts;
+    for (Value g : grads) {
+      layouts.push_back(shard::flatLayout(vjp::tensorType(g), dp));
+      Value flat = shard::flattenPadded(b, loc, g, layouts.back());
+      rows.push_back(vjp::reshape(b, loc, flat, {int64_t(dp), layouts.back().shard}));
+    }
+    Value all = vjp::concat(b, loc, rows, 1);
+    auto allType = vjp::tensorType(all);
+    auto mineType = RankedTensorType::get({1, allType.getDimSize(1)}, allType.getElementType());
+    Value mine = lcc::ReduceScatterOp::create(b, loc, mineType, all, kGroup, 0, "mean");
+    int64_t offset = 0;
+    for (auto [m, layout] : llvm::zip(bucket, layouts)) {
+      Value part = vjp::sliceAxis(b, loc, mine, 1, offset, offset + layout.shard);
+      offset += layout.shard;
+      shards[m.getResult()] = vjp::reshape(b, loc, part, {layout.shard});
+    }
+  }
+}
+
+LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
+                                               llvm::DenseMap<Value, Value> &shards,
+                                               const llvm::SetVector<Operation *> &slice,
+                                               const llvm::DenseSet<Value> &replicatedParams,
+                                               SmallVectorImpl<Operation *> &replaced) {
+  llvm::DenseMap<Value, Value> paramParts; // replicated parameter -> its part
+  for (Operation *op : slice) {
+    bool touches = llvm::any_of(op->getOperands(), [&](Value v) {
+      return shards.count(v) || replicatedParams.contains(v);
+    });
+    if (!touches)
+      continue; // scalar arithmetic (learning rate, bias corrections)
+    replaced.push_back(op);
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    // A whole-tensor sum of a partitioned value: local sum, then over ranks.
+    if (auto sum = llvm::dyn_cast<lcc::ReduceSumOp>(op)) {
+      if (sum.getType().getRank() != 0)
+        return fail(op, "a partial reduction of a partitioned gradient or state cannot be "
+                        "partitioned (only whole-tensor sums, as in clipping's norm)");
+      Value part = shards.lookup(sum.getInput());
+      if (!part)
+        return fail(op, "a sum of a replicated parameter on the optimizer path cannot be "
+                        "partitioned");
+      Value local = vjp::reduceSum(b, loc, part, {0}, false);
+      Value total = lcc::AllReduceOp::create(b, loc, local.getType(), local, kGroup, "sum");
+      sum.getResult().replaceAllUsesWith(total);
+      continue;
+    }
+    auto resultType = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!isElementwise(op) || op->getNumResults() != 1 || !resultType)
+      return fail(op, "'" + op->getName().getStringRef() +
+                          "' on the optimizer path cannot be partitioned (only elementwise "
+                          "ops and whole-tensor sums can)");
+    auto layout = shard::flatLayout(resultType, dp);
+    IRMapping map;
+    for (Value v : op->getOperands()) {
+      auto type = vjp::tensorType(v);
+      if (auto it = shards.find(v); it != shards.end()) {
+        map.map(v, it->second);
+      } else if (type.getRank() == 0) {
+        continue; // a scalar broadcasts over the part
+      } else if (type.getShape() == resultType.getShape()) {
+        Value &part = paramParts[v];
+        if (!part) {
+          OpBuilder pb(op);
+          part = shard::toShard(pb, loc, v, shard::flatLayout(type, dp), kGroup);
+        }
+        map.map(v, part);
+      } else {
+        return fail(op, "an operand broadcast along some dimensions cannot be partitioned flat");
+      }
+    }
+    Operation *clone = b.clone(*op, map);
+    clone->getResult(0).setType(
+        RankedTensorType::get({layout.shard}, resultType.getElementType()));
+    shards[op->getResult(0)] = clone->getResult(0);
+  }
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+//===- Sharding.h - whole tensors <-> one rank's flat part ------*- C++ -*-===//
+//
+// ZeRO partitions a tensor flat (passes/ShardUtils.h): flattened, zero-padded
+// to a multiple of the part count N, cut into N equal pieces; rank r holds
+// piece r. The runtime needs both directions: cutting whole tensors (initial
+// parameters, a checkpoint written at another world size or sharding mode)
+// into this rank's piece, and reassembling whole tensors from the pieces of
+// every rank's checkpoint file. A checkpoint file says which piece each
+// tensor is in its metadata, so files stay self-describing:
+//   "lcc.shard.<name>" = "<parts>:<index>:<d0>x<d1>x..." (the whole shape)
+// A tensor without that entry is whole.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_SHARDING_H
+#define LCC_RUNTIME_SHARDING_H
+
+#include "runtime/CpuProgram.h"
+#include "runtime/Safetensors.h"
+
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+/// Elements per piece: ceil(numel / parts).
+int64_t shardElements(const ShardSpec &spec);
+
+/// Piece `index` of `whole` (of spec.shape), zero-padded at the end.
+HostTensor cutShard(const HostTensor &whole, const ShardSpec &spec, int64_t index);
+
+/// The metadata key and value describing piece `index` of `spec`.
+std::string shardMetadataKey(const std::string &tensor);
+std::string shardMetadataValue(const ShardSpec &spec, int64_t index);
+
+/// Merges the files of every rank of one checkpoint into whole tensors:
+/// pieces are put back in index order, the padding dropped, the whole shape
+/// restored; whole tensors are taken from the first file that has them.
+/// Metadata (step, data seed) comes from the first file. Errors name the
+/// tensor and what is missing or inconsistent.
+bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole,
+                    std::string &error);
+
+} // namespace lcc
+
+#endif

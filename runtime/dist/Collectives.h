@@ -1,0 +1,77 @@
+//===- Collectives.h - the collectives compiled code calls ------*- C++ -*-===//
+//
+// The lowering of the lcc collective ops (all_reduce, all_gather, ...) turns
+// them into calls of these C functions. Like lcc_sgemm (runtime/CpuKernels.h)
+// every argument is an int64, so the generated code needs no types:
+//
+//   group      index into the groups installGroups installed
+//   dtype      ElementType value: 0 f32, 1 f64, 2 i32, 3 i64, 4 i1
+//   reduction  Reduction value: 0 sum, 1 mean, 2 max, 3 min
+//   in, out    buffer addresses; counts in elements (see Communicator.h for
+//              each collective's semantics and the summation order)
+//
+// With no groups installed every group behaves as a 1-rank group (a copy
+// from in to out when they differ; lcc_group_rank is 0), so single-process
+// runs of code with collectives work unchanged.
+//
+// Compiled code cannot handle an error, so a failed call ends the process:
+// it prints one line to stderr,
+//   lcc-run: rank R: <op> on group '<name>' (<n> ranks) failed: <cause>
+// (R the world rank) and exits with code 4 (std::_Exit: no destructors, the
+// peers are in an unknown state). Exit code 4 means "distributed failure"
+// for lcc-run and its launchers; 2 and 3 keep their meanings (user error,
+// internal failure).
+//
+// The installed groups are process-wide and not synchronized: install them
+// before the compiled code runs and call the functions from one thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_DIST_COLLECTIVES_H
+#define LCC_RUNTIME_DIST_COLLECTIVES_H
+
+#include "runtime/CpuKernels.h"
+#include "runtime/dist/Communicator.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" {
+void lcc_all_reduce(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
+                    int64_t count);
+void lcc_all_gather(int64_t group, int64_t dtype, int64_t in, int64_t out, int64_t countPerRank);
+void lcc_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
+                        int64_t countPerRank);
+void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64_t out,
+                   int64_t count);
+void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count);
+void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
+/// This process's rank in the group.
+int64_t lcc_group_rank(int64_t group);
+}
+
+namespace lcc {
+namespace dist {
+
+/// The exit code of a failed collective in compiled code.
+constexpr int kDistributedFailureExitCode = 4;
+
+/// Installs the groups the compiled code indexes (group i = groups[i]);
+/// `names[i]`, when given and not empty, renames group i for messages (the
+/// module's group names). Replaces any installed before.
+void installGroups(std::vector<std::unique_ptr<Communicator>> groups,
+                   std::vector<std::string> names = {});
+/// Destroys the installed groups (back to 1-rank behaviour).
+void clearGroups();
+/// Number of installed groups.
+size_t installedGroupCount();
+
+/// Name and address of every collective, for JITs that bind symbols
+/// explicitly (terminated by {nullptr, nullptr}).
+const CpuKernelSymbol *collectiveSymbols();
+
+} // namespace dist
+} // namespace lcc
+
+#endif

@@ -1,0 +1,373 @@
+//===- NcclCommunicator.cpp - collectives on CUDA buffers over NCCL -------===//
+//
+// Only compiled when CMake found NCCL and the CUDA runtime. Buffers are
+// device pointers of the device createNcclWorld selected.
+//
+// Hangs are the failure mode NCCL is known for (a missing peer blocks a
+// kernel forever), so every communicator is created non-blocking
+// (config.blocking = 0) and every wait is a polling loop over
+// ncclCommGetAsyncError and cudaStreamQuery with the job's timeout: on an
+// error or timeout the communicator is aborted (ncclCommAbort frees the
+// stuck kernels) and the call returns a one-line error. Such a communicator
+// is broken for good, like a failed Gloo one.
+//
+// Each communicator enqueues on its own stream, created as a blocking stream
+// so it orders with work on the legacy default stream, where the compiled
+// code's kernels run for now; and each call waits for its operation before
+// returning, because the caller (compiled code, lcc-run) reads or reuses the
+// buffers right after and because the wait is where timeouts are detected.
+// Overlapping communication with compute needs events and a stream handed in
+// by the CUDA target; that comes with it.
+//
+// Sum order: NCCL's (ring or tree, chosen by size and topology). Every rank
+// gets the same bytes, but the order is not rank order, so N-rank results
+// are close to, not bitwise equal with, a 1-rank run.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/dist/NcclCommunicator.h"
+#include "runtime/dist/Store.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace lcc {
+namespace dist {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string cudaText(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+/// cudaMemcpyDefault: the copy of 1-rank groups (and their send-to-self
+/// queue in host memory) works between any host and device pointers.
+DistStatus deviceCopy(void *dst, const void *src, size_t bytes) {
+  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  return e == cudaSuccess ? DistStatus() : DistStatus::failure("cudaMemcpy: " + cudaText(e));
+}
+
+ncclDataType_t ncclType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return ncclFloat32;
+  case ElementType::F64:
+    return ncclFloat64;
+  case ElementType::I32:
+    return ncclInt32;
+  case ElementType::I64:
+    return ncclInt64;
+  case ElementType::I1:
+    return ncclUint8;
+  }
+  return ncclUint8;
+}
+
+ncclRedOp_t ncclOp(Reduction op) {
+  switch (op) {
+  case Reduction::Sum:
+    return ncclSum;
+  case Reduction::Mean:
+    return ncclAvg;
+  case Reduction::Max:
+    return ncclMax;
+  case Reduction::Min:
+    return ncclMin;
+  }
+  return ncclSum;
+}
+
+/// Polls a non-blocking communicator until its pending work (init,
+/// finalize) is done. Aborts it on error or timeout; "" when done.
+std::string waitComm(ncclComm_t comm, double timeout) {
+  Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(timeout));
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+    if (r != ncclSuccess)
+      state = r;
+    if (state == ncclSuccess)
+      return "";
+    if (state != ncclInProgress) {
+      std::string why = std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm);
+      ncclCommAbort(comm);
+      return why;
+    }
+    if (Clock::now() >= deadline) {
+      ncclCommAbort(comm);
+      return "timed out after " + seconds(timeout) + " (did every rank join?)";
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(std::string name, int worldRank, int rank, int size,
+                   std::shared_ptr<TcpStore> store, ncclComm_t comm, cudaStream_t stream,
+                   int *scratch, double timeout)
+      : Communicator(std::move(name), worldRank), rank_(rank), size_(size),
+        store_(std::move(store)), comm_(comm), stream_(stream), scratch_(scratch),
+        timeout_(timeout) {}
+  ~NcclCommunicator() override {
+    if (comm_) { // (a broken communicator was aborted already)
+      // Nothing is pending (every call waited), so finalize is quick; it is
+      // polled like everything else and aborts the communicator on failure.
+      ncclResult_t r = ncclCommFinalize(comm_);
+      if (r != ncclSuccess && r != ncclInProgress)
+        ncclCommAbort(comm_);
+      else if (waitComm(comm_, timeout_).empty())
+        ncclCommDestroy(comm_);
+    }
+    cudaStreamDestroy(stream_);
+    cudaFree(scratch_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char *backend() const override { return "nccl"; }
+
+  DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
+                       Reduction op) override {
+    if (DistStatus s = checkReduce("all_reduce", in, out, count, type, op); !s)
+      return s;
+    return run("all_reduce", count, [&] {
+      return ncclAllReduce(in, out, size_t(count), ncclType(type), ncclOp(op), comm_, stream_);
+    });
+  }
+  DistStatus allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
+    if (DistStatus s =
+            checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
+        !s)
+      return s;
+    return run("all_gather", countPerRank, [&] {
+      return ncclAllGather(in, out, size_t(countPerRank), ncclType(type), comm_, stream_);
+    });
+  }
+  DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
+                           Reduction op) override {
+    if (DistStatus s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
+      return s;
+    return run("reduce_scatter", countPerRank, [&] {
+      return ncclReduceScatter(in, out, size_t(countPerRank), ncclType(type), ncclOp(op), comm_,
+                               stream_);
+    });
+  }
+  DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
+                       int root) override {
+    if (DistStatus s = checkBroadcast(in, out, count, type, root); !s)
+      return s;
+    return run("broadcast", count, [&] {
+      return ncclBroadcast(in, out, size_t(count), ncclType(type), root, comm_, stream_);
+    });
+  }
+  DistStatus send(const void *in, int64_t count, ElementType type, int peer) override {
+    if (DistStatus s = checkPeer("send", in, count, type, peer, false); !s)
+      return s;
+    return run("send", count,
+               [&] { return ncclSend(in, size_t(count), ncclType(type), peer, comm_, stream_); });
+  }
+  DistStatus recv(void *out, int64_t count, ElementType type, int peer) override {
+    if (DistStatus s = checkPeer("recv", out, count, type, peer, false); !s)
+      return s;
+    return run("recv", count,
+               [&] { return ncclRecv(out, size_t(count), ncclType(type), peer, comm_, stream_); });
+  }
+  /// NCCL has no barrier: a one-element all-reduce does the same.
+  DistStatus barrier() override {
+    return run("barrier", 1, [&] {
+      return ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_);
+    });
+  }
+  DistStatus subgroup(const std::string &name, const std::vector<int> &members,
+                      const std::string &tag, std::unique_ptr<Communicator> &out) override;
+
+  /// Creates the stream and scratch, then the communicator (non-blocking,
+  /// polled with the timeout).
+  static DistStatus connect(const std::string &name, int worldRank, int rank, int size,
+                            const ncclUniqueId &id, std::shared_ptr<TcpStore> store, double timeout,
+                            std::unique_ptr<Communicator> &out);
+
+private:
+  template <typename Enqueue> DistStatus run(const char *op, int64_t count, Enqueue enqueue) {
+    if (!brokenCause_.empty())
+      return failure(op, "the group failed earlier (" + brokenCause_ + ")");
+    if (count == 0)
+      return {};
+    ncclResult_t r = enqueue();
+    if (r != ncclSuccess && r != ncclInProgress)
+      return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));
+    return finish(op);
+  }
+  DistStatus finish(const char *op);
+  DistStatus broken(const char *op, const std::string &cause) {
+    brokenCause_ = cause;
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+    return failure(op, cause);
+  }
+
+  int rank_, size_;
+  std::shared_ptr<TcpStore> store_;
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  int *scratch_;
+  double timeout_;
+  std::string brokenCause_;
+};
+
+DistStatus NcclCommunicator::finish(const char *op) {
+  Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(timeout_));
+  int spins = 0;
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+    if (r != ncclSuccess)
+      state = r;
+    if (state != ncclSuccess && state != ncclInProgress)
+      return broken(op, std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm_));
+    if (state == ncclSuccess) {
+      cudaError_t e = cudaStreamQuery(stream_);
+      if (e == cudaSuccess)
+        return {};
+      if (e != cudaErrorNotReady)
+        return broken(op, "CUDA error " + cudaText(e));
+    }
+    if (Clock::now() >= deadline)
+      return broken(op, "timed out after " + seconds(timeout_) +
+                            " (a peer did not take part; the NCCL communicator was aborted)");
+    // Spin first (most collectives finish within microseconds), then sleep.
+    if (++spins > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
+                                     const ncclUniqueId &id, std::shared_ptr<TcpStore> store,
+                                     double timeout, std::unique_ptr<Communicator> &out) {
+  std::string prefix =
+      "connecting group '" + name + "' (" + std::to_string(size) + " ranks) with NCCL failed: ";
+  cudaStream_t stream = nullptr;
+  if (cudaError_t e = cudaStreamCreate(&stream); e != cudaSuccess)
+    return DistStatus::failure(prefix + "cudaStreamCreate: " + cudaText(e));
+  void *scratch = nullptr;
+  if (cudaError_t e = cudaMalloc(&scratch, sizeof(int64_t)); e != cudaSuccess) {
+    cudaStreamDestroy(stream);
+    return DistStatus::failure(prefix + "cudaMalloc: " + cudaText(e));
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, size, id, rank, &config);
+  std::string why;
+  if (r != ncclSuccess && r != ncclInProgress) {
+    why = std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm);
+    if (comm)
+      ncclCommAbort(comm);
+  } else {
+    why = waitComm(comm, timeout);
+  }
+  if (!why.empty()) {
+    cudaStreamDestroy(stream);
+    cudaFree(scratch);
+    return DistStatus::failure(prefix + why);
+  }
+  out.reset(new NcclCommunicator(name, worldRank, rank, size, std::move(store), comm, stream,
+                                 static_cast<int *>(scratch), timeout));
+  return {};
+}
+
+/// Member 0 makes the id and publishes it under `key`; the others read it.
+DistStatus shareId(TcpStore &store, bool make, const std::string &key, ncclUniqueId &id) {
+  if (make) {
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+      return DistStatus::failure(std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
+    return store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
+  }
+  std::vector<char> bytes;
+  if (DistStatus s = store.get(key, bytes); !s)
+    return s;
+  if (bytes.size() != sizeof id.internal)
+    return DistStatus::failure("store key '" + key + "' does not hold an NCCL unique id");
+  std::memcpy(id.internal, bytes.data(), bytes.size());
+  return {};
+}
+
+DistStatus NcclCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
+                                      const std::string &tag, std::unique_ptr<Communicator> &out) {
+  int groupRank = -1;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] < 0 || members[i] >= size())
+      return DistStatus::failure("group '" + name + "': rank " + std::to_string(members[i]) +
+                                 " is not in group '" + this->name() + "'");
+    if (members[i] == rank())
+      groupRank = int(i);
+  }
+  if (groupRank < 0)
+    return DistStatus::failure("group '" + name + "' does not contain this rank");
+  if (members.size() == 1) {
+    out = makeLocalCommunicator(name, worldRank(), deviceCopy);
+    return {};
+  }
+  ncclUniqueId id;
+  if (DistStatus s = shareId(*store_, groupRank == 0, tag + "/nccl-id", id); !s)
+    return s;
+  return connect(name, worldRank(), groupRank, int(members.size()), id, store_, timeout_, out);
+}
+
+} // namespace
+
+bool haveNccl() { return true; }
+
+DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
+  int devices = 0;
+  cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    std::string why = e == cudaSuccess ? std::string("no CUDA device is visible")
+                                       : "cudaGetDeviceCount: " + cudaText(e);
+    if (e == cudaErrorInsufficientDriver)
+      why += "; is the NVIDIA driver installed?";
+    return DistStatus::failure("the nccl backend needs a CUDA device, and none is usable: " + why);
+  }
+  // One GPU per process: LOCAL_RANK's, or the only one this process sees.
+  int device = devices == 1 ? 0 : env.localRank;
+  if (device >= devices)
+    return DistStatus::failure("LOCAL_RANK=" + std::to_string(env.localRank) + " but only " +
+                               std::to_string(devices) + " CUDA devices are visible");
+  if ((e = cudaSetDevice(device)) != cudaSuccess)
+    return DistStatus::failure("cudaSetDevice(" + std::to_string(device) + "): " + cudaText(e));
+  if (env.worldSize == 1) {
+    world = makeLocalCommunicator("world", 0, deviceCopy);
+    return {};
+  }
+  std::unique_ptr<TcpStore> owned;
+  DistStatus s =
+      TcpStore::create(env.masterAddr, env.masterPort, env.rank == 0, env.timeoutSeconds, owned);
+  if (!s)
+    return s;
+  std::shared_ptr<TcpStore> store(std::move(owned));
+  ncclUniqueId id;
+  if (!(s = shareId(*store, env.rank == 0, "world/nccl-id", id)))
+    return s;
+  // Init returns once every rank joined, so all have read the id: no
+  // closing barrier is needed (unlike Gloo's).
+  return NcclCommunicator::connect("world", env.rank, env.rank, env.worldSize, id, store,
+                                   env.timeoutSeconds, world);
+}
+
+} // namespace dist
+} // namespace lcc

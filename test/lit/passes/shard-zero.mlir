@@ -1,0 +1,67 @@
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=1" | FileCheck %s --check-prefixes=ALL,Z1
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=2" | FileCheck %s --check-prefixes=ALL,Z2
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=3" | FileCheck %s --check-prefixes=ALL,Z3
+
+// w (4x3 = 12 elements) and b (3) over 5 ranks: flattened and zero-padded to
+// 15 and 5, parts of 3 and 1 elements. s is frozen and stays whole.
+
+// ALL: module attributes {lcc.process_groups = {dp = 5 : i64}}
+
+// Stage 3: @forward takes the parts and gathers each parameter before use.
+// Z3-LABEL: func.func @forward(
+// Z3-SAME:    tensor<3xf32> {lcc.param = "w", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 4, 3>}}
+// Z3-SAME:    tensor<1xf32> {lcc.param = "b", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 3>}}
+// Z3-SAME:    tensor<3xf32> {lcc.frozen, lcc.param = "s"}
+// Z3:         %[[GW:.*]] = lcc.all_gather %arg0 {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// Z3:         lcc.slice %[[GW]] {limit = array<i64: 12>, start = array<i64: 0>}
+// Z3:         lcc.all_gather %arg1 {group = "dp"} : tensor<1xf32> -> tensor<5xf32>
+
+// The optimizer state is partitioned in every stage.
+// ALL-LABEL: func.func @train_step(
+// Z1-SAME:    tensor<4x3xf32> {lcc.param = "w"}
+// Z2-SAME:    tensor<4x3xf32> {lcc.param = "w"}
+// Z3-SAME:    tensor<3xf32> {lcc.param = "w", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 4, 3>}}
+// ALL-SAME:   tensor<3xf32> {lcc.opt_state = "m:w", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 4, 3>}}
+// ALL-SAME:   tensor<1xf32> {lcc.opt_state = "m:b", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 3>}}
+// ALL-SAME:   tensor<3xf32> {lcc.opt_state = "v:w", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 4, 3>}}
+// ALL-SAME:   tensor<1xf32> {lcc.opt_state = "v:b", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 3>}}
+// Z1-SAME:    -> (tensor<4x3xf32> {lcc.param = "w"}, tensor<3xf32> {lcc.param = "b"},
+// Z3-SAME:    -> (tensor<3xf32> {lcc.param = "w", lcc.shard = {{.*}}}, tensor<1xf32> {lcc.param = "b", lcc.shard = {{.*}}},
+
+// Stage 3 gathers w for the forward.
+// Z3:         lcc.all_gather %arg0 {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+
+// Stage 1: the whole gradients are averaged (one bucket), then each rank
+// takes its part.
+// Z1:         lcc.all_reduce %{{.*}} {group = "dp", reduction = "mean"} : tensor<15xf32>
+// Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<5xf32> -> tensor<1xf32>
+// Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<15xf32> -> tensor<3xf32>
+// Stages 2 and 3: the padded gradients as [5, part] rows side by side, one
+// reduce_scatter of the bucket; row r is rank r's part of both.
+// Z2:         lcc.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<5x1xf32>, tensor<5x3xf32> -> tensor<5x4xf32>
+// Z2:         lcc.reduce_scatter %{{.*}} {group = "dp", reduction = "mean"} : tensor<5x4xf32> -> tensor<1x4xf32>
+// Z3:         lcc.reduce_scatter %{{.*}} {group = "dp", reduction = "mean"} : tensor<5x4xf32> -> tensor<1x4xf32>
+// ALL-NOT:    lcc.all_reduce %{{.*}} : tensor<15xf32>
+// The global norm: local sums of squares of the parts, summed over the ranks.
+// ALL:        %[[SQ:.*]] = lcc.reduce_sum %{{.*}} {axes = array<i64: 0>} : tensor<3xf32> -> tensor<f32>
+// ALL:        lcc.all_reduce %[[SQ]] {group = "dp"} : tensor<f32>
+// The update runs on parts: stages 1-2 take the part of the whole parameter
+// for weight decay and gather the updated parts into the new parameter.
+// Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<15xf32> -> tensor<3xf32>
+// Z1:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// Z1:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<1xf32> -> tensor<5xf32>
+// Z2:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// Z3-NOT:     lcc.shard_slice
+// ALL:        lcc.all_reduce %{{.*}} {group = "dp", reduction = "mean"} : tensor<f32>
+// ALL-NOT:    lcc.gradient
+// ALL:        return
+
+func.func @forward(%w: tensor<4x3xf32> {lcc.param = "w"}, %b: tensor<3xf32> {lcc.param = "b"},
+                   %s: tensor<3xf32> {lcc.param = "s", lcc.frozen},
+                   %x: tensor<8x4xf32> {lcc.input = "x"}, %y: tensor<8xi32> {lcc.input = "y"}) -> tensor<f32> {
+  %h = lcc.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  %z = lcc.add %h, %b : tensor<8x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  %z2 = lcc.add %z, %s : tensor<8x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  %l = lcc.cross_entropy %z2, %y : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}

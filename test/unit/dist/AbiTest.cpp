@@ -1,0 +1,181 @@
+//===- AbiTest.cpp - the C functions compiled code calls ------------------===//
+//
+// Through the int64-only ABI: 1-rank behaviour with nothing installed (in
+// this process), the installed groups of a 2-rank job, and a failing call,
+// which must end the process with exit code 4 and one line on stderr.
+//
+//===----------------------------------------------------------------------===//
+#include "Ranks.h"
+#include "runtime/dist/Collectives.h"
+
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace lcc;
+using namespace lcc::dist;
+using lcc::test::append;
+using lcc::test::freePort;
+using lcc::test::loopbackEnv;
+using lcc::test::runRanks;
+using lcc::test::take;
+
+namespace {
+
+int64_t addr(const void *p) { return int64_t(reinterpret_cast<uintptr_t>(p)); }
+
+constexpr int64_t kF32 = int64_t(ElementType::F32), kI64 = int64_t(ElementType::I64);
+constexpr int64_t kSum = int64_t(Reduction::Sum), kMax = int64_t(Reduction::Max);
+
+TEST(DistAbi, WithoutGroupsEveryGroupIsOneRank) {
+  clearGroups();
+  std::vector<float> in = {1, 2, 3}, out(3);
+  lcc_all_reduce(0, kF32, kSum, addr(in.data()), addr(out.data()), 3);
+  EXPECT_EQ(out, in);
+  std::vector<float> g(3);
+  lcc_all_gather(3, kF32, addr(in.data()), addr(g.data()), 3);
+  EXPECT_EQ(g, in);
+  std::vector<float> b(3);
+  lcc_broadcast(1, kF32, 0, addr(in.data()), addr(b.data()), 3);
+  EXPECT_EQ(b, in);
+  std::vector<float> rs(3);
+  lcc_reduce_scatter(0, kF32, kMax, addr(in.data()), addr(rs.data()), 3);
+  EXPECT_EQ(rs, in);
+  std::vector<int64_t> msg = {7, 8}, got(2);
+  lcc_send(0, kI64, 0, addr(msg.data()), 2);
+  lcc_recv(0, kI64, 0, addr(got.data()), 2);
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(lcc_group_rank(5), 0);
+}
+
+TEST(DistAbi, SymbolTable) {
+  std::vector<std::string> names;
+  for (const CpuKernelSymbol *s = collectiveSymbols(); s->name; ++s)
+    names.push_back(s->name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter",
+                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_rank"}));
+  EXPECT_EQ(collectiveSymbols()[0].address, reinterpret_cast<void *>(&lcc_all_reduce));
+}
+
+// Groups 0 = world, 1 = {dp=2} of a 2-rank job, renamed by installGroups.
+TEST(DistAbi, InstalledGroups) {
+  const int n = 2, port = freePort();
+  auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
+    std::unique_ptr<Communicator> world;
+    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    if (!s)
+      return s.error;
+    std::vector<std::unique_ptr<Communicator>> groups;
+    if (!(s = splitGroups(*world, {{"dp", 2}}, groups)))
+      return s.error;
+    groups.insert(groups.begin(), std::move(world));
+    installGroups(std::move(groups), {"", "data"});
+    if (installedGroupCount() != 2)
+      return "not installed";
+    std::vector<float> x = {float(rank + 1), 0.5f * float(rank)}, sum(2);
+    lcc_all_reduce(1, kF32, kSum, addr(x.data()), addr(sum.data()), 2);
+    lcc_all_reduce(0, kF32, kMax, addr(x.data()), addr(x.data()), 2); // in place
+    std::vector<int64_t> mine = {rank * 10, rank * 10 + 1}, all(4), part(1), root(2, -1);
+    lcc_all_gather(0, kI64, addr(mine.data()), addr(all.data()), 2);
+    lcc_reduce_scatter(1, kI64, kSum, addr(all.data()), addr(part.data()), 1);
+    lcc_broadcast(1, kI64, 1, addr(mine.data()), addr(root.data()), 2);
+    std::vector<int64_t> sent = {42 + rank}, received(1);
+    if (rank == 0) {
+      lcc_send(1, kI64, 1, addr(sent.data()), 1);
+      lcc_recv(1, kI64, 1, addr(received.data()), 1);
+    } else {
+      lcc_recv(1, kI64, 0, addr(received.data()), 1);
+      lcc_send(1, kI64, 0, addr(sent.data()), 1);
+    }
+    append(payload, sum);
+    append(payload, x);
+    append(payload, all);
+    append(payload, part);
+    append(payload, root);
+    append(payload, received);
+    append(payload, std::vector<int64_t>{lcc_group_rank(0), lcc_group_rank(1)});
+    clearGroups();
+    return "";
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto &res = results[size_t(r)];
+    ASSERT_EQ(res.exitCode, 0) << "rank " << r << ": " << res.error;
+    size_t off = 0;
+    EXPECT_EQ(take<float>(res.payload, off, 2), (std::vector<float>{3, 0.5f}));
+    EXPECT_EQ(take<float>(res.payload, off, 2), (std::vector<float>{2, 0.5f}));
+    EXPECT_EQ(take<int64_t>(res.payload, off, 4), (std::vector<int64_t>{0, 1, 10, 11}));
+    // Every rank contributes {0, 1, 10, 11}: part r of the sum is 2x element r.
+    EXPECT_EQ(take<int64_t>(res.payload, off, 1), (std::vector<int64_t>{2 * (r == 0 ? 0 : 1)}));
+    EXPECT_EQ(take<int64_t>(res.payload, off, 2), (std::vector<int64_t>{10, 11}));
+    EXPECT_EQ(take<int64_t>(res.payload, off, 1), (std::vector<int64_t>{42 + (1 - r)}));
+    EXPECT_EQ(take<int64_t>(res.payload, off, 2), (std::vector<int64_t>{r, r}));
+  }
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// stderr of the calling child goes to `path` (read by the parent).
+void redirectStderr(const std::string &path) {
+  FILE *f = std::freopen(path.c_str(), "w", stderr);
+  (void)f;
+}
+
+// A failed call prints one line and exits with 4, without returning.
+TEST(DistAbi, FailureExitsWithFour) {
+  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  auto results = runRanks(1, [&](int, std::string &) -> std::string {
+    redirectStderr(path);
+    clearGroups();
+    int64_t x = 0;
+    lcc_recv(0, kI64, 0, addr(&x), 1); // nothing was sent
+    return "lcc_recv returned";
+  });
+  EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode);
+  EXPECT_EQ(readFile(path), "lcc-run: rank 0: recv on group 'local' (1 rank) failed: no matching "
+                            "send (a 1-rank group receives only what it sent itself, and nothing "
+                            "was sent)\n");
+  ::unlink(path);
+}
+
+// A peer that is gone: the survivor's collective ends the process with 4,
+// naming the group by its installed name and the world rank.
+TEST(DistAbi, LostPeerExitsWithFour) {
+  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const int port = freePort();
+  auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
+    std::unique_ptr<Communicator> world;
+    DistStatus s = createWorld(loopbackEnv(rank, 2, port, 5), "gloo", world);
+    if (!s)
+      return s.error;
+    if (rank == 1)
+      ::_exit(0);
+    redirectStderr(path);
+    std::vector<std::unique_ptr<Communicator>> groups;
+    groups.push_back(std::move(world));
+    installGroups(std::move(groups), {"dp"});
+    std::vector<float> v(100, 1.0f);
+    lcc_all_reduce(0, kF32, kSum, addr(v.data()), addr(v.data()), 100);
+    return "lcc_all_reduce returned";
+  });
+  EXPECT_EQ(results[1].exitCode, 0);
+  EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode) << results[0].error;
+  std::string err = readFile(path);
+  EXPECT_EQ(err, "lcc-run: rank 0: all_reduce on group 'dp' (2 ranks) failed: peer rank 1 "
+                 "closed the connection\n");
+  ::unlink(path);
+}
+
+} // namespace

@@ -1,0 +1,116 @@
+//===- FaultTest.cpp - a rank that dies or stalls must not hang the others -===//
+//
+// With a short LCC_DIST_TIMEOUT-style timeout, the survivors' collective
+// returns an error (and the communicator stays broken) within the timeout
+// plus a margin, and tearing it down does not hang either: the parent's own
+// deadline would catch a hang as a killed child.
+//
+//===----------------------------------------------------------------------===//
+#include "Ranks.h"
+#include "runtime/dist/Communicator.h"
+
+#include <gtest/gtest.h>
+#include <thread>
+
+using namespace lcc;
+using namespace lcc::dist;
+using lcc::test::freePort;
+using lcc::test::loopbackEnv;
+using lcc::test::runRanks;
+
+namespace {
+
+// Rank 2 exits right before an all-reduce; ranks 0 and 1 see its connection
+// close (no need to wait for the timeout).
+TEST(DistFault, DeadPeerIsAnErrorNotAHang) {
+  const int n = 3, port = freePort();
+  const double timeout = 2;
+  auto results = runRanks(
+      n,
+      [&](int rank, std::string &payload) -> std::string {
+        std::unique_ptr<Communicator> world;
+        DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+        if (!s)
+          return "setup: " + s.error;
+        if (rank == 2)
+          ::_exit(0);
+        auto t0 = std::chrono::steady_clock::now();
+        std::vector<float> v(1000, 1.0f);
+        s = world->allReduce(v.data(), v.data(), 1000, ElementType::F32, Reduction::Sum);
+        double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        payload = std::to_string(took);
+        if (s)
+          return "the all-reduce succeeded without rank 2";
+        // Broken from now on, with the first cause.
+        DistStatus again = world->barrier();
+        if (again.error.find("the group failed earlier") == std::string::npos)
+          return "after the failure: " + again.error;
+        return s.error;
+      },
+      timeout + 10);
+  EXPECT_EQ(results[2].exitCode, 0);
+  for (int r = 0; r < 2; ++r) {
+    const auto &res = results[size_t(r)];
+    EXPECT_FALSE(res.timedOut) << "rank " << r << " hung";
+    EXPECT_EQ(res.exitCode, 1);
+    EXPECT_EQ(res.error,
+              "all_reduce on group 'world' (3 ranks) failed: peer rank 2 closed the connection")
+        << "rank " << r;
+    EXPECT_LT(std::stod(res.payload.empty() ? "99" : res.payload), timeout + 3) << res.error;
+  }
+}
+
+// Rank 2 is alive but never calls: the others time out.
+TEST(DistFault, StalledPeerTimesOut) {
+  const int n = 3, port = freePort();
+  const double timeout = 1;
+  auto results = runRanks(
+      n,
+      [&](int rank, std::string &payload) -> std::string {
+        std::unique_ptr<Communicator> world;
+        DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+        if (!s)
+          return "setup: " + s.error;
+        if (rank == 2) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+          ::_exit(0);
+        }
+        auto t0 = std::chrono::steady_clock::now();
+        std::vector<double> v(10, 1.0);
+        s = world->allReduce(v.data(), v.data(), 10, ElementType::F64, Reduction::Sum);
+        payload = std::to_string(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        return s ? "the all-reduce succeeded without rank 2" : s.error;
+      },
+      timeout + 10);
+  int timedOut = 0;
+  for (int r = 0; r < 2; ++r) {
+    const auto &res = results[size_t(r)];
+    EXPECT_FALSE(res.timedOut) << "rank " << r << " hung";
+    EXPECT_EQ(res.exitCode, 1);
+    EXPECT_EQ(res.error.rfind("all_reduce on group 'world' (3 ranks) failed: ", 0), 0u)
+        << res.error;
+    timedOut += res.error.find("timed out after 1 s") != std::string::npos;
+    EXPECT_LT(std::stod(res.payload.empty() ? "99" : res.payload), timeout + 1.5) << res.error;
+  }
+  EXPECT_GE(timedOut, 1) << results[0].error << "\n" << results[1].error;
+}
+
+// Rank 1 never starts: rank 0's rendezvous fails after the timeout, naming
+// what it waited for.
+TEST(DistFault, MissingRankFailsRendezvous) {
+  const int port = freePort();
+  auto results = runRanks(1, [&](int, std::string &) -> std::string {
+    std::unique_ptr<Communicator> world;
+    DistStatus s = createWorld(loopbackEnv(0, 2, port, 0.5), "gloo", world);
+    return s ? "rendezvous succeeded alone" : s.error;
+  });
+  EXPECT_EQ(results[0].exitCode, 1);
+  EXPECT_EQ(results[0].error,
+            "connecting group 'world' (2 ranks) failed: timed out after 0.5 s waiting for key "
+            "'world/1' in the rendezvous store at 127.0.0.1:" +
+                std::to_string(port))
+      << results[0].error;
+}
+
+} // namespace

@@ -1,0 +1,68 @@
+//===- Distributed.h - lcc-run as one rank of a distributed job -*- C++ -*-===//
+//
+// A train.bin compiled with `lcc --shard=MODE --world=N` declares process
+// groups in its manifest (a grid whose sizes multiply to N) and calls the
+// runtime's collectives (runtime/dist/Collectives.h) from its code. Here one
+// lcc-run process joins the job: it reads its rank from the environment
+// (torchrun, SLURM, Open MPI conventions; lcc-run -n sets them for local
+// ranks), connects to the others through MASTER_ADDR:MASTER_PORT, creates
+// one communicator per group and installs them for the compiled code.
+//
+// Checkpoints of a distributed run are sharded: every rank writes its own
+// file (its pieces of partitioned tensors; rank 0 also the whole ones) into
+// DIR/step-<N>.d/, and rank 0 names that directory in DIR/latest only after
+// every rank has written. Loading merges the pieces into whole tensors, so
+// a checkpoint resumes at any world size or sharding mode.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_TOOLS_LCC_RUN_DISTRIBUTED_H
+#define LCC_TOOLS_LCC_RUN_DISTRIBUTED_H
+
+#include "runtime/Json.h"
+#include "runtime/Safetensors.h"
+#include "runtime/Trainer.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace lcc::run {
+
+struct DistributedRun {
+  int rank = 0, world = 1;
+  /// This process's rank in each of the manifest's groups.
+  std::map<std::string, int64_t> groupRanks;
+  /// The manifest's group names in the order the compiled code indexes them.
+  std::vector<std::string> groups;
+  bool active() const { return world > 1; }
+};
+
+/// Joins the job the environment describes (a 1-rank "job" without one) and
+/// installs the manifest's groups. Errors are one line.
+bool joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
+             DistributedRun &out, std::string &error);
+
+/// Waits for every rank (checkpoint commits).
+bool barrier(const DistributedRun &run, std::string &error);
+
+/// The trainer's parameters (and state when `withState`) as whole tensors on
+/// every rank: partitioned ones are all-gathered over their group.
+bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
+                   const std::map<std::string, std::string> &meta, SafetensorsFile &out,
+                   std::string &error);
+
+/// Writes this rank's part of a checkpoint of step `step` into `dir` (see
+/// above); rank 0 commits it in DIR/latest after every rank wrote, and keeps
+/// the newest `keep`.
+bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
+                           const Trainer &trainer, const std::map<std::string, std::string> &meta,
+                           int64_t keep, std::string &error);
+
+/// Reads a checkpoint (a file, a sharded step directory, or a checkpoint
+/// directory's latest) as whole tensors.
+bool loadAnyCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
+                       std::string &error);
+
+} // namespace lcc::run
+
+#endif

@@ -1,0 +1,172 @@
+//===- Launcher.cpp - lcc-run -n N: local ranks as child processes --------===//
+#include "Launcher.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace lcc::run {
+
+namespace {
+
+/// A TCP port that is free right now on the loopback interface (the kernel
+/// picks it; rank 0's store binds it moments later).
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return 29500;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 29500;
+  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+volatile sig_atomic_t gInterrupted = 0;
+void onSignal(int sig) { gInterrupted = sig; }
+
+int exitCodeOf(int status) {
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return 1;
+}
+
+} // namespace
+
+int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std::string &logDir,
+                     double timeoutSeconds) {
+  if (!logDir.empty() && mkdir(logDir.c_str(), 0777) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "lcc-run: error: cannot create --log-dir '%s': %s\n", logDir.c_str(),
+                 std::strerror(errno));
+    return 2;
+  }
+  std::string port = std::to_string(freePort());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> pids(ranks, -1);
+  for (int r = 0; r < ranks; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::fprintf(stderr, "lcc-run: error: cannot start rank %d: %s\n", r, std::strerror(errno));
+      for (pid_t p : pids)
+        if (p > 0)
+          kill(p, SIGKILL);
+      return 1;
+    }
+    if (pid == 0) {
+      setenv("RANK", std::to_string(r).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+      setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+      setenv("MASTER_ADDR", "127.0.0.1", 1);
+      setenv("MASTER_PORT", port.c_str(), 1);
+      if (!logDir.empty() && r != 0) {
+        std::string path = logDir + "/rank-" + std::to_string(r) + ".log";
+        int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd >= 0) {
+          dup2(fd, 1);
+          dup2(fd, 2);
+          close(fd);
+        }
+      } else if (r != 0) {
+        // Progress is rank 0's; the others only report errors.
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+          dup2(fd, 1);
+          close(fd);
+        }
+      }
+      std::vector<char *> argv;
+      for (const std::string &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+      argv.push_back(nullptr);
+      execv("/proc/self/exe", argv.data());
+      std::fprintf(stderr, "lcc-run: error: cannot start rank %d: %s\n", r, std::strerror(errno));
+      _exit(127);
+    }
+    pids[r] = pid;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  using Clock = std::chrono::steady_clock;
+  int running = ranks, result = 0, failedRank = -1;
+  bool forwarded = false;
+  Clock::time_point deadline{};
+  while (running > 0) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      int r = 0;
+      while (r < ranks && pids[r] != pid)
+        ++r;
+      if (r == ranks)
+        continue;
+      pids[r] = -1;
+      --running;
+      int code = exitCodeOf(status);
+      // A rank killed by a signal says nothing itself: name it here.
+      if (WIFSIGNALED(status))
+        std::fprintf(stderr, "lcc-run: rank %d was killed by signal %d (%s)\n", r,
+                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+      if (code != 0 && failedRank < 0) {
+        failedRank = r;
+        result = code;
+        if (running > 0) {
+          std::fprintf(stderr,
+                       "lcc-run: rank %d exited with code %d; waiting up to %.0f s for the "
+                       "other ranks to stop\n",
+                       r, code, timeoutSeconds);
+          deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(timeoutSeconds + 5));
+        }
+      }
+      continue;
+    }
+    if (gInterrupted && !forwarded) {
+      for (pid_t p : pids)
+        if (p > 0)
+          kill(p, gInterrupted);
+      forwarded = true;
+      if (deadline == Clock::time_point{})
+        deadline = Clock::now() + std::chrono::seconds(10);
+    }
+    if (deadline != Clock::time_point{} && Clock::now() > deadline) {
+      for (int r = 0; r < ranks; ++r)
+        if (pids[r] > 0) {
+          std::fprintf(stderr, "lcc-run: killing rank %d (still running after rank %d failed)\n",
+                       r, failedRank);
+          kill(pids[r], SIGKILL);
+        }
+      deadline = Clock::time_point{};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (gInterrupted && result == 0)
+    result = 128 + gInterrupted;
+  return result;
+}
+
+} // namespace lcc::run
