@@ -5,15 +5,18 @@
 // keeps 1/N. This pass rewrites @train_step (built by lcc-build-train-step,
 // gradients marked with lcc.gradient) for a data-parallel group "dp" of N:
 //
-//   stage 1 (P_os)     optimizer state partitioned: gradients all-reduced
-//                      (bucketed) as in plain data parallelism, each rank
-//                      updates its part of the parameters with its part of
-//                      the state, the parts are all-gathered into the new
-//                      replicated parameters.
-//   stage 2 (P_os+g)   + gradients partitioned: a reduce_scatter (bucketed)
-//                      replaces the all_reduce, issued as soon as the bucket's
-//                      gradients exist, so no rank holds the whole averaged
-//                      gradient; the update and all_gather as in stage 1.
+//   stage 1 (P_os)     optimizer state partitioned: after the backward, the
+//                      gradients are reduce-scattered (bucketed; each rank
+//                      needs only the mean of its part), each rank updates
+//                      its part of the parameters with its part of the
+//                      state, the parts are all-gathered into the new
+//                      replicated parameters. Communication 2 Psi, as data
+//                      parallelism's all_reduce.
+//   stage 2 (P_os+g)   + gradients partitioned: each bucket is reduce-
+//                      scattered as soon as its gradients exist, so whole
+//                      gradients die early and no rank holds the whole
+//                      averaged gradient; the update and all_gather as in
+//                      stage 1.
 //   stage 3 (P_os+g+p) + parameters partitioned: @train_step and @forward
 //                      take and return only this rank's part; the whole
 //                      parameter is all-gathered just before its uses in the
@@ -267,30 +270,22 @@ void LccShardZeroPass::shardGradients(func::FuncOp step, ArrayRef<lcc::GradientO
   Block *block = &step.getBody().front();
   OpBuilder b(step.getContext());
   int64_t bytes = int64_t(bucketMb * 1024 * 1024);
-  for (auto &bucket : shard::buckets(markers, bytes)) {
+  SmallVector<Value> allGrads;
+  for (lcc::GradientOp m : markers)
+    allGrads.push_back(m.getInput());
+  auto buckets = shard::buckets(markers, bytes);
+  for (auto &bucket : buckets) {
     SmallVector<Value> grads;
     for (lcc::GradientOp m : bucket)
       grads.push_back(m.getInput());
-    shard::setInsertionAfterAll(b, block, grads);
+    // Stage 2 reduces each bucket as soon as its gradients exist, so the
+    // whole gradients die early; stage 1 keeps them until the backward is
+    // done (the paper's P_os: full gradients, partitioned optimizer).
+    // (Stage 1 sets the point once: the buckets then follow each other in
+    // the order the backward finished them.)
+    if (stage != 1 || &bucket == &buckets.front())
+      shard::setInsertionAfterAll(b, block, stage == 1 ? ValueRange(allGrads) : ValueRange(grads));
     Location loc = bucket.front().getLoc();
-    if (stage == 1) {
-      // All-reduce the whole gradients (as data parallelism), keep one part.
-      SmallVector<Value> flat;
-      for (Value g : grads)
-        flat.push_back(vjp::reshape(b, loc, g, {vjp::tensorType(g).getNumElements()}));
-      Value all = vjp::concat(b, loc, flat, 0);
-      Value mean = lcc::AllReduceOp::create(b, loc, all.getType(), all, kGroup, "mean");
-      int64_t offset = 0;
-      for (auto [m, g] : llvm::zip(bucket, grads)) {
-        auto type = vjp::tensorType(g);
-        Value part = vjp::sliceAxis(b, loc, mean, 0, offset, offset + type.getNumElements());
-        offset += type.getNumElements();
-        part = vjp::reshape(b, loc, part, type.getShape());
-        shards[m.getResult()] =
-            shard::toShard(b, loc, part, shard::flatLayout(type, dp), kGroup);
-      }
-      continue;
-    }
     // Every gradient as [N, part] rows, side by side: row r of the bucket is
     // then rank r's part of every gradient, so one reduce_scatter along the
     // rows gives each rank exactly its parts.
@@ -320,7 +315,55 @@ LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
                                                const llvm::DenseSet<Value> &replicatedParams,
                                                SmallVectorImpl<Operation *> &replaced) {
   llvm::DenseMap<Value, Value> paramParts; // replicated parameter -> its part
+  // Whole-tensor sums of partitioned values are first this rank's partial
+  // sums; adding partial sums (the norm's sum over all parameters) stays
+  // partial, and only a value that needs the total gets one all_reduce. So
+  // clipping costs one scalar all_reduce per step, not one per parameter.
+  llvm::DenseMap<Value, Value> partials, totals;
+  auto isZero = [](Value v) {
+    auto fill = v.getDefiningOp<lcc::FillOp>();
+    return fill && fill.getValue().isZero();
+  };
+  auto total = [&](Value old) {
+    Value &t = totals[old];
+    if (!t) {
+      Value local = partials.lookup(old);
+      OpBuilder b(local.getContext());
+      b.setInsertionPointAfterValue(local);
+      t = lcc::AllReduceOp::create(b, local.getLoc(), local.getType(), local, kGroup, "sum");
+    }
+    return t;
+  };
   for (Operation *op : slice) {
+    bool partialInput = llvm::any_of(op->getOperands(), [&](Value v) { return partials.count(v); });
+    if (partialInput) {
+      OpBuilder b(op);
+      auto add = llvm::dyn_cast<lcc::AddOp>(op);
+      auto convert = llvm::dyn_cast<lcc::ConvertOp>(op);
+      bool addOfPartials = add && llvm::all_of(op->getOperands(), [&](Value v) {
+                             return partials.count(v) || isZero(v);
+                           });
+      if (addOfPartials || convert) {
+        IRMapping map;
+        SmallVector<Value> parts;
+        for (Value v : op->getOperands())
+          if (partials.count(v))
+            parts.push_back(partials.lookup(v));
+        Value local = parts.size() == 1 && add ? parts[0] : nullptr;
+        if (!local) {
+          for (Value v : op->getOperands())
+            if (partials.count(v))
+              map.map(v, partials.lookup(v));
+          local = b.clone(*op, map)->getResult(0);
+        }
+        partials[op->getResult(0)] = local;
+        replaced.push_back(op);
+        continue;
+      }
+      for (Value v : llvm::to_vector(op->getOperands()))
+        if (partials.count(v))
+          op->replaceUsesOfWith(v, total(v));
+    }
     bool touches = llvm::any_of(op->getOperands(), [&](Value v) {
       return shards.count(v) || replicatedParams.contains(v);
     });
@@ -329,7 +372,6 @@ LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
     replaced.push_back(op);
     OpBuilder b(op);
     Location loc = op->getLoc();
-    // A whole-tensor sum of a partitioned value: local sum, then over ranks.
     if (auto sum = llvm::dyn_cast<lcc::ReduceSumOp>(op)) {
       if (sum.getType().getRank() != 0)
         return fail(op, "a partial reduction of a partitioned gradient or state cannot be "
@@ -338,9 +380,7 @@ LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
       if (!part)
         return fail(op, "a sum of a replicated parameter on the optimizer path cannot be "
                         "partitioned");
-      Value local = vjp::reduceSum(b, loc, part, {0}, false);
-      Value total = lcc::AllReduceOp::create(b, loc, local.getType(), local, kGroup, "sum");
-      sum.getResult().replaceAllUsesWith(total);
+      partials[sum.getResult()] = vjp::reduceSum(b, loc, part, {0}, false);
       continue;
     }
     auto resultType = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -372,6 +412,10 @@ LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
         RankedTensorType::get({layout.shard}, resultType.getElementType()));
     shards[op->getResult(0)] = clone->getResult(0);
   }
+  Operation *ret = step.getBody().front().getTerminator();
+  for (Value v : llvm::to_vector(ret->getOperands()))
+    if (partials.count(v))
+      ret->replaceUsesOfWith(v, total(v));
   return success();
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "compiler/package/DistributedPlan.h"
 #include "compiler/package/Package.h"
 #include "runtime/CpuProgram.h"
 #include "dialects/lcc/LccDialect.h"
@@ -130,6 +131,11 @@ static cl::opt<int64_t> worldFlag("world",
                                   cl::init(1), cl::cat(distCat));
 static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
                             cl::cat(distCat));
+static cl::opt<std::string> precisionFlag(
+    "precision",
+    cl::desc("fp32 (default), or bf16/fp16 for --plan's mixed-precision accounting (ZeRO "
+             "paper: 2-byte parameters and gradients, 12 bytes of optimizer state)"),
+    cl::init("fp32"), cl::cat(distCat));
 static cl::opt<double> bucketFlag("bucket-mb",
                                   cl::desc("Largest bucket of gradients per collective (MiB)"),
                                   cl::init(25.0), cl::cat(distCat));
@@ -429,6 +435,14 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     if (failed(pm.run(module)))
       return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
   }
+  // The sharded step alone says what each rank holds and sends: --plan
+  // without -o stops here, so it works for models too large to compile.
+  bool distributedPlan = planFlag && (shardFlag != "none" || precisionFlag != "fp32");
+  if (distributedPlan)
+    llvm::outs() << lcc::distributedPlanReport(
+        lcc::planDistributed(module, shardFlag, worldFlag, precisionFlag));
+  if (distributedPlan && outputFile == "-")
+    return 0;
   double trainStepSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   lcc::PackageOptions options;
@@ -550,6 +564,12 @@ int main(int argc, char **argv) {
   if (worldFlag > 1 && shardFlag == "none")
     return fail("lcc: error: --world=" + std::to_string(int64_t(worldFlag)) +
                 " needs a --shard mode (dp, zero1, zero2 or zero3)");
+  if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
+    return fail("lcc: error: unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16");
+  if (precisionFlag != "fp32" && outputFile != "-")
+    return fail("lcc: error: --precision=" + precisionFlag +
+                " is only accounted by --plan so far; a train.bin trains in the model's own "
+                "types (drop -o, or --precision)");
   if (bucketFlag <= 0)
     return fail("lcc: error: --bucket-mb must be positive");
   if (accumFlag < 1 || warmupFlag < 0)

@@ -1,6 +1,20 @@
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=1" | FileCheck %s --check-prefixes=ALL,Z1
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=2" | FileCheck %s --check-prefixes=ALL,Z2
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=3" | FileCheck %s --check-prefixes=ALL,Z3
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=1 bucket-mb=0.00003" | FileCheck %s --check-prefix=LATE
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step --lcc-shard-zero="dp=5 stage=2 bucket-mb=0.00003" | FileCheck %s --check-prefix=EARLY
+
+// One bucket per gradient (30-byte buckets). Stage 2 reduce-scatters b's
+// gradient as soon as it exists, before the backward computes w's; stage 1
+// waits for the whole backward, then reduce-scatters in the same order.
+// EARLY-LABEL: func.func @train_step(
+// EARLY:         lcc.reduce_scatter %{{.*}} : tensor<5x1xf32> -> tensor<1x1xf32>
+// EARLY:         lcc.matmul %{{.*}} {transpose_lhs = true}
+// EARLY:         lcc.reduce_scatter %{{.*}} : tensor<5x3xf32> -> tensor<1x3xf32>
+// LATE-LABEL: func.func @train_step(
+// LATE:          lcc.matmul %{{.*}} {transpose_lhs = true}
+// LATE:          lcc.reduce_scatter %{{.*}} : tensor<5x1xf32> -> tensor<1x1xf32>
+// LATE:          lcc.reduce_scatter %{{.*}} : tensor<5x3xf32> -> tensor<1x3xf32>
 
 // w (4x3 = 12 elements) and b (3) over 5 ranks: flattened and zero-padded to
 // 15 and 5, parts of 3 and 1 elements. s is frozen and stays whole.
@@ -31,20 +45,24 @@
 // Stage 3 gathers w for the forward.
 // Z3:         lcc.all_gather %arg0 {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
 
-// Stage 1: the whole gradients are averaged (one bucket), then each rank
-// takes its part.
-// Z1:         lcc.all_reduce %{{.*}} {group = "dp", reduction = "mean"} : tensor<15xf32>
-// Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<5xf32> -> tensor<1xf32>
-// Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<15xf32> -> tensor<3xf32>
-// Stages 2 and 3: the padded gradients as [5, part] rows side by side, one
-// reduce_scatter of the bucket; row r is rank r's part of both.
+// All stages: the padded gradients as [5, part] rows side by side, one
+// reduce_scatter of the bucket; row r is rank r's part of both. (Stage 1
+// issues it after the whole backward, stages 2-3 as soon as the bucket is
+// ready; with one bucket the two places coincide here.)
+// Z1:         lcc.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<5x1xf32>, tensor<5x3xf32> -> tensor<5x4xf32>
+// Z1:         lcc.reduce_scatter %{{.*}} {group = "dp", reduction = "mean"} : tensor<5x4xf32> -> tensor<1x4xf32>
 // Z2:         lcc.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<5x1xf32>, tensor<5x3xf32> -> tensor<5x4xf32>
 // Z2:         lcc.reduce_scatter %{{.*}} {group = "dp", reduction = "mean"} : tensor<5x4xf32> -> tensor<1x4xf32>
 // Z3:         lcc.reduce_scatter %{{.*}} {group = "dp", reduction = "mean"} : tensor<5x4xf32> -> tensor<1x4xf32>
 // ALL-NOT:    lcc.all_reduce %{{.*}} : tensor<15xf32>
-// The global norm: local sums of squares of the parts, summed over the ranks.
-// ALL:        %[[SQ:.*]] = lcc.reduce_sum %{{.*}} {axes = array<i64: 0>} : tensor<3xf32> -> tensor<f32>
-// ALL:        lcc.all_reduce %[[SQ]] {group = "dp"} : tensor<f32>
+// The global norm: local sums of squares of the parts, added, then one
+// all_reduce(sum) over the ranks for all parameters.
+// ALL:        %[[SW:.*]] = lcc.reduce_sum %{{.*}} {axes = array<i64: 0>} : tensor<3xf32> -> tensor<f32>
+// ALL:        %[[SB:.*]] = lcc.reduce_sum %{{.*}} {axes = array<i64: 0>} : tensor<1xf32> -> tensor<f32>
+// ALL-NEXT:   %[[SUM:.*]] = lcc.add %[[SW]], %[[SB]] : tensor<f32>, tensor<f32> -> tensor<f32>
+// ALL-NEXT:   %[[TOT:.*]] = lcc.all_reduce %[[SUM]] {group = "dp"} : tensor<f32>
+// ALL-NEXT:   lcc.sqrt %[[TOT]]
+// ALL-NOT:    lcc.all_reduce %{{.*}} {group = "dp"} : tensor<f32>
 // The update runs on parts: stages 1-2 take the part of the whole parameter
 // for weight decay and gather the updated parts into the new parameter.
 // Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<15xf32> -> tensor<3xf32>
