@@ -1,6 +1,9 @@
 //===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
 #include "runtime/CpuProgram.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdint>
@@ -245,17 +248,42 @@ int64_t memoryPlanBytes(const json::Value &manifest) {
   return planOf(manifest, p) ? p.total : 0;
 }
 
-ProgramStatus Program::load(const std::string &path, Program &out) {
+ProgramStatus Program::load(const std::string &path, Program &out, int64_t world) {
   TrainBin bin;
   TrainBinStatus st = TrainBin::open(path, bin);
   if (!st)
     return ProgramStatus::failure(st.error);
-  return load(bin, path, out);
+  return load(bin, path, out, world);
 }
 
-ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Program &out) {
+std::vector<int64_t> compiledWorlds(const TrainBin &bin) {
+  std::vector<int64_t> worlds;
+  for (const TrainBinSection &s : bin.sections())
+    if (s.name.rfind("manifest.w", 0) == 0)
+      worlds.push_back(std::strtoll(s.name.c_str() + 10, nullptr, 10));
+  std::sort(worlds.begin(), worlds.end());
+  return worlds;
+}
+
+ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Program &out,
+                            int64_t world) {
   auto fail = [&](const std::string &msg) { return ProgramStatus::failure(what + ": " + msg); };
-  TrainBinBytes manifest = bin.find("manifest", "any", -1);
+  // A train.bin compiled for several world sizes has one manifest and code
+  // per size (manifest.wN, code.wN); otherwise one of each.
+  std::string suffix;
+  std::vector<int64_t> worlds = compiledWorlds(bin);
+  if (!worlds.empty()) {
+    if (std::find(worlds.begin(), worlds.end(), world) == worlds.end()) {
+      std::string list;
+      for (int64_t w : worlds)
+        list += (list.empty() ? "" : ", ") + std::to_string(w);
+      return fail("compiled for " + list + " ranks, but the job has " + std::to_string(world) +
+                  " (lcc-run -n / WORLD_SIZE); recompile with lcc --world=" +
+                  std::to_string(world));
+    }
+    suffix = ".w" + std::to_string(world);
+  }
+  TrainBinBytes manifest = bin.find("manifest" + suffix, "any", -1);
   if (!manifest.found())
     return fail("no manifest section, not a train.bin written by lcc");
   std::string error;
@@ -304,7 +332,7 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
   std::vector<std::string> mine = hostCpuTargets();
   TrainBinBytes code;
   for (const std::string &t : mine) {
-    code = bin.find("code", t, -1);
+    code = bin.find("code" + suffix, t, -1);
     if (code.found()) {
       p.target_ = t;
       break;
@@ -313,7 +341,7 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
   if (!code.found()) {
     std::string have, can;
     for (const TrainBinSection &s : bin.sections())
-      if (s.name == "code")
+      if (s.name == "code" + suffix)
         have += (have.empty() ? "" : ", ") + s.target;
     for (const std::string &t : mine)
       can += (can.empty() ? "" : ", ") + t;

@@ -61,10 +61,13 @@ struct EntryPoint {
 
 class Program {
 public:
-  /// Opens `path`, parses its manifest, loads the code for this CPU.
-  static ProgramStatus load(const std::string &path, Program &out);
+  /// Opens `path`, parses its manifest, loads the code for this CPU. A
+  /// train.bin compiled for several world sizes (lcc --world=1,2,4) gives the
+  /// variant for `world` ranks (an error naming the sizes it has otherwise).
+  static ProgramStatus load(const std::string &path, Program &out, int64_t world = 1);
   /// The same from an open container (the error prefix is `what`).
-  static ProgramStatus load(const TrainBin &bin, const std::string &what, Program &out);
+  static ProgramStatus load(const TrainBin &bin, const std::string &what, Program &out,
+                            int64_t world = 1);
 
   const json::Value &manifest() const { return manifest_; }
   /// Initial parameter values stored as data (section "params", written for
@@ -105,6 +108,10 @@ private:
 std::string memoryPlanReport(const json::Value &manifest);
 /// The total of memoryPlanReport, in bytes.
 int64_t memoryPlanBytes(const json::Value &manifest);
+
+/// The world sizes a train.bin has variants for (sorted; empty when it has
+/// one program for whatever world it was compiled for).
+std::vector<int64_t> compiledWorlds(const TrainBin &bin);
 
 /// The CPU target names this machine can run, best first ("cpu-x86_64-v3",
 /// "cpu-x86_64").

@@ -233,19 +233,26 @@ llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &op
   return p;
 }
 
-llvm::Error writePackage(const Package &package, const std::string &path) {
-  std::string text = json::serialize(package.manifest, 1);
+llvm::Error writePackage(const std::vector<Package> &packages, const std::string &path) {
+  if (packages.empty())
+    return error("nothing to write");
   TrainBinWriter writer;
-  TrainBinStatus st = writer.addSection("manifest", "any", -1,
-                                        reinterpret_cast<const uint8_t *>(text.data()),
-                                        text.size());
-  if (st)
-    st = writer.addSection("code", package.target, -1, package.code.data(), package.code.size());
-  if (st && !package.initParams.empty())
-    st = writer.addSection("params", "any", -1, package.initParams.data(),
-                           package.initParams.size());
-  if (st && !package.onnxModel.empty())
-    st = writer.addSection("onnx", "any", -1, package.onnxModel.data(), package.onnxModel.size());
+  TrainBinStatus st;
+  for (const Package &package : packages) {
+    std::string suffix = package.world ? ".w" + std::to_string(package.world) : "";
+    std::string text = json::serialize(package.manifest, 1);
+    if (st)
+      st = writer.addSection("manifest" + suffix, "any", -1,
+                             reinterpret_cast<const uint8_t *>(text.data()), text.size());
+    if (st)
+      st = writer.addSection("code" + suffix, package.target, -1, package.code.data(),
+                             package.code.size());
+  }
+  const Package &first = packages.front();
+  if (st && !first.initParams.empty())
+    st = writer.addSection("params", "any", -1, first.initParams.data(), first.initParams.size());
+  if (st && !first.onnxModel.empty())
+    st = writer.addSection("onnx", "any", -1, first.onnxModel.data(), first.onnxModel.size());
   if (st)
     st = writer.write(path);
   if (!st)

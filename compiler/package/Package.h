@@ -46,6 +46,9 @@ struct Package {
   /// Initial parameter values as a safetensors file (section "params"); when
   /// present the runtime takes the parameters from it instead of running @init.
   std::vector<uint8_t> initParams;
+  /// The world size of this variant when a train.bin holds several (its
+  /// sections are then manifest.wN and code.wN); 0 for the only one.
+  int64_t world = 0;
   /// Wall seconds of each code-generation phase (CpuCode::phaseSeconds).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };
@@ -53,8 +56,9 @@ struct Package {
 /// Compiles `module` for the CPU.
 llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptions &options);
 
-/// Writes a compiled package to `path` atomically.
-llvm::Error writePackage(const Package &package, const std::string &path);
+/// Writes compiled packages (one per world size; the first one's params and
+/// onnx sections serve all) to `path` atomically.
+llvm::Error writePackage(const std::vector<Package> &packages, const std::string &path);
 
 } // namespace lcc
 

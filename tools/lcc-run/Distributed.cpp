@@ -4,6 +4,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/Sharding.h"
+#include "runtime/TrainBin.h"
 #include "runtime/dist/Collectives.h"
 #include "runtime/dist/Communicator.h"
 
@@ -50,6 +51,45 @@ bool removeTree(const std::string &dir) {
 }
 
 } // namespace
+
+bool checkWorld(const std::string &program, int64_t world, std::string &error) {
+  TrainBin bin;
+  if (TrainBinStatus st = TrainBin::open(program, bin); !st)
+    return error = st.error, false;
+  std::vector<int64_t> worlds = compiledWorlds(bin);
+  if (!worlds.empty()) {
+    if (std::find(worlds.begin(), worlds.end(), world) != worlds.end())
+      return true;
+    std::string list;
+    for (int64_t w : worlds)
+      list += (list.empty() ? "" : ", ") + std::to_string(w);
+    return error = program + ": compiled for " + list + " ranks, not " + std::to_string(world) +
+                   "; recompile with lcc --world=" + std::to_string(world),
+           false;
+  }
+  TrainBinBytes text = bin.find("manifest", "any", -1);
+  json::Value manifest;
+  if (!text.found() ||
+      !json::parse(std::string_view(reinterpret_cast<const char *>(text.data), text.size),
+                   manifest, error))
+    return true; // Program::load in the ranks reports a broken file
+  int64_t compiled = 1;
+  std::string sharding = "none";
+  if (const json::Value *s = manifest.get("sharding"); s && s->isString())
+    sharding = s->asString();
+  if (const json::Value *groups = manifest.get("process_groups"); groups && groups->isArray())
+    for (const json::Value &g : groups->items())
+      if (const json::Value *size = g.get("size"); size && size->isInt())
+        compiled *= size->asInt();
+  if (compiled == world)
+    return true;
+  return error = "this train.bin was compiled for " + std::to_string(compiled) + " rank" +
+                 (compiled == 1 ? "" : "s") + " (lcc --shard=" + sharding + " --world=" +
+                 std::to_string(compiled) + "), but the job has " + std::to_string(world) +
+                 " (lcc-run -n / WORLD_SIZE); run it with -n " + std::to_string(compiled) +
+                 " or recompile with --world=" + std::to_string(world),
+         false;
+}
 
 bool joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
              DistributedRun &out, std::string &error) {

@@ -37,6 +37,10 @@ struct DistributedRun {
   bool active() const { return world > 1; }
 };
 
+/// Whether `program` has code for `world` ranks; else a one-line error (the
+/// launcher checks before starting any rank).
+bool checkWorld(const std::string &program, int64_t world, std::string &error);
+
 /// Joins the job the environment describes (a 1-rank "job" without one) and
 /// installs the manifest's groups. Errors are one line.
 bool joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,

@@ -21,6 +21,7 @@
 #include "runtime/Parallel.h"
 #include "runtime/Plot.h"
 #include "runtime/TrainBin.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/Trainer.h"
 
 #include <chrono>
@@ -151,13 +152,20 @@ int main(int argc, char **argv) {
         continue;
       args.push_back(a);
     }
+    std::string error;
+    if (!run::checkWorld(opt.program, opt.ranks, error))
+      return fail("lcc-run: error: " + error);
     return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, opt.timeout);
   }
   if (opt.threads > 0)
     setNumThreads(int(opt.threads));
 
   Program program;
-  if (ProgramStatus st = Program::load(opt.program, program); !st)
+  // The job's size picks the code when the train.bin has one per world size.
+  dist::DistEnv env;
+  if (dist::DistStatus st = dist::distEnvFromEnvironment(env); !st)
+    return fail("lcc-run: error: " + st.error);
+  if (ProgramStatus st = Program::load(opt.program, program, env.worldSize); !st)
     return fail("lcc-run: error: " + st.error);
   Trainer trainer;
   if (ProgramStatus st = Trainer::create(program, trainer); !st)

@@ -125,10 +125,11 @@ static cl::opt<std::string> shardFlag(
     "shard", cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
                       "zero3 (docs/distributed.md)"),
     cl::init("none"), cl::cat(distCat));
-static cl::opt<int64_t> worldFlag("world",
-                                  cl::desc("Data-parallel ranks the step is compiled for "
-                                           "(lcc-run -n must match)"),
-                                  cl::init(1), cl::cat(distCat));
+static cl::opt<std::string> worldFlag(
+    "world",
+    cl::desc("Data-parallel ranks to compile the step for: N, or a list (1,2,4,8, the default "
+             "with --shard); lcc-run -n picks the matching code"),
+    cl::init(""), cl::cat(distCat));
 static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
                             cl::cat(distCat));
 static cl::opt<std::string> precisionFlag(
@@ -139,6 +140,30 @@ static cl::opt<std::string> precisionFlag(
 static cl::opt<double> bucketFlag("bucket-mb",
                                   cl::desc("Largest bucket of gradients per collective (MiB)"),
                                   cl::init(25.0), cl::cat(distCat));
+
+/// The world sizes to compile for (--world), parsed by parseWorlds.
+static std::vector<int64_t> worlds;
+
+static bool parseWorlds() {
+  worlds.clear();
+  std::string text = worldFlag;
+  if (text.empty())
+    text = shardFlag == "none" ? "1" : "1,2,4,8";
+  for (llvm::StringRef item : llvm::split(text, ',')) {
+    int64_t n = 0;
+    if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20)) {
+      llvm::errs() << "lcc: error: --world expects ranks >= 1 (N or a list like 2,4), got '"
+                   << text << "'\n";
+      return false;
+    }
+    if (llvm::is_contained(worlds, n)) {
+      llvm::errs() << "lcc: error: --world lists " << n << " twice\n";
+      return false;
+    }
+    worlds.push_back(n);
+  }
+  return true;
+}
 
 static lcc::TrainStepOptions trainStepOptions() {
   lcc::TrainStepOptions o;
@@ -154,7 +179,6 @@ static lcc::TrainStepOptions trainStepOptions() {
   o.clip = clipFlag;
   o.accum = accumFlag;
   o.shard = shardFlag;
-  o.world = worldFlag;
   o.bucketMb = bucketFlag;
   return o;
 }
@@ -423,45 +447,62 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
     return fail("lcc: error: cannot write '" + outputFile + "': " + std::string(dir) +
                 " is not a writable directory");
-  lcc::TrainStepOptions t = trainStepOptions();
-  auto start = std::chrono::steady_clock::now();
-  {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return fail("lcc: error: bad pass manager options");
-    if (timing)
-      pm.enableTiming();
-    lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
-    if (failed(pm.run(module)))
-      return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+  // One variant per world size: the world is compiled into the code (shapes
+  // of the parts), so a train.bin for `lcc-run -n N` without recompiling
+  // carries one per N (sections manifest.wN / code.wN).
+  std::vector<lcc::Package> packages;
+  std::optional<lcc::Package> package;
+  double trainStepSeconds = 0;
+  for (int64_t world : worlds) {
+    lcc::TrainStepOptions t = trainStepOptions();
+    t.world = world;
+    OwningOpRef<ModuleOp> copy = worlds.size() > 1 ? module.clone() : nullptr;
+    ModuleOp variant = copy ? *copy : module;
+    auto start = std::chrono::steady_clock::now();
+    {
+      PassManager pm(&context);
+      if (failed(applyPassManagerCLOptions(pm)))
+        return fail("lcc: error: bad pass manager options");
+      if (timing)
+        pm.enableTiming();
+      lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
+      if (failed(pm.run(variant)))
+        return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
+    }
+    // The sharded step alone says what each rank holds and sends: --plan
+    // without -o stops here, so it works for models too large to compile.
+    bool distributedPlan = planFlag && (shardFlag != "none" || precisionFlag != "fp32");
+    if (distributedPlan)
+      llvm::outs() << lcc::distributedPlanReport(
+          lcc::planDistributed(variant, shardFlag, world, precisionFlag));
+    if (distributedPlan && outputFile == "-")
+      continue;
+    trainStepSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    lcc::PackageOptions options;
+    options.cpu.cpu = cpuFlag;
+    options.cpu.passTiming = timing;
+    options.seed = seed;
+    options.source = inputFile;
+    options.sharding = shardFlag;
+    options.training = lcc::json::Value::object(
+        {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
+         {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
+         {"schedule", t.schedule}, {"warmup", static_cast<long long>(t.warmup)},
+         {"decay_steps", static_cast<long long>(t.decaySteps)},
+         {"accum", static_cast<long long>(t.accum)}});
+    auto compiled = lcc::compilePackage(variant, options);
+    if (!compiled) {
+      llvm::errs() << llvm::toString(compiled.takeError()) << "\n";
+      return 3;
+    }
+    compiled->world = worlds.size() > 1 ? world : 0;
+    packages.push_back(std::move(*compiled));
   }
-  // The sharded step alone says what each rank holds and sends: --plan
-  // without -o stops here, so it works for models too large to compile.
-  bool distributedPlan = planFlag && (shardFlag != "none" || precisionFlag != "fp32");
-  if (distributedPlan)
-    llvm::outs() << lcc::distributedPlanReport(
-        lcc::planDistributed(module, shardFlag, worldFlag, precisionFlag));
-  if (distributedPlan && outputFile == "-")
-    return 0;
-  double trainStepSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  lcc::PackageOptions options;
-  options.cpu.cpu = cpuFlag;
-  options.cpu.passTiming = timing;
-  options.seed = seed;
-  options.source = inputFile;
-  options.sharding = shardFlag;
-  options.training = lcc::json::Value::object(
-      {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
-       {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
-       {"schedule", t.schedule}, {"warmup", static_cast<long long>(t.warmup)},
-       {"decay_steps", static_cast<long long>(t.decaySteps)},
-       {"accum", static_cast<long long>(t.accum)}});
-  auto package = lcc::compilePackage(module, options);
-  if (!package) {
-    llvm::errs() << llvm::toString(package.takeError()) << "\n";
-    return 3;
-  }
+  if (packages.empty())
+    return 0; // --plan alone with a sharding mode
+  package = std::move(packages.front());
+  packages.erase(packages.begin());
   if (timing) {
     std::vector<std::pair<std::string, double>> phases = {
         {"frontend (parse, verify)", parseSeconds},
@@ -502,12 +543,15 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       return fail("lcc: error: cannot store the initial parameters: " + st.error);
   }
   package->onnxModel.assign(onnxSource.bytes_begin(), onnxSource.bytes_end());
-  if (llvm::Error err = lcc::writePackage(*package, outputFile)) {
+  packages.insert(packages.begin(), std::move(*package));
+  if (llvm::Error err = lcc::writePackage(packages, outputFile)) {
     llvm::errs() << llvm::toString(std::move(err)) << "\n";
     return 2; // the file system refused: the user's to fix
   }
   if (!quiet)
-    llvm::errs() << "wrote " << outputFile << " (code for " << package->target << ")\n";
+    llvm::errs() << "wrote " << outputFile << " (code for " << packages.front().target
+                 << (worlds.size() > 1 ? ", " + std::to_string(worlds.size()) + " world sizes" : "")
+                 << ")\n";
   return 0;
 }
 
@@ -559,10 +603,10 @@ int main(int argc, char **argv) {
       shardFlag != "zero3")
     return fail("lcc: error: unknown --shard=" + shardFlag +
                 "; expected none, dp, zero1, zero2 or zero3");
-  if (worldFlag < 1)
-    return fail("lcc: error: --world must be >= 1, got " + std::to_string(int64_t(worldFlag)));
-  if (worldFlag > 1 && shardFlag == "none")
-    return fail("lcc: error: --world=" + std::to_string(int64_t(worldFlag)) +
+  if (!parseWorlds())
+    return 2;
+  if ((worlds.size() > 1 || worlds[0] > 1) && shardFlag == "none")
+    return fail("lcc: error: --world=" + worldFlag +
                 " needs a --shard mode (dp, zero1, zero2 or zero3)");
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
     return fail("lcc: error: unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16");

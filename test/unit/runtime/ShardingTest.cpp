@@ -1,0 +1,90 @@
+// Whole tensors <-> flat pieces (runtime/Sharding.h): the pieces of every
+// rank reassemble the tensor at any part count, and incomplete or
+// inconsistent checkpoints are refused with a message naming the tensor.
+#include "runtime/Sharding.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace lcc;
+
+namespace {
+
+HostTensor iota(std::vector<int64_t> shape) {
+  HostTensor t(ElementType::F32, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] = float(i + 1);
+  return t;
+}
+
+/// The files N ranks would write for `whole` cut into N pieces.
+std::vector<SafetensorsFile> piecesOf(const std::string &name, const HostTensor &whole, int64_t n) {
+  ShardSpec spec{"dp", n, whole.shape()};
+  std::vector<SafetensorsFile> files(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    files[r].tensors[name] = cutShard(whole, spec, r);
+    files[r].metadata[shardMetadataKey(name)] = shardMetadataValue(spec, r);
+    files[r].metadata["lcc.step"] = "7";
+  }
+  return files;
+}
+
+TEST(Sharding, CutPadsTheLastPieceWithZeros) {
+  HostTensor w = iota({2, 5}); // 10 elements over 4 parts: 3, 3, 3, 1 + 2 zeros
+  ShardSpec spec{"dp", 4, {2, 5}};
+  EXPECT_EQ(shardElements(spec), 3);
+  HostTensor last = cutShard(w, spec, 3);
+  ASSERT_EQ(last.shape(), std::vector<int64_t>{3});
+  EXPECT_EQ(last.data<float>()[0], 10.0f);
+  EXPECT_EQ(last.data<float>()[1], 0.0f);
+  EXPECT_EQ(last.data<float>()[2], 0.0f);
+  HostTensor second = cutShard(w, spec, 1);
+  EXPECT_EQ(second.data<float>()[0], 4.0f);
+}
+
+TEST(Sharding, PiecesReassembleAtEveryPartCount) {
+  HostTensor w = iota({3, 7});
+  for (int64_t n : {1, 2, 3, 4, 5, 8, 21, 32}) {
+    std::vector<SafetensorsFile> files = piecesOf("w", w, n);
+    files[0].tensors["bias"] = iota({4}); // whole tensors pass through
+    SafetensorsFile whole;
+    std::string error;
+    ASSERT_TRUE(assembleShards(files, whole, error)) << n << ": " << error;
+    ASSERT_EQ(whole.tensors.at("w").shape(), w.shape());
+    EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0) << n;
+    EXPECT_EQ(whole.tensors.at("bias").numElements(), 4);
+    EXPECT_EQ(whole.metadata.at("lcc.step"), "7");
+    EXPECT_FALSE(whole.metadata.count(shardMetadataKey("w"))) << "piece descriptions are dropped";
+  }
+}
+
+TEST(Sharding, MissingPieceIsNamed) {
+  std::vector<SafetensorsFile> files = piecesOf("h.0.w", iota({8}), 4);
+  files.erase(files.begin() + 2);
+  SafetensorsFile whole;
+  std::string error;
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "the checkpoint has 3 of the 4 pieces of 'h.0.w' (a rank's file is missing)");
+}
+
+TEST(Sharding, InconsistentPiecesAreRefused) {
+  std::vector<SafetensorsFile> files = piecesOf("w", iota({8}), 2);
+  files[1].metadata[shardMetadataKey("w")] = "2:1:9";
+  SafetensorsFile whole;
+  std::string error;
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "the pieces of 'w' disagree on their layout");
+
+  files = piecesOf("w", iota({8}), 2);
+  files[1].metadata[shardMetadataKey("w")] = "2:5:8";
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "bad piece description '2:5:8' of 'w'");
+
+  files = piecesOf("w", iota({8}), 2);
+  files[1].tensors["w"] = iota({3});
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "piece 1 of 'w' has the wrong size");
+}
+
+} // namespace
