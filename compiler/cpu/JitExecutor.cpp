@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "runtime/dist/Collectives.h"
 #include "compiler/cpu/LlvmSetup.h"
 #include "runtime/CpuKernels.h"
 
@@ -204,9 +205,12 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
   // the JIT does not depend on what the executable happens to export.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
-    for (const CpuKernelSymbol *s = cpuKernelSymbols(); s->name; ++s)
-      map[interner(s->name)] = {llvm::orc::ExecutorAddr::fromPtr(s->address),
-                                llvm::JITSymbolFlags::Exported};
+    // Collectives too: JIT-run code is one process, where every group has
+    // one rank (the runtime copies).
+    for (const CpuKernelSymbol *table : {cpuKernelSymbols(), dist::collectiveSymbols()})
+      for (const CpuKernelSymbol *s = table; s->name; ++s)
+        map[interner(s->name)] = {llvm::orc::ExecutorAddr::fromPtr(s->address),
+                                  llvm::JITSymbolFlags::Exported};
     return map;
   });
   jit->engine = std::move(*engine);

@@ -28,6 +28,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 using namespace lcc;
 using Clock = std::chrono::steady_clock;
@@ -278,14 +279,15 @@ int main(int argc, char **argv) {
   std::vector<MetricsRow> rows;
   // Fault injection for the tests (docs/distributed.md): LCC_RUN_KILL=R:S
   // makes rank R kill itself (SIGKILL) when step S starts, while the other
-  // ranks are inside the step's collectives.
-  int64_t killRank = -1, killStep = -1;
+  // ranks are inside the step's collectives; R:S:stop stops it instead
+  // (SIGSTOP: a stuck rank, alive but silent).
+  long long killRank = -1, killStep = -1;
+  char killHow[8] = "";
   if (const char *k = std::getenv("LCC_RUN_KILL"))
-    std::sscanf(k, "%lld:%lld", reinterpret_cast<long long *>(&killRank),
-                reinterpret_cast<long long *>(&killStep));
+    std::sscanf(k, "%lld:%lld:%7s", &killRank, &killStep, killHow);
   for (int64_t s = first; s <= opt.steps; ++s) {
     if (s == killStep && job.rank == killRank)
-      std::raise(SIGKILL);
+      std::raise(std::strcmp(killHow, "stop") == 0 ? SIGSTOP : SIGKILL);
     for (int64_t k = 0; k < stepFeed.micro; ++k)
       fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
     StepResult r;

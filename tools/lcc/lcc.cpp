@@ -608,6 +608,9 @@ int main(int argc, char **argv) {
   if ((worlds.size() > 1 || worlds[0] > 1) && shardFlag == "none")
     return fail("lcc: error: --world=" + worldFlag +
                 " needs a --shard mode (dp, zero1, zero2 or zero3)");
+  if (trainSteps > 0 && shardFlag != "none")
+    return fail("lcc: error: --train-steps runs one process on whole tensors; a sharded step "
+                "runs with lcc-run -n N (compile it with -o)");
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
     return fail("lcc: error: unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16");
   if (precisionFlag != "fp32" && outputFile != "-")
