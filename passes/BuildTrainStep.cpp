@@ -168,11 +168,15 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     kinds = {"m", "v"};
   else if (withMomentum)
     kinds = {"momentum"};
+  // State is split like its parameter (tensor parallelism's lcc.shard).
   for (StringRef kind : kinds)
     for (const Param &p : trainable) {
       argTypes.push_back(gradFn.getArgument(p.arg).getType());
-      argAttrs.push_back(attrs.getDictionaryAttr(attrs.getNamedAttr(
-          "lcc.opt_state", attrs.getStringAttr(kind + ":" + p.name.getValue()))));
+      NamedAttrList state;
+      state.set("lcc.opt_state", attrs.getStringAttr(kind + ":" + p.name.getValue()));
+      if (Attribute split = gradFn.getArgAttr(p.arg, "lcc.shard"))
+        state.set("lcc.shard", split);
+      argAttrs.push_back(state.getDictionary(module.getContext()));
     }
   unsigned stepArg = argTypes.size();
   argTypes.push_back(RankedTensorType::get({}, attrs.getI64Type()));
@@ -240,9 +244,16 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     grads[n] = lcc::GradientOp::create(b, loc, grads[n].getType(), grads[n], p.name);
 
   // Global norm (pre-clip) and clip_grad_norm_'s scale min(1, clip/(norm+1e-6)).
+  // A parameter split over a tensor-parallel group (lcc-shard-tp) contributes
+  // the sum over its parts; every rank then has the same norm.
   Value sumSq = constant(b, loc, ct, 0.0);
-  for (Value g : grads)
-    sumSq = vjp::add(b, loc, sumSq, sumOfSquares(b, loc, g, ct));
+  for (auto [g, p] : llvm::zip(grads, trainable)) {
+    Value sq = sumOfSquares(b, loc, g, ct);
+    if (auto split = gradFn.getArgAttrOfType<DictionaryAttr>(p.arg, "lcc.shard"))
+      if (auto group = split.getAs<StringAttr>("group"))
+        sq = lcc::AllReduceOp::create(b, loc, sq.getType(), sq, group, "sum");
+    sumSq = vjp::add(b, loc, sumSq, sq);
+  }
   Value norm = lcc::SqrtOp::create(b, loc, sumSq.getType(), sumSq);
   if (clip > 0) {
     Value coef = vjp::div(b, loc, constant(b, loc, ct, clip),

@@ -107,6 +107,29 @@ def LccShardDataParallelPass : Pass<"lcc-shard-dp", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccShardTensorParallelPass : Pass<"lcc-shard-tp", "::mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism: column/row-parallel matmul pairs of @forward over tp ranks";
+  let description = [{
+    Runs on `@<function>` before lcc-autodiff. Finds regions that start at a
+    column-parallel matmul (a parameter [in, out] used once, output features
+    split over `tp` ranks, per block when the output is sliced into equal
+    blocks such as a fused q/k/v projection) and end at row-parallel matmuls
+    (a parameter [out, d] used once), with only ops between that keep the
+    split (bias adds, elementwise, head reshapes, transposes, attention,
+    rope). The inputs of column matmuls go through `lcc.parallel_copy`, the
+    results of row matmuls through `lcc.all_reduce` (sum), so autodiff builds
+    Megatron's backward. Split parameters get `lcc.shard = {group = "tp",
+    parts, dim, blocks, shape}`. Regions that would leak a split value
+    elsewhere stay whole; no splittable pair at all is an error.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccShardZeroPass : Pass<"lcc-shard-zero", "::mlir::ModuleOp"> {
   let summary = "ZeRO stage 1/2/3: optimizer state, gradients and parameters partitioned over dp ranks";
   let description = [{

@@ -33,6 +33,14 @@ static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
 }
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) {
+  // Tensor parallelism splits the forward; autodiff then derives the split
+  // backward.
+  if (options.tp > 1) {
+    LccShardTensorParallelPassOptions tensor;
+    tensor.function = options.function;
+    tensor.tp = options.tp;
+    pm.addPass(createLccShardTensorParallelPass(tensor));
+  }
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;
   autodiff.function = options.function;
@@ -42,13 +50,13 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   // the optimizer's ops, and must run before anything fuses them away.
   if (options.shard == "dp") {
     LccShardDataParallelPassOptions dp;
-    dp.dp = options.world;
+    dp.dp = options.world / options.tp;
     dp.bucketMb = options.bucketMb;
     pm.addPass(createLccShardDataParallelPass(dp));
   } else if (options.shard == "zero1" || options.shard == "zero2" || options.shard == "zero3") {
     LccShardZeroPassOptions zero;
     zero.stage = options.shard == "zero1" ? 1 : options.shard == "zero2" ? 2 : 3;
-    zero.dp = options.world;
+    zero.dp = options.world / options.tp;
     zero.bucketMb = options.bucketMb;
     pm.addPass(createLccShardZeroPass(zero));
   }

@@ -23,8 +23,11 @@ enum class Phase {
 struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// none, dp, zero1, zero2 or zero3 (docs/distributed.md).
   std::string shard = "none";
-  /// Data-parallel ranks the step is compiled for.
+  /// Ranks the step is compiled for: tp tensor-parallel x world / tp
+  /// data-parallel.
   int64_t world = 1;
+  /// Tensor-parallel ranks (lcc-shard-tp; 1: none).
+  int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
 };

@@ -110,7 +110,10 @@ SmallVector<SmallVector<GradientOp>> buckets(ArrayRef<GradientOp> markers, int64
   int64_t filled = 0;
   for (GradientOp m : markers) {
     int64_t size = byteSize(m.getType());
-    if (out.empty() || filled + size > bytes) {
+    // A bucket is one flat buffer: one element type.
+    bool otherType = !out.empty() && out.back().front().getType().getElementType() !=
+                                         m.getType().getElementType();
+    if (out.empty() || otherType || filled + size > bytes) {
       out.emplace_back();
       filled = 0;
     }

@@ -60,7 +60,8 @@ mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
 llvm::SmallVector<GradientOp> markersByReadiness(mlir::func::FuncOp step);
 
 /// Consecutive markers grouped so each group holds at most `bytes` of
-/// gradients (a gradient larger than that is a group of its own).
+/// gradients of one element type (a gradient larger than that is a group of
+/// its own).
 llvm::SmallVector<llvm::SmallVector<GradientOp>> buckets(llvm::ArrayRef<GradientOp> markers,
                                                          int64_t bytes);
 

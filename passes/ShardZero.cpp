@@ -42,6 +42,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCSHARDZEROPASS
@@ -120,6 +121,10 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
   llvm::StringMap<unsigned> paramArg;
   SmallVector<unsigned> stateArgs;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    if (step.getArgAttr(i, "lcc.shard"))
+      return fail(step, "argument #" + std::to_string(i) +
+                            " is already split (lcc.shard, e.g. tensor parallelism); ZeRO on "
+                            "top of it is not supported yet");
     if (auto name = step.getArgAttrOfType<StringAttr>(i, "lcc.param"))
       if (!step.getArgAttr(i, "lcc.frozen"))
         paramArg[name.getValue()] = i;
@@ -129,6 +134,28 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
   for (lcc::GradientOp m : markers)
     if (!paramArg.count(m.getParam()))
       return fail(m, "the gradient of '" + m.getParam() + "' has no parameter argument");
+  // Scalar parameters have nothing to partition: they stay whole on every
+  // rank with their state, and their gradients are averaged (as data
+  // parallelism does).
+  SmallVector<lcc::GradientOp> scalars;
+  llvm::StringSet<> scalarNames;
+  llvm::erase_if(markers, [&](lcc::GradientOp m) {
+    if (m.getType().getRank() != 0)
+      return false;
+    scalars.push_back(m);
+    scalarNames.insert(m.getParam());
+    return true;
+  });
+  llvm::erase_if(stateArgs, [&](unsigned i) {
+    StringRef state = step.getArgAttrOfType<StringAttr>(i, "lcc.opt_state").getValue();
+    return scalarNames.contains(state.split(':').second);
+  });
+  for (lcc::GradientOp m : scalars) {
+    OpBuilder sb(m);
+    Value mean = lcc::AllReduceOp::create(sb, m.getLoc(), m.getType(), m.getInput(), kGroup, "mean");
+    m.getResult().replaceAllUsesWith(mean);
+    m.erase();
+  }
 
   // The optimizer: what the results need beyond the gradients' computation
   // (which includes the forward and backward).

@@ -158,7 +158,23 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
       numel *= d.asInt();
     }
     int64_t parts = slot.shard.parts;
-    if (parts < 1 || slot.shape.size() != 1 || slot.shape[0] != (numel + parts - 1) / parts)
+    if (const json::Value *dim = shard->get("dim"))
+      slot.shard.dim = dim->isInt() ? dim->asInt() : -2;
+    if (const json::Value *blocks = shard->get("blocks"))
+      slot.shard.blocks = blocks->isInt() ? blocks->asInt() : 0;
+    const std::vector<int64_t> &whole = slot.shard.shape;
+    bool ok = parts >= 1;
+    if (ok && slot.shard.flat()) {
+      ok = slot.shard.dim == -1 && slot.shape.size() == 1 &&
+           slot.shape[0] == (numel + parts - 1) / parts;
+    } else if (ok) {
+      int64_t d = slot.shard.dim, b = slot.shard.blocks;
+      ok = d < int64_t(whole.size()) && b >= 1 && whole[d] % (b * parts) == 0 &&
+           slot.shape.size() == whole.size();
+      for (size_t i = 0; ok && i < whole.size(); ++i)
+        ok = slot.shape[i] == (int64_t(i) == d ? whole[i] / parts : whole[i]);
+    }
+    if (!ok)
       return error = "the shard of '" + slot.name + "' does not match its shape", false;
   }
   return true;

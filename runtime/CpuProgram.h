@@ -30,15 +30,22 @@ struct ProgramStatus {
   explicit operator bool() const { return ok; }
 };
 
-/// How a buffer holds one rank's part of a whole tensor (ZeRO, lcc.shard):
-/// the whole tensor of `shape`, flattened and zero-padded to a multiple of
-/// `parts`, cut into `parts` equal pieces; the rank with index r in `group`
-/// holds piece r. parts == 0: the buffer is the whole tensor.
+/// How a buffer holds one rank's part of a whole tensor (lcc.shard); the
+/// rank with index r in `group` holds piece r of `parts`. Two layouts:
+///  - flat (ZeRO, dim < 0): the whole tensor of `shape`, flattened and
+///    zero-padded to a multiple of `parts`, cut into equal pieces;
+///  - along `dim` (tensor parallelism): that dimension viewed as `blocks`
+///    equal blocks, each cut into `parts` pieces; piece r is part r of every
+///    block (the q, k and v of a fused projection each split by heads).
+/// parts == 0: the buffer is the whole tensor.
 struct ShardSpec {
   std::string group;
   int64_t parts = 0;
   std::vector<int64_t> shape;
+  int64_t dim = -1;
+  int64_t blocks = 1;
   bool sharded() const { return parts > 0; }
+  bool flat() const { return dim < 0; }
 };
 
 /// One buffer of a compiled function's signature.

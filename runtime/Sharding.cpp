@@ -15,18 +15,66 @@ static int64_t product(const std::vector<int64_t> &shape) {
 }
 
 int64_t shardElements(const ShardSpec &spec) {
+  if (!spec.flat())
+    return product(spec.shape) / spec.parts;
   return (product(spec.shape) + spec.parts - 1) / spec.parts;
 }
 
+std::vector<int64_t> shardShape(const ShardSpec &spec) {
+  if (spec.flat())
+    return {shardElements(spec)};
+  std::vector<int64_t> shape = spec.shape;
+  shape[size_t(spec.dim)] /= spec.parts;
+  return shape;
+}
+
+/// Calls copy(wholeOffset, pieceOffset, elements) for each contiguous run of
+/// piece `index` (offsets in elements).
+template <typename Fn>
+static void forEachRun(const ShardSpec &spec, int64_t index, Fn copy) {
+  if (spec.flat()) {
+    int64_t per = shardElements(spec), total = product(spec.shape);
+    int64_t begin = index * per, end = std::min(total, begin + per);
+    if (end > begin)
+      copy(begin, int64_t(0), end - begin);
+    return;
+  }
+  // dim viewed as [blocks, parts, width]: piece r is [:, r, :] of every block.
+  int64_t outer = 1, inner = 1, d = spec.dim;
+  for (int64_t i = 0; i < d; ++i)
+    outer *= spec.shape[size_t(i)];
+  for (size_t i = size_t(d) + 1; i < spec.shape.size(); ++i)
+    inner *= spec.shape[i];
+  int64_t size = spec.shape[size_t(d)], width = size / (spec.blocks * spec.parts);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t b = 0; b < spec.blocks; ++b)
+      copy((o * size + b * (size / spec.blocks) + index * width) * inner,
+           (o * (size / spec.parts) + b * width) * inner, width * inner);
+}
+
 HostTensor cutShard(const HostTensor &whole, const ShardSpec &spec, int64_t index) {
-  int64_t per = shardElements(spec);
-  HostTensor part(whole.elementType(), {per});
+  HostTensor part(whole.elementType(), shardShape(spec));
   size_t es = elementSize(whole.elementType());
-  int64_t begin = index * per;
-  int64_t end = std::min(whole.numElements(), begin + per);
-  if (end > begin)
-    std::memcpy(part.rawData(), static_cast<const uint8_t *>(whole.rawData()) + size_t(begin) * es, size_t(end - begin) * es);
+  const auto *from = static_cast<const uint8_t *>(whole.rawData());
+  auto *to = static_cast<uint8_t *>(part.rawData());
+  forEachRun(spec, index, [&](int64_t w, int64_t p, int64_t n) {
+    std::memcpy(to + size_t(p) * es, from + size_t(w) * es, size_t(n) * es);
+  });
   return part;
+}
+
+HostTensor joinShards(const ShardSpec &spec, ElementType type,
+                      const std::vector<const HostTensor *> &pieces) {
+  HostTensor whole(type, spec.shape);
+  size_t es = elementSize(type);
+  auto *to = static_cast<uint8_t *>(whole.rawData());
+  for (int64_t r = 0; r < spec.parts; ++r) {
+    const auto *from = static_cast<const uint8_t *>(pieces[size_t(r)]->rawData());
+    forEachRun(spec, r, [&](int64_t w, int64_t p, int64_t n) {
+      std::memcpy(to + size_t(w) * es, from + size_t(p) * es, size_t(n) * es);
+    });
+  }
+  return whole;
 }
 
 std::string shardMetadataKey(const std::string &tensor) { return "lcc.shard." + tensor; }
@@ -35,6 +83,8 @@ std::string shardMetadataValue(const ShardSpec &spec, int64_t index) {
   std::string v = std::to_string(spec.parts) + ":" + std::to_string(index) + ":";
   for (size_t i = 0; i < spec.shape.size(); ++i)
     v += (i ? "x" : "") + std::to_string(spec.shape[i]);
+  if (!spec.flat())
+    v += ":" + std::to_string(spec.dim) + ":" + std::to_string(spec.blocks);
   return v;
 }
 
@@ -47,11 +97,21 @@ static bool parseShardValue(const std::string &v, ShardSpec &spec, int64_t &inde
     return true;
   };
   size_t a = v.find(':'), b = a == std::string::npos ? a : v.find(':', a + 1);
+  spec.dim = -1;
+  spec.blocks = 1;
   if (b == std::string::npos || !number(v.substr(0, a), spec.parts) ||
       !number(v.substr(a + 1, b - a - 1), index) || spec.parts < 1 || index >= spec.parts)
     return false;
   spec.shape.clear();
   std::string dims = v.substr(b + 1);
+  // Optional ":<dim>:<blocks>" (a split along one dimension).
+  if (size_t c = dims.find(':'); c != std::string::npos) {
+    size_t c2 = dims.find(':', c + 1);
+    if (c2 == std::string::npos || !number(dims.substr(c + 1, c2 - c - 1), spec.dim) ||
+        !number(dims.substr(c2 + 1), spec.blocks) || spec.blocks < 1)
+      return false;
+    dims = dims.substr(0, c);
+  }
   for (size_t pos = 0; !dims.empty() && pos <= dims.size();) {
     size_t x = dims.find('x', pos);
     if (x == std::string::npos)
@@ -62,6 +122,9 @@ static bool parseShardValue(const std::string &v, ShardSpec &spec, int64_t &inde
     spec.shape.push_back(d);
     pos = x + 1;
   }
+  if (!spec.flat() && (spec.dim >= int64_t(spec.shape.size()) ||
+                       spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) != 0))
+    return false;
   return true;
 }
 
@@ -95,10 +158,11 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
         p.spec = spec;
         p.type = t.elementType();
       } else if (p.spec.parts != spec.parts || p.spec.shape != spec.shape ||
+                 p.spec.dim != spec.dim || p.spec.blocks != spec.blocks ||
                  p.type != t.elementType()) {
         return error = "the pieces of '" + name + "' disagree on their layout", false;
       }
-      if (t.shape() != std::vector<int64_t>{shardElements(spec)})
+      if (t.shape() != shardShape(spec))
         return error = "piece " + std::to_string(index) + " of '" + name + "' has the wrong size",
                false;
       p.byIndex[index] = &t;
@@ -108,14 +172,10 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
       return error = "the checkpoint has " + std::to_string(p.byIndex.size()) + " of the " +
                      std::to_string(p.spec.parts) + " pieces of '" + name +
                      "' (a rank's file is missing)", false;
-    HostTensor t(p.type, p.spec.shape);
-    size_t es = elementSize(p.type);
-    int64_t per = shardElements(p.spec), total = t.numElements();
-    for (auto &[index, piece] : p.byIndex) {
-      int64_t begin = index * per, end = std::min(total, begin + per);
-      if (end > begin)
-        std::memcpy(static_cast<uint8_t *>(t.rawData()) + size_t(begin) * es, piece->rawData(), size_t(end - begin) * es);
-    }
+    std::vector<const HostTensor *> pieces;
+    for (auto &[index, piece] : p.byIndex)
+      pieces.push_back(piece);
+    HostTensor t = joinShards(p.spec, p.type, pieces);
     whole.tensors[name] = std::move(t);
   }
   return true;

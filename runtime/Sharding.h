@@ -7,7 +7,8 @@
 // into this rank's piece, and reassembling whole tensors from the pieces of
 // every rank's checkpoint file. A checkpoint file says which piece each
 // tensor is in its metadata, so files stay self-describing:
-//   "lcc.shard.<name>" = "<parts>:<index>:<d0>x<d1>x..." (the whole shape)
+//   "lcc.shard.<name>" = "<parts>:<index>:<d0>x<d1>x..." (the whole shape),
+//   followed by ":<dim>:<blocks>" for a split along one dimension
 // A tensor without that entry is whole.
 //
 //===----------------------------------------------------------------------===//
@@ -22,11 +23,18 @@
 
 namespace lcc {
 
-/// Elements per piece: ceil(numel / parts).
+/// Elements per piece: ceil(numel / parts) flat, numel / parts along a dim.
 int64_t shardElements(const ShardSpec &spec);
+/// The shape of a piece: [ceil(numel / parts)] flat, else the whole shape
+/// with spec.dim divided by parts.
+std::vector<int64_t> shardShape(const ShardSpec &spec);
 
-/// Piece `index` of `whole` (of spec.shape), zero-padded at the end.
+/// Piece `index` of `whole` (of spec.shape); a flat piece is zero-padded at
+/// the end.
 HostTensor cutShard(const HostTensor &whole, const ShardSpec &spec, int64_t index);
+/// The whole tensor from its pieces, in index order (inverse of cutShard).
+HostTensor joinShards(const ShardSpec &spec, ElementType type,
+                      const std::vector<const HostTensor *> &pieces);
 
 /// The metadata key and value describing piece `index` of `spec`.
 std::string shardMetadataKey(const std::string &tensor);

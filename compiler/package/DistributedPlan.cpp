@@ -71,6 +71,11 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step)
     return p;
+  if (auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
+    for (NamedAttribute g : groups)
+      if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue()))
+        p.groups += (p.groups.empty() ? "" : " x ") + g.getName().str() + "=" +
+                    std::to_string(size.getInt());
   bool mixed = precision != "fp32";
   bool gradsPartitioned = mode == "zero2" || mode == "zero3";
   bool statePartitioned = mode.rfind("zero", 0) == 0;
@@ -137,8 +142,8 @@ std::string distributedPlanReport(const DistributedPlan &p) {
   std::string out;
   llvm::raw_string_ostream os(out);
   bool mixed = p.precision != "fp32";
-  os << "distributed plan: --shard=" << p.mode << ", " << p.world << " data-parallel rank"
-     << (p.world == 1 ? "" : "s") << ", "
+  os << "distributed plan: --shard=" << p.mode << ", " << p.world << " rank"
+     << (p.world == 1 ? "" : "s") << (p.groups.empty() ? "" : " (" + p.groups + ")") << ", "
      << (mixed ? p.precision + " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
                : std::string("fp32 (4 + 4 + K=8 bytes per parameter: AdamW's m and v)"))
      << "\n";

@@ -29,6 +29,7 @@ struct DistributedPlan {
   std::string mode = "none";
   int64_t world = 1;
   std::string precision = "fp32";
+  std::string groups;           // "dp=2 x tp=2" (the module's process groups)
   int64_t parameters = 0;       // trainable parameters of the whole model (Psi)
   // Per rank, in bytes under `precision`'s accounting.
   int64_t paramBytes = 0, gradBytes = 0, stateBytes = 0;

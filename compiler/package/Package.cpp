@@ -72,9 +72,15 @@ static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out,
   json::Value full = json::Value::array();
   for (int64_t d : shape.asArrayRef())
     full.push(json::Value(static_cast<long long>(d)));
-  s->set("shard", json::Value::object({{"group", group.str()},
-                                       {"parts", json::Value(static_cast<long long>(parts.getInt()))},
-                                       {"shape", std::move(full)}}));
+  json::Value spec = json::Value::object({{"group", group.str()},
+                                          {"parts", json::Value(static_cast<long long>(parts.getInt()))},
+                                          {"shape", std::move(full)}});
+  // Tensor parallelism splits one dimension (per block); ZeRO splits flat.
+  if (auto dim = shard.getAs<IntegerAttr>("dim"))
+    spec.set("dim", json::Value(static_cast<long long>(dim.getInt())));
+  if (auto blocks = shard.getAs<IntegerAttr>("blocks"))
+    spec.set("blocks", json::Value(static_cast<long long>(blocks.getInt())));
+  s->set("shard", std::move(spec));
   return s;
 }
 

@@ -130,4 +130,6 @@ LogicalResult ShardSliceOp::verify() {
 
 OpFoldResult GradientOp::fold(FoldAdaptor) { return getInput(); }
 
+LogicalResult ParallelCopyOp::verify() { return groupSize(*this, getGroup()); }
+
 } // namespace lcc

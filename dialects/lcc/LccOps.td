@@ -376,8 +376,15 @@ class Lcc_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Lcc_Op<mnemonic, !listconcat([Lcc_CostOpInterface, MemoryEffects<[MemRead, MemWrite]>],
                                    traits)>;
 
-def Lcc_AllReduceOp : Lcc_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "result"]>]> {
+def Lcc_AllReduceOp : Lcc_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = "Elementwise sum/mean/max/min of `input` over the ranks of `group`, on every rank";
+  let description = [{
+    Its VJP (sum: identity; mean: 1/N) assumes what tensor parallelism
+    differentiates: one loss that every rank of the group computes alike, so
+    the gradient of the replicated result is itself replicated (Megatron's
+    "g" operator). max and min have no VJP.
+  }];
   let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group,
                        DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction);
   let results = (outs Lcc_FloatTensor:$result);
@@ -445,6 +452,21 @@ def Lcc_ShardSliceOp : Lcc_Op<"shard_slice", [Pure, Lcc_CostOpInterface]> {
                        DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs Lcc_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lcc_ParallelCopyOp : Lcc_Op<"parallel_copy", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>, Lcc_CostOpInterface]> {
+  let summary = "Identity whose gradient is summed over the ranks of `group` (Megatron's f)";
+  let description = [{
+    Where a value every rank of a tensor-parallel group holds alike enters
+    work split over the group (the input of a column-parallel matmul), each
+    rank's backward yields only its share of the value's gradient; the VJP
+    all-reduces (sums) them. Lowers to its input.
+  }];
+  let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group);
+  let results = (outs Lcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 

@@ -102,13 +102,15 @@ bool joinJob(const json::Value &manifest, const std::string &backend, double tim
       if (!name || !name->isString() || !size || !size->isInt() || size->asInt() < 1)
         return error = "the manifest's process_groups are malformed", false;
       grid.push_back({name->asString(), int(size->asInt())});
+      out.groupSizes[name->asString()] = size->asInt();
       out.groups.push_back(name->asString());
       compiledWorld *= size->asInt();
     }
   dist::DistEnv env;
   if (dist::DistStatus st = dist::distEnvFromEnvironment(env); !st)
     return error = st.error, false;
-  env.timeoutSeconds = timeoutSeconds;
+  if (timeoutSeconds > 0) // --timeout wins over $LCC_DIST_TIMEOUT
+    env.timeoutSeconds = timeoutSeconds;
   std::string sharding = "none";
   if (const json::Value *s = manifest.get("sharding"); s && s->isString())
     sharding = s->asString();
@@ -162,9 +164,18 @@ bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withS
     lcc_all_gather(int64_t(g - run.groups.begin()), int64_t(t.elementType()),
                    int64_t(reinterpret_cast<intptr_t>(t.rawData())),
                    int64_t(reinterpret_cast<intptr_t>(all.rawData())), per);
-    HostTensor whole(t.elementType(), spec->shape);
-    std::memcpy(whole.rawData(), all.rawData(), whole.byteSize());
-    t = std::move(whole);
+    // The gathered buffer is the pieces in rank order; put them in place.
+    std::vector<HostTensor> pieces;
+    std::vector<const HostTensor *> order;
+    size_t bytes = size_t(per) * elementSize(t.elementType());
+    for (int64_t r = 0; r < spec->parts; ++r) {
+      pieces.emplace_back(t.elementType(), shardShape(*spec));
+      std::memcpy(pieces.back().rawData(), static_cast<uint8_t *>(all.rawData()) + size_t(r) * bytes,
+                  bytes);
+    }
+    for (const HostTensor &p : pieces)
+      order.push_back(&p);
+    t = joinShards(*spec, t.elementType(), order);
   }
   return true;
 }
@@ -172,15 +183,25 @@ bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withS
 bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
                            const Trainer &trainer, const std::map<std::string, std::string> &meta,
                            int64_t keep, std::string &error) {
+  // Every rank writes into a fresh partial directory; only when all have
+  // written does rank 0 move it into place, so a step directory is always
+  // complete and never mixes files of two runs (of different world sizes).
   std::string stepDir = dir + "/" + stepDirName(step);
-  for (const std::string &d : {dir, stepDir})
-    if (mkdir(d.c_str(), 0777) != 0 && errno != EEXIST)
-      return error = "cannot create checkpoint directory '" + d + "': " + std::strerror(errno),
+  std::string partial = dir + "/.partial-" + stepDirName(step);
+  if (run.rank == 0) {
+    if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+      return error = "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno),
              false;
+    removeTree(partial);
+    if (mkdir(partial.c_str(), 0777) != 0)
+      return error = "cannot create '" + partial + "': " + std::strerror(errno), false;
+  }
+  if (!barrier(run, error))
+    return false;
   std::map<std::string, std::string> m = meta;
   m["lcc.world"] = std::to_string(run.world);
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/run.rank == 0);
-  if (SafetensorsStatus st = writeSafetensors(stepDir + "/" + rankFileName(run.rank, run.world), mine);
+  if (SafetensorsStatus st = writeSafetensors(partial + "/" + rankFileName(run.rank, run.world), mine);
       !st)
     return error = st.error, false;
   // Only a checkpoint every rank finished writing may become `latest`.
@@ -188,6 +209,15 @@ bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, in
     return false;
   if (run.rank != 0)
     return true;
+  // An older directory of the same step (another run) goes out of the way
+  // first; `latest` may name it until the new one is in place.
+  std::string old = dir + "/.replaced-" + stepDirName(step);
+  removeTree(old);
+  if (rename(stepDir.c_str(), old.c_str()) != 0 && errno != ENOENT)
+    return error = "cannot replace '" + stepDir + "': " + std::strerror(errno), false;
+  if (rename(partial.c_str(), stepDir.c_str()) != 0)
+    return error = "cannot commit '" + stepDir + "': " + std::strerror(errno), false;
+  removeTree(old);
   std::string latest = stepDirName(step) + "\n";
   if (!writeFileAtomically(dir + "/latest", latest.data(), latest.size(), error))
     return false;
@@ -205,8 +235,11 @@ bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, in
   return true;
 }
 
-bool loadAnyCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
+bool loadAnyCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used,
                        std::string &error) {
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
   std::string target = path;
   struct stat sb;
   if (stat(path.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode) && !isStepDir(path.substr(path.find_last_of('/') + 1))) {
@@ -223,8 +256,14 @@ bool loadAnyCheckpoint(const std::string &path, SafetensorsFile &file, std::stri
     }
   }
   if (stat(target.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode) ||
-      !isStepDir(target.substr(target.find_last_of('/') + 1)))
-    return loadCheckpoint(path, file, used, error);
+      !isStepDir(target.substr(target.find_last_of('/') + 1))) {
+    // One file; written by a 1-rank run it may still hold pieces (a ZeRO
+    // train.bin's 1-rank variant): put them together.
+    SafetensorsFile one;
+    if (!loadCheckpoint(path, one, used, error))
+      return false;
+    return assembleShards({one}, file, error) || (error = used + ": " + error, false);
+  }
   used = target;
   std::vector<std::string> names;
   if (DIR *d = opendir(target.c_str())) {
@@ -238,6 +277,16 @@ bool loadAnyCheckpoint(const std::string &path, SafetensorsFile &file, std::stri
   std::sort(names.begin(), names.end());
   if (names.empty())
     return error = target + ": no rank files in this checkpoint", false;
+  // Every file of one checkpoint says the same world size, and all are there.
+  std::string world = names.front().substr(names.front().find("-of-"));
+  for (const std::string &n : names)
+    if (n.substr(n.find("-of-")) != world)
+      return error = target + ": files of different world sizes (" + names.front() + ", " + n +
+                     ")", false;
+  int64_t expected = std::strtoll(world.c_str() + 4, nullptr, 10);
+  if (int64_t(names.size()) != expected)
+    return error = target + ": has " + std::to_string(names.size()) + " rank files, expected " +
+                   std::to_string(expected) + " (a rank's file is missing)", false;
   std::vector<SafetensorsFile> files(names.size());
   for (size_t i = 0; i < names.size(); ++i)
     if (SafetensorsStatus st = readSafetensors(target + "/" + names[i], files[i]); !st)

@@ -30,8 +30,8 @@ namespace lcc::run {
 
 struct DistributedRun {
   int rank = 0, world = 1;
-  /// This process's rank in each of the manifest's groups.
-  std::map<std::string, int64_t> groupRanks;
+  /// This process's rank in each of the manifest's groups, and their sizes.
+  std::map<std::string, int64_t> groupRanks, groupSizes;
   /// The manifest's group names in the order the compiled code indexes them.
   std::vector<std::string> groups;
   bool active() const { return world > 1; }

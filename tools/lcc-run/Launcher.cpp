@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -62,7 +63,13 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
   std::string port = std::to_string(freePort());
   std::fflush(stdout);
   std::fflush(stderr);
+  // Handlers first: a signal while ranks start must still reach them.
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   std::vector<pid_t> pids(ranks, -1);
+  pid_t launcher = getpid();
   for (int r = 0; r < ranks; ++r) {
     pid_t pid = fork();
     if (pid < 0) {
@@ -73,6 +80,10 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
       return 1;
     }
     if (pid == 0) {
+      // A rank never outlives its launcher (even one killed with SIGKILL).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher)
+        _exit(1);
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
@@ -105,11 +116,6 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
     }
     pids[r] = pid;
   }
-
-  struct sigaction sa {};
-  sa.sa_handler = onSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
 
   using Clock = std::chrono::steady_clock;
   int running = ranks, result = 0, failedRank = -1;

@@ -48,7 +48,8 @@ distributed (the train.bin compiled with lcc --shard=MODE --world=N):
                        MASTER_PORT set as torchrun does); without -n, lcc-run is the
                        one rank those variables (or SLURM/Open MPI's) describe
   --backend B          gloo (CPU, default) or nccl (GPU)
-  --timeout S          seconds a rank waits for the others before failing (default 300)
+  --timeout S          seconds a rank waits for the others before failing (default
+                       $LCC_DIST_TIMEOUT, else 300)
   --log-dir DIR        each rank's output in DIR/rank-<r>.log (default: only rank 0's
                        progress and every rank's errors are shown)
 )";

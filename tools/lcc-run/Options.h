@@ -32,7 +32,8 @@ struct Options {
                             // rank an external launcher describes in the environment)
   std::string logDir;       // per-rank logs of -n runs
   std::string backend = "gloo";
-  double timeout = 300;     // seconds a collective may wait for a peer
+  double timeout = 0;       // seconds a collective may wait for a peer; 0: not
+                            // given ($LCC_DIST_TIMEOUT, else 300)
 };
 
 /// Parses argv; on a user error returns false with a one-line message (or

@@ -156,7 +156,15 @@ int main(int argc, char **argv) {
     std::string error;
     if (!run::checkWorld(opt.program, opt.ranks, error))
       return fail("lcc-run: error: " + error);
-    return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, opt.timeout);
+    // The ranks read the same timeout (--timeout, else $LCC_DIST_TIMEOUT).
+    double timeout = opt.timeout;
+    if (timeout <= 0) {
+      const char *envTimeout = std::getenv("LCC_DIST_TIMEOUT");
+      timeout = envTimeout ? std::strtod(envTimeout, nullptr) : 0;
+      if (!(timeout > 0))
+        timeout = 300;
+    }
+    return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, timeout);
   }
   if (opt.threads > 0)
     setNumThreads(int(opt.threads));
@@ -175,7 +183,7 @@ int main(int argc, char **argv) {
   std::string error;
   run::DistributedRun job;
   if (!run::joinJob(program.manifest(), opt.backend, opt.timeout, job, error))
-    return fail("lcc-run: error: " + error);
+    return fail("lcc-run: error: " + error), 4; // docs/distributed.md: distributed failures
   trainer.setGroupRanks(job.groupRanks);
   const bool lead = job.rank == 0; // prints progress, writes metrics and exports
   if (!lead)
@@ -186,9 +194,11 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + opt.program + ": " + error);
   if (!makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed, error))
     return fail("lcc-run: error: " + opt.program + ": " + error);
+  // Data-parallel ranks train on different rows; tensor-parallel ranks of
+  // one data-parallel rank share its rows.
   if (auto dp = job.groupRanks.find("dp"); dp != job.groupRanks.end())
     for (Feed *f : {&stepFeed, &evalFeed}) {
-      f->parts = job.world; // data parallelism is the whole grid for now
+      f->parts = job.groupSizes.at("dp");
       f->part = dp->second;
     }
 
@@ -271,8 +281,11 @@ int main(int argc, char **argv) {
     if (job.active())
       return run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
                                         opt.keep, err);
-    return saveCheckpoint(opt.saveDir, trainer.stepCount(), trainer.snapshot(true, meta), opt.keep,
-                          err);
+    // One process: whole tensors (a ZeRO train.bin's 1-rank variant still
+    // holds pieces, of one part each).
+    SafetensorsFile whole;
+    return run::wholeSnapshot(job, trainer, true, meta, whole, err) &&
+           saveCheckpoint(opt.saveDir, trainer.stepCount(), whole, opt.keep, err);
   };
   auto start = Clock::now();
   double lastLoss = NAN, lastVal = NAN;

@@ -132,6 +132,10 @@ static cl::opt<std::string> worldFlag(
     cl::init(""), cl::cat(distCat));
 static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
                             cl::cat(distCat));
+static cl::opt<int64_t> tpFlag("tp",
+                               cl::desc("Tensor-parallel ranks (Megatron column/row-parallel "
+                                        "attention and MLP); --world counts all ranks"),
+                               cl::init(1), cl::cat(distCat));
 static cl::opt<std::string> precisionFlag(
     "precision",
     cl::desc("fp32 (default), or bf16/fp16 for --plan's mixed-precision accounting (ZeRO "
@@ -148,7 +152,7 @@ static bool parseWorlds() {
   worlds.clear();
   std::string text = worldFlag;
   if (text.empty())
-    text = shardFlag == "none" ? "1" : "1,2,4,8";
+    text = shardFlag != "none" ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
   for (llvm::StringRef item : llvm::split(text, ',')) {
     int64_t n = 0;
     if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20)) {
@@ -162,6 +166,11 @@ static bool parseWorlds() {
     }
     worlds.push_back(n);
   }
+  // Without --world, the default sizes that hold the tensor-parallel group.
+  if (worldFlag.empty() && tpFlag > 1)
+    llvm::erase_if(worlds, [](int64_t n) { return n % tpFlag != 0; });
+  if (worlds.empty())
+    worlds.push_back(tpFlag);
   return true;
 }
 
@@ -179,6 +188,10 @@ static lcc::TrainStepOptions trainStepOptions() {
   o.clip = clipFlag;
   o.accum = accumFlag;
   o.shard = shardFlag;
+  o.tp = tpFlag;
+  // The train.bin loop sets each variant's world; other phases use the one
+  // world given (main refuses a list there).
+  o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
   return o;
 }
@@ -471,7 +484,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     }
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
-    bool distributedPlan = planFlag && (shardFlag != "none" || precisionFlag != "fp32");
+    bool distributedPlan =
+        planFlag && (shardFlag != "none" || tpFlag > 1 || precisionFlag != "fp32");
     if (distributedPlan)
       llvm::outs() << lcc::distributedPlanReport(
           lcc::planDistributed(variant, shardFlag, world, precisionFlag));
@@ -605,10 +619,22 @@ int main(int argc, char **argv) {
                 "; expected none, dp, zero1, zero2 or zero3");
   if (!parseWorlds())
     return 2;
-  if ((worlds.size() > 1 || worlds[0] > 1) && shardFlag == "none")
+  if (tpFlag < 1)
+    return fail("lcc: error: --tp must be >= 1, got " + std::to_string(int64_t(tpFlag)));
+  for (int64_t w : worlds)
+    if (w % tpFlag != 0)
+      return fail("lcc: error: --world=" + std::to_string(w) + " is not a multiple of --tp=" +
+                  std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)");
+  if (tpFlag > 1 && (shardFlag == "zero1" || shardFlag == "zero2" || shardFlag == "zero3"))
+    return fail("lcc: error: --tp with --shard=" + shardFlag +
+                " is not supported yet; combine --tp with --shard=dp");
+  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) && shardFlag == "none")
     return fail("lcc: error: --world=" + worldFlag +
                 " needs a --shard mode (dp, zero1, zero2 or zero3)");
-  if (trainSteps > 0 && shardFlag != "none")
+  if (worlds.size() > 1 && (compileTo.getNumOccurrences() || emit == "mlir"))
+    return fail("lcc: error: --compile-to/--emit=mlir print one step: give one --world (the "
+                "default with --shard is 1,2,4,8)");
+  if (trainSteps > 0 && (shardFlag != "none" || tpFlag > 1))
     return fail("lcc: error: --train-steps runs one process on whole tensors; a sharded step "
                 "runs with lcc-run -n N (compile it with -o)");
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")

@@ -22,7 +22,7 @@
 // outermost non-unit one, where a part is one contiguous block (the sharding
 // passes only use such axes).
 //
-// `lcc.gradient` lowers to its input and `lcc.shard_slice` to a slice at
+// `lcc.gradient` and `lcc.parallel_copy` lower to their input, `lcc.shard_slice` to a slice at
 // offset rank * size, with the rank from the runtime.
 //
 //===----------------------------------------------------------------------===//
@@ -279,9 +279,11 @@ struct RecvModel : CollectiveModelBase<RecvModel, RecvOp, false> {
   }
 };
 
-struct GradientLowering : OpRewritePattern<GradientOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GradientOp op, PatternRewriter &rewriter) const override {
+/// lcc.gradient and lcc.parallel_copy are identities once differentiated.
+template <typename Op>
+struct IdentityLowering : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, op.getInput());
     return success();
   }
@@ -337,7 +339,8 @@ void registerCollectiveBufferization(DialectRegistry &registry) {
 
 namespace lowering {
 void populateCollectivePatterns(RewritePatternSet &patterns) {
-  patterns.add<GradientLowering, ShardSliceLowering>(patterns.getContext());
+  patterns.add<IdentityLowering<GradientOp>, IdentityLowering<ParallelCopyOp>, ShardSliceLowering>(
+      patterns.getContext());
 }
 } // namespace lowering
 

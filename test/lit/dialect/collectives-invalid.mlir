@@ -106,3 +106,13 @@ module attributes {lcc.process_groups = {dp = 4 : i64}} {
     return
   }
 }
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @copy_group(%x: tensor<8xf32>) {
+    // expected-error @+1 {{process group 'tp' is not declared in the module's lcc.process_groups}}
+    %0 = lcc.parallel_copy %x {group = "tp"} : tensor<8xf32>
+    return
+  }
+}

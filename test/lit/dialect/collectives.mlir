@@ -35,6 +35,7 @@ module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
   // CHECK: lcc.shard_slice %{{.*}} {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
   // CHECK: lcc.shard_slice %{{.*}} {axis = 1 : i64, group = "tp"} : tensor<8x4xf32> -> tensor<8x2xf32>
   // CHECK: lcc.gradient %{{.*}} {param = "w"} : tensor<8x3xf32>
+  // CHECK: lcc.parallel_copy %{{.*}} {group = "tp"} : tensor<8x4xf32>
   // KEPT-LABEL: func.func @local_ops
   // KEPT-NOT: lcc.gradient
   // KEPT: return %arg0
@@ -43,6 +44,7 @@ module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
     %0 = lcc.shard_slice %g {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
     %1 = lcc.shard_slice %h {group = "tp", axis = 1} : tensor<8x4xf32> -> tensor<8x2xf32>
     %2 = lcc.gradient %g {param = "w"} : tensor<8x3xf32>
+    %3 = lcc.parallel_copy %h {group = "tp"} : tensor<8x4xf32>
     return %2, %0, %1 : tensor<8x3xf32>, tensor<2x3xf32>, tensor<8x2xf32>
   }
 

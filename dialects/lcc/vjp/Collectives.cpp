@@ -1,0 +1,41 @@
+//===- Collectives.cpp - VJPs of tensor parallelism's two operators -------===//
+//
+// Megatron's pair: `parallel_copy` (f) is the identity where a replicated
+// value enters work split over a group, and its gradient is the sum of every
+// rank's share; `all_reduce` (g) sums the split work's partial results, and
+// because every rank then computes the same loss from the same sum, the
+// gradient of its input is the (replicated) gradient of its result.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/vjp/VjpUtils.h"
+
+using namespace mlir;
+
+namespace lcc {
+
+LogicalResult ParallelCopyOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                                       SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  if (needed[0] && rg[0])
+    out[0] = AllReduceOp::create(b, getLoc(), rg[0].getType(), rg[0], getGroup(), "sum");
+  return success();
+}
+
+LogicalResult AllReduceOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  StringRef reduction = getReduction();
+  if (reduction != "sum" && reduction != "mean")
+    return emitOpError() << "has no VJP for reduction '" << reduction << "'";
+  if (!needed[0] || !rg[0])
+    return success();
+  out[0] = rg[0];
+  if (reduction == "mean") {
+    auto groups = processGroups(*this);
+    int64_t n = groups ? groups.getAs<IntegerAttr>(getGroup()).getInt() : 1;
+    out[0] = vjp::scale(b, getLoc(), rg[0], 1.0 / double(n));
+  }
+  return success();
+}
+
+} // namespace lcc
