@@ -59,17 +59,6 @@ struct Split {
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
-bool isUnaryElementwise(Operation *op) {
-  return llvm::isa<lcc::NegOp, lcc::ExpOp, lcc::LogOp, lcc::TanhOp, lcc::ErfOp, lcc::SqrtOp,
-                   lcc::RsqrtOp, lcc::ReluOp, lcc::SigmoidOp, lcc::SiluOp, lcc::GeluOp,
-                   lcc::ConvertOp>(op);
-}
-
-bool isBinaryElementwise(Operation *op) {
-  return llvm::isa<lcc::AddOp, lcc::SubOp, lcc::MulOp, lcc::DivOp, lcc::MaximumOp,
-                   lcc::MinimumOp>(op);
-}
-
 struct Analysis {
   llvm::DenseMap<Value, Split> splits;               // split values (whole types)
   llvm::DenseMap<Value, Split> params;               // split parameters
@@ -179,11 +168,12 @@ Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
       failAll();
       continue;
     }
-    if (isUnaryElementwise(&op)) {
+    bool elementwise = lcc::shard::isElementwise(&op);
+    if (elementwise && op.getNumOperands() == 1) {
       a.splits[result] = a.splits.lookup(op.getOperand(0));
       continue;
     }
-    if (isBinaryElementwise(&op)) {
+    if (elementwise && op.getNumOperands() == 2) {
       Value l = op.getOperand(0), r = op.getOperand(1);
       bool ls = a.splits.count(l), rs = a.splits.count(r);
       if (ls && rs && typeOf(l) == typeOf(r) && a.splits[l].dim == a.splits[r].dim &&

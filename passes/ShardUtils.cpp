@@ -101,6 +101,12 @@ SmallVector<GradientOp> markersByReadiness(func::FuncOp step) {
   return markers;
 }
 
+bool isElementwise(Operation *op) {
+  return llvm::isa<NegOp, ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReluOp, SigmoidOp, SiluOp,
+                   GeluOp, ConvertOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+                   CmpOp, WhereOp>(op);
+}
+
 int64_t byteSize(RankedTensorType type) {
   return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }

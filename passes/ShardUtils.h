@@ -74,6 +74,12 @@ void setInsertionAfterAll(mlir::OpBuilder &b, mlir::Block *block, mlir::ValueRan
 /// result) with its mean over `group`, so every rank reports the global loss.
 void averageLoss(mlir::func::FuncOp fn, llvm::StringRef group);
 
+/// Ops that compute each result element from the same-position elements of
+/// their operands (with broadcasting): unary math and convert, binary
+/// arithmetic, cmp and where. A split or partition of the operands carries
+/// over to the result.
+bool isElementwise(mlir::Operation *op);
+
 /// Bytes of a tensor type's elements.
 int64_t byteSize(mlir::RankedTensorType type);
 

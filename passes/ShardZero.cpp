@@ -62,13 +62,6 @@ constexpr llvm::StringLiteral kGroup = "dp";
 /// backward's uses come after the rest of the forward and backward.
 constexpr int64_t kGatherReuseDistance = 32;
 
-bool isElementwise(Operation *op) {
-  return llvm::isa<lcc::AddOp, lcc::SubOp, lcc::MulOp, lcc::DivOp, lcc::PowOp, lcc::MaximumOp,
-                   lcc::MinimumOp, lcc::NegOp, lcc::ExpOp, lcc::LogOp, lcc::SqrtOp, lcc::RsqrtOp,
-                   lcc::TanhOp, lcc::SigmoidOp, lcc::ReluOp, lcc::ErfOp, lcc::ConvertOp,
-                   lcc::WhereOp, lcc::CmpOp>(op);
-}
-
 struct LccShardZeroPass : lcc::impl::LccShardZeroPassBase<LccShardZeroPass> {
   using Base::Base;
 
@@ -411,7 +404,7 @@ LogicalResult LccShardZeroPass::shardOptimizer(func::FuncOp step,
       continue;
     }
     auto resultType = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!isElementwise(op) || op->getNumResults() != 1 || !resultType)
+    if (!shard::isElementwise(op) || op->getNumResults() != 1 || !resultType)
       return fail(op, "'" + op->getName().getStringRef() +
                           "' on the optimizer path cannot be partitioned (only elementwise "
                           "ops and whole-tensor sums can)");

@@ -2,10 +2,12 @@
 #include "runtime/Checkpoint.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/Sharding.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -20,9 +22,76 @@ std::string checkpointFileName(int64_t step) {
   return buf;
 }
 
+std::string checkpointStepDirName(int64_t step) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "step-%08lld.d", static_cast<long long>(step));
+  return buf;
+}
+
+std::string checkpointRankFileName(int rank, int world) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "rank-%05d-of-%05d.safetensors", rank, world);
+  return buf;
+}
+
+static bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
 static bool isCheckpointName(const std::string &n) {
-  return n.rfind("step-", 0) == 0 && n.size() > 17 &&
-         n.compare(n.size() - 12, 12, ".safetensors") == 0;
+  return n.rfind("step-", 0) == 0 && n.size() > 17 && endsWith(n, ".safetensors");
+}
+
+static bool isStepDirName(const std::string &n) {
+  return n.rfind("step-", 0) == 0 && n.size() > 7 && endsWith(n, ".d");
+}
+
+static std::string baseName(const std::string &path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+/// Names in `dir` for which `keep` is true, sorted.
+template <typename Pred>
+static std::vector<std::string> listDir(const std::string &dir, Pred keep) {
+  std::vector<std::string> names;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (keep(std::string(e->d_name)))
+        names.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void removeCheckpointDir(const std::string &dir) {
+  for (const std::string &n : listDir(dir, [](const std::string &n) {
+         return n != "." && n != "..";
+       }))
+    unlink((dir + "/" + n).c_str());
+  rmdir(dir.c_str());
+}
+
+bool commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep,
+                      std::string &error) {
+  std::string latest = name + "\n";
+  if (!writeFileAtomically(dir + "/latest", latest.data(), latest.size(), error))
+    return false;
+  // Zero-padded steps sort numerically; files and step directories of the
+  // same step sort together, so the newest `keep` of either layout stay.
+  std::vector<std::string> all = listDir(dir, [](const std::string &n) {
+    return isCheckpointName(n) || isStepDirName(n);
+  });
+  for (size_t i = 0; i + size_t(std::max<int64_t>(keep, 1)) < all.size(); ++i) {
+    if (all[i] == name)
+      continue;
+    if (isStepDirName(all[i]))
+      removeCheckpointDir(dir + "/" + all[i]);
+    else
+      unlink((dir + "/" + all[i]).c_str());
+  }
+  return true;
 }
 
 bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
@@ -35,32 +104,48 @@ bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile 
   SafetensorsStatus st = writeSafetensors(dir + "/" + name, file);
   if (!st)
     return error = st.error, false;
-  std::string latest = name + "\n";
-  if (!writeFileAtomically(dir + "/latest", latest.data(), latest.size(), error))
-    return false;
-  std::vector<std::string> all;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d))
-      if (isCheckpointName(e->d_name))
-        all.push_back(e->d_name);
-    closedir(d);
-  }
-  std::sort(all.begin(), all.end()); // zero-padded steps sort numerically
-  for (size_t i = 0; i + size_t(std::max<int64_t>(keep, 1)) < all.size(); ++i)
-    if (all[i] != name)
-      unlink((dir + "/" + all[i]).c_str());
+  return commitCheckpoint(dir, name, keep, error);
+}
+
+/// The rank files of a step directory, assembled into whole tensors.
+static bool loadStepDir(const std::string &target, SafetensorsFile &file, std::string &error) {
+  std::vector<std::string> names = listDir(target, [](const std::string &n) {
+    return n.rfind("rank-", 0) == 0 && n.find("-of-") != std::string::npos &&
+           endsWith(n, ".safetensors");
+  });
+  if (names.empty())
+    return error = target + ": no rank files in this checkpoint", false;
+  // Every file of one checkpoint says the same world size, and all are there.
+  std::string world = names.front().substr(names.front().find("-of-"));
+  for (const std::string &n : names)
+    if (n.substr(n.find("-of-")) != world)
+      return error = target + ": files of different world sizes (" + names.front() + ", " + n +
+                     ")", false;
+  int64_t expected = std::strtoll(world.c_str() + 4, nullptr, 10);
+  if (int64_t(names.size()) != expected)
+    return error = target + ": has " + std::to_string(names.size()) + " rank files, expected " +
+                   std::to_string(expected) + " (a rank's file is missing)", false;
+  std::vector<SafetensorsFile> files(names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    if (SafetensorsStatus st = readSafetensors(target + "/" + names[i], files[i]); !st)
+      return error = st.error, false;
+  if (!assembleShards(files, file, error))
+    return error = target + ": " + error, false;
   return true;
 }
 
-bool loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
+bool loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used,
                     std::string &error) {
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
   struct stat sb;
   used = path;
   if (stat(path.c_str(), &sb) != 0) {
     error = "cannot read checkpoint '" + path + "': " + std::strerror(errno);
     return false;
   }
-  if (S_ISDIR(sb.st_mode)) {
+  if (S_ISDIR(sb.st_mode) && !isStepDirName(baseName(path))) {
     FILE *f = std::fopen((path + "/latest").c_str(), "r");
     if (!f) {
       error = path + ": no 'latest' file, not a checkpoint directory written by lcc-run";
@@ -72,15 +157,21 @@ bool loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string 
     std::string name(buf, n);
     while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
       name.pop_back();
-    if (!isCheckpointName(name) || name.find('/') != std::string::npos) {
-      error = path + "/latest does not name a checkpoint file";
+    if (!(isCheckpointName(name) || isStepDirName(name)) || name.find('/') != std::string::npos) {
+      error = path + "/latest does not name a checkpoint file or step directory";
       return false;
     }
     used = path + "/" + name;
   }
-  SafetensorsStatus st = readSafetensors(used, file);
-  if (!st)
+  if (isStepDirName(baseName(used)))
+    return loadStepDir(used, file, error);
+  // One file; written by one process of a ZeRO program it may still hold
+  // pieces (of one part each): put them together.
+  SafetensorsFile one;
+  if (SafetensorsStatus st = readSafetensors(used, one); !st)
     return error = st.error, false;
+  if (!assembleShards({one}, file, error))
+    return error = used + ": " + error, false;
   return true;
 }
 

@@ -1,10 +1,15 @@
 //===- Checkpoint.h - checkpoint directories of lcc-run --------*- C++ -*-===//
 //
-// A checkpoint directory holds step-<N>.safetensors files (parameters and
-// optimizer state under their names, the step and data seed in the metadata)
-// and `latest`, the name of the newest one. Each file is written atomically
-// (runtime/AtomicFile) and `latest` only after the checkpoint it names, so a
-// crash or kill -9 at any moment leaves `latest` naming a complete file.
+// A checkpoint directory holds checkpoints and `latest`, the name of the
+// newest one. A checkpoint is either one file, step-<N>.safetensors
+// (parameters and optimizer state under their names, the step and data seed
+// in the metadata; what one process writes), or a step directory,
+// step-<N>.d/rank-<r>-of-<W>.safetensors (what a distributed run writes:
+// every rank its pieces of partitioned tensors, runtime/Sharding.h). Files
+// are written atomically (runtime/AtomicFile) and `latest` only after the
+// checkpoint it names is complete, so a crash or kill -9 at any moment
+// leaves `latest` naming a complete checkpoint. Loading gives whole tensors
+// whichever layout wrote them, so a checkpoint resumes at any world size.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_CHECKPOINT_H
@@ -18,14 +23,27 @@ namespace lcc {
 
 /// "step-00000050.safetensors".
 std::string checkpointFileName(int64_t step);
+/// "step-00000050.d" and, inside it, "rank-00001-of-00004.safetensors".
+std::string checkpointStepDirName(int64_t step);
+std::string checkpointRankFileName(int rank, int world);
 
 /// Writes `file` as DIR/step-<step>.safetensors, then DIR/latest; keeps the
 /// newest `keep` checkpoints. Creates DIR if needed.
 bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
                     int64_t keep, std::string &error);
 
-/// Reads a checkpoint file, or the one DIR/latest names when `path` is a
-/// directory. `used` receives the file read.
+/// Makes `name` (a checkpoint in DIR, complete) the one DIR/latest names,
+/// then removes all but the newest `keep` checkpoints of either layout.
+bool commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep,
+                      std::string &error);
+
+/// Removes a step directory and the files in it.
+void removeCheckpointDir(const std::string &dir);
+
+/// Reads a checkpoint (a file, a step directory, or a checkpoint directory's
+/// latest) as whole tensors (pieces of partitioned tensors put together).
+/// `used` receives the checkpoint read. A step directory must hold exactly
+/// the W rank files its names say.
 bool loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
                     std::string &error);
 

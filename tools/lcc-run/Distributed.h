@@ -62,11 +62,6 @@ bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, in
                            const Trainer &trainer, const std::map<std::string, std::string> &meta,
                            int64_t keep, std::string &error);
 
-/// Reads a checkpoint (a file, a sharded step directory, or a checkpoint
-/// directory's latest) as whole tensors.
-bool loadAnyCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
-                       std::string &error);
-
 } // namespace lcc::run
 
 #endif

@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
-    if (!run::loadAnyCheckpoint(opt.resume, ckpt, used, error))
+    if (!loadCheckpoint(opt.resume, ckpt, used, error))
       return fail("lcc-run: error: " + error);
     if (ProgramStatus st = trainer.restore(ckpt); !st)
       return fail("lcc-run: error: " + used + ": " + st.error);

@@ -123,17 +123,25 @@ struct CallBuilder {
     return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), addr);
   }
 
-  /// `buf` itself when contiguous, else a contiguous copy of it (`copyIn`:
-  /// with its contents).
-  Value contiguous(Value buf, bool copyIn) {
+  /// `buf` itself when contiguous, else a contiguous copy of it.
+  Value contiguous(Value buf) {
     auto type = llvm::cast<MemRefType>(buf.getType());
     if (memref::isStaticShapeAndContiguousRowMajor(type))
       return buf;
     Value tmp = memref::AllocOp::create(
         rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-    if (copyIn)
-      memref::CopyOp::create(rewriter, loc, buf, tmp);
+    memref::CopyOp::create(rewriter, loc, buf, tmp);
     return tmp;
+  }
+
+  /// The first arguments of every call: the group's index and the element
+  /// type's code (failure after an error on `op`).
+  FailureOr<SmallVector<Value>> head(Operation *op, StringRef group, Type element) {
+    auto index = groupIndex(op, group);
+    auto dtype = dtypeCode(op, element);
+    if (failed(index) || failed(dtype))
+      return failure();
+    return SmallVector<Value>{i64(*index), i64(*dtype)};
   }
 
   Value alloc(Type tensor) {
@@ -179,23 +187,21 @@ struct InPlaceModel : CollectiveModelBase<InPlaceModel<Op>, Op, true> {
                           BufferizationState &state) const {
     auto op = llvm::cast<Op>(o);
     rewriter.setInsertionPoint(op);
-    auto buf = getBuffer(rewriter, op.getInput(), options, state);
-    auto group = groupIndex(op, op.getGroup());
-    auto dtype = dtypeCode(op, op.getType().getElementType());
-    if (failed(buf) || failed(group) || failed(dtype))
-      return failure();
     CallBuilder c{rewriter, op.getLoc()};
-    Value work = c.contiguous(*buf, true);
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto args = c.head(op, op.getGroup(), op.getType().getElementType());
+    if (failed(buf) || failed(args))
+      return failure();
+    Value work = c.contiguous(*buf);
     Value addr = c.address(work);
     int64_t third;
     if constexpr (std::is_same_v<Op, AllReduceOp>)
       third = reductionCode(op.getReduction());
     else
       third = op.getRoot();
+    args->append({c.i64(third), addr, addr, c.i64(op.getType().getNumElements())});
     StringRef callee = std::is_same_v<Op, AllReduceOp> ? "lcc_all_reduce" : "lcc_broadcast";
-    if (failed(c.call(op, callee,
-                      {c.i64(*group), c.i64(*dtype), c.i64(third), addr, addr,
-                       c.i64(op.getType().getNumElements())})))
+    if (failed(c.call(op, callee, *args)))
       return failure();
     if (work != *buf)
       memref::CopyOp::create(rewriter, op.getLoc(), work, *buf);
@@ -211,17 +217,15 @@ struct ResizeModel : CollectiveModelBase<ResizeModel<Op, Gather>, Op, false> {
                           BufferizationState &state) const {
     auto op = llvm::cast<Op>(o);
     rewriter.setInsertionPoint(op);
-    auto buf = getBuffer(rewriter, op.getInput(), options, state);
-    auto group = groupIndex(op, op.getGroup());
-    auto dtype = dtypeCode(op, op.getType().getElementType());
-    auto large = Gather ? op.getType() : op.getInput().getType();
-    if (failed(buf) || failed(group) || failed(dtype) ||
-        failed(checkOuterAxis(op, large, op.getAxis())))
-      return failure();
     CallBuilder c{rewriter, op.getLoc()};
-    Value in = c.contiguous(*buf, true);
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto head = c.head(op, op.getGroup(), op.getType().getElementType());
+    auto large = Gather ? op.getType() : op.getInput().getType();
+    if (failed(buf) || failed(head) || failed(checkOuterAxis(op, large, op.getAxis())))
+      return failure();
+    Value in = c.contiguous(*buf);
     Value out = c.alloc(op.getType());
-    SmallVector<Value> args{c.i64(*group), c.i64(*dtype)};
+    SmallVector<Value> args = std::move(*head);
     int64_t perRank;
     if constexpr (Gather) {
       perRank = op.getInput().getType().getNumElements();
@@ -242,17 +246,14 @@ struct SendModel : CollectiveModelBase<SendModel, SendOp, false> {
                           BufferizationState &state) const {
     auto op = llvm::cast<SendOp>(o);
     rewriter.setInsertionPoint(op);
-    auto buf = getBuffer(rewriter, op.getInput(), options, state);
-    auto type = op.getInput().getType();
-    auto group = groupIndex(op, op.getGroup());
-    auto dtype = dtypeCode(op, type.getElementType());
-    if (failed(buf) || failed(group) || failed(dtype))
-      return failure();
     CallBuilder c{rewriter, op.getLoc()};
-    Value in = c.contiguous(*buf, true);
-    if (failed(c.call(op, "lcc_send",
-                      {c.i64(*group), c.i64(*dtype), c.i64(op.getPeer()), c.address(in),
-                       c.i64(type.getNumElements())})))
+    auto type = op.getInput().getType();
+    auto buf = getBuffer(rewriter, op.getInput(), options, state);
+    auto args = c.head(op, op.getGroup(), type.getElementType());
+    if (failed(buf) || failed(args))
+      return failure();
+    args->append({c.i64(op.getPeer()), c.address(c.contiguous(*buf)), c.i64(type.getNumElements())});
+    if (failed(c.call(op, "lcc_send", *args)))
       return failure();
     rewriter.eraseOp(op);
     return success();
@@ -264,15 +265,13 @@ struct RecvModel : CollectiveModelBase<RecvModel, RecvOp, false> {
                           BufferizationState &) const {
     auto op = llvm::cast<RecvOp>(o);
     rewriter.setInsertionPoint(op);
-    auto group = groupIndex(op, op.getGroup());
-    auto dtype = dtypeCode(op, op.getType().getElementType());
-    if (failed(group) || failed(dtype))
-      return failure();
     CallBuilder c{rewriter, op.getLoc()};
+    auto args = c.head(op, op.getGroup(), op.getType().getElementType());
+    if (failed(args))
+      return failure();
     Value out = c.alloc(op.getType());
-    if (failed(c.call(op, "lcc_recv",
-                      {c.i64(*group), c.i64(*dtype), c.i64(op.getPeer()), c.address(out),
-                       c.i64(op.getType().getNumElements())})))
+    args->append({c.i64(op.getPeer()), c.address(out), c.i64(op.getType().getNumElements())});
+    if (failed(c.call(op, "lcc_recv", *args)))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
