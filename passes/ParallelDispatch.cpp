@@ -40,14 +40,16 @@ struct LccParallelDispatchPass
     auto i64 = IntegerType::get(ctx, 64);
     auto voidType = LLVM::LLVMVoidType::get(ctx);
 
-    SmallVector<LLVM::CallOp> calls;
+    // One table: ModuleOp::lookupSymbol scans the module, per call.
+    SymbolTable symbols(module);
+    SmallVector<std::pair<LLVM::CallOp, LLVM::LLVMFuncOp>> calls;
     module.walk([&](LLVM::CallOp call) {
       auto callee = call.getCallee();
       if (!callee)
         return;
-      auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(*callee);
+      auto kernel = symbols.lookup<LLVM::LLVMFuncOp>(*callee);
       if (kernel && kernel->hasAttr("lcc.parallel"))
-        calls.push_back(call);
+        calls.emplace_back(call, kernel);
     });
     if (calls.empty())
       return;
@@ -61,7 +63,7 @@ struct LccParallelDispatchPass
     // One argument array per calling function, as big as its largest call
     // needs: the calls run one after another, so they can share it.
     llvm::DenseMap<Operation *, unsigned> slotsNeeded;
-    for (LLVM::CallOp call : calls) {
+    for (auto [call, kernel] : calls) {
       unsigned stored = 0;
       for (Value v : call.getArgOperands())
         stored += !isConstant(v);
@@ -77,8 +79,7 @@ struct LccParallelDispatchPass
     }
 
     llvm::StringMap<unsigned> taskCount;
-    for (LLVM::CallOp call : calls) {
-      auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(*call.getCallee());
+    for (auto [call, kernel] : calls) {
       int64_t range = kernel->getAttrOfType<IntegerAttr>("lcc.parallel").getInt();
       auto operands = llvm::to_vector(call.getArgOperands());
       if (operands.size() < 2 || !constantEquals(operands[operands.size() - 2], 0) ||

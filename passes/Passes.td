@@ -340,6 +340,48 @@ def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
 }
 
 
+def LccFreeUnplannedPass : Pass<"lcc-free-unplanned", "::mlir::ModuleOp"> {
+  let summary = "Free what lcc-plan-memory left to the heap (upstream's deallocation pipeline)";
+  let description = [{
+    AOT CPU, right after `lcc-plan-memory`. Buffers the memory plan could
+    not place in the arena stay `memref.alloc`s (or clones and reallocs) and
+    must be freed; this runs upstream's `buffer-deallocation-pipeline` for
+    them. When there are none (every temporary of lcc's models is planned)
+    the module is left alone: the deallocation pipeline's ownership analysis
+    and its three canonicalizations cost about 1 s of GPT-2 124M's compile
+    for nothing.
+
+    The deallocation pipeline's own errors (an op with unknown memory
+    effects on a buffer) fail this pass.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect"];
+}
+
+def LccPruneKernelArgsPass : Pass<"lcc-prune-kernel-args", "::mlir::ModuleOp"> {
+  let summary = "Drop the arguments a kernel never reads (LLVM dialect)";
+  let description = [{
+    On the LLVM dialect, after the conversion. A kernel (`lcc.kernel`, made
+    by `lcc-outline-kernels`) receives each memref as a whole descriptor
+    expanded into arguments (allocated and aligned pointers, offset, sizes,
+    strides), but its shapes are static, so once its body is folded it reads
+    only the aligned pointers (about 1 argument in 5 on gpt-tiny). The
+    arguments it never reads are removed from the kernel and from every call,
+    and what computed them in the callers is erased if nothing else uses it.
+
+    The step functions are one long block of such calls; without this, most
+    of their instructions would move descriptor fields nobody reads, and
+    their code generation is the longest single job of a big model's
+    compile (GPT-2 124M). The trailing loop bounds of `lcc.parallel`
+    kernels are always kept (`lcc-parallel-dispatch` needs them).
+
+    A kernel used other than by direct calls (its address taken) is an error:
+    its callers could not be rewritten.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LccParallelDispatchPass : Pass<"lcc-parallel-dispatch", "::mlir::ModuleOp"> {
   let summary = "Run splittable kernels on the runtime's thread pool (LLVM dialect)";
   let description = [{

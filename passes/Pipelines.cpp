@@ -68,11 +68,11 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
   // Every lcc op becomes linalg on tensors: the target-neutral hand-off point.
   pm.addPass(createLccLowerToLinalgPass());
   // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
-  addTextual(pm, "canonicalize,cse");
+  addTextual(pm, "func.func(canonicalize,cse)");
   // Elementwise chains become one kernel with their consumer (GEMMs stay
   // separate for the libraries); then clean up what fusion leaves.
   pm.addPass(createLccFusePass());
-  addTextual(pm, "canonicalize,cse");
+  addTextual(pm, "func.func(canonicalize,cse)");
 }
 
 /// One zero fill per accumulator, then one-shot bufferization. tensor.empty
@@ -90,7 +90,8 @@ static void addBufferization(OpPassManager &pm) {
 /// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS
 /// (runtime/CpuKernels.h), each loop nest its own kernel function (LLVM's loop
 /// passes are quadratic in one huge function), f32 exp/tanh/log inline as
-/// polynomials so the loops vectorize, then the standard conversions.
+/// polynomials so the loops vectorize, then the standard conversions; last,
+/// kernels lose the descriptor fields they never read.
 static void addKernelsToLLVM(OpPassManager &pm) {
   pm.addPass(createLccGemmToLibraryPass());
   pm.addPass(createLccOutlineKernelsPass());
@@ -99,6 +100,7 @@ static void addKernelsToLLVM(OpPassManager &pm) {
   addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+  pm.addPass(createLccPruneKernelArgsPass());
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm) {
@@ -122,11 +124,12 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   addBufferization(pm);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by
-  // the deallocation pipeline as usual.
+  // the deallocation pipeline as usual (only run when there is such a buffer).
   pm.addPass(createLccPlanMemoryPass());
+  pm.addPass(createLccFreeUnplannedPass());
   // canonicalize drops the self-copies bufferization leaves for parameters
   // and optimizer state updated in place (memref.copy %p, %p).
-  addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref,canonicalize");
+  addTextual(pm, "convert-bufferization-to-memref,func.func(canonicalize)");
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).

@@ -247,8 +247,10 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     }
   // The exported functions are one long block of calls (kernels, GEMMs) and
   // address arithmetic: nothing to optimize, but instruction selection,
-  // scheduling and register allocation are superlinear in a block that size
-  // (10 of GPT-2's 17 s in LLVM). optnone compiles them with the fast paths.
+  // scheduling and register allocation are superlinear in a block that size.
+  // They get partitions of their own and the fast code generator
+  // (ParallelCodegenOptions::fastFunctions); optnone keeps the IR optimizer
+  // of any pipeline that does see them away too.
   for (const std::string &name : exported)
     if (llvm::Function *f = m->getFunction(name)) {
       f->addFnAttr(llvm::Attribute::OptimizeNone);
@@ -260,13 +262,14 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target)
     return error("no LLVM target for " + triple.str() + ": " + lookupError);
-  auto makeMachine = [&]() {
+  auto makeMachine = [&](bool fast) {
     return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
         triple, options.cpu, "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-        options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
-                              : llvm::CodeGenOptLevel::Default));
+        fast                    ? llvm::CodeGenOptLevel::None
+        : options.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                                : llvm::CodeGenOptLevel::Default));
   };
-  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine(false);
   if (!machine)
     return error("cannot create an LLVM target machine for CPU '" + options.cpu + "'");
   m->setTargetTriple(triple);
@@ -276,6 +279,10 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   ParallelCodegenOptions codegen;
   codegen.optLevel = options.optLevel;
   codegen.threads = options.threads;
+  for (const std::string &name : exported) { // and their entry wrappers, as long
+    codegen.fastFunctions.push_back(name);
+    codegen.fastFunctions.push_back("lcc_" + name);
+  }
   auto objects = optimizeAndEmitObjects(std::move(m), makeMachine, codegen);
   if (!objects)
     return objects.takeError();

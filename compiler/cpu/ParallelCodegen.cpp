@@ -11,7 +11,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <algorithm>
 #include <atomic>
@@ -20,37 +22,84 @@
 
 namespace lcc {
 
+namespace {
+
+/// A partition on its way to a thread: bitcode, since an LLVMContext is not
+/// thread-safe and each thread reads its partition into a context of its own.
+struct Partition {
+  llvm::SmallVector<char, 0> bitcode;
+  bool fast = false; // a fast function alone: no IR optimization, fast codegen
+};
+
+llvm::SmallVector<char, 0> toBitcode(const llvm::Module &m) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  llvm::WriteBitcodeToFile(m, os);
+  return bytes;
+}
+
+/// Local symbols become hidden globals, so that references across partitions
+/// link (what SplitModule does for its own partitions; done first here so the
+/// fast functions' partitions agree with them on names).
+void externalizeLocals(llvm::Module &m) {
+  unsigned unnamed = 0;
+  auto externalize = [&](llvm::GlobalValue &gv) {
+    if (!gv.hasLocalLinkage())
+      return;
+    if (!gv.hasName())
+      gv.setName("lcc.unnamed." + llvm::Twine(unnamed++));
+    gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  };
+  for (llvm::GlobalValue &gv : m.global_values())
+    externalize(gv);
+}
+
+} // namespace
+
 llvm::Expected<EmittedObjects>
-optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module,
-                       const std::function<std::unique_ptr<llvm::TargetMachine>()> &makeMachine,
+optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module, const MakeTargetMachine &makeMachine,
                        const ParallelCodegenOptions &options) {
-  // Partitions travel as bitcode: an LLVMContext is not thread-safe, so each
-  // thread reads its partition into a context of its own. Local symbols are
-  // made hidden globals so that calls across partitions link; balancing by
-  // size keeps the biggest functions (the step functions) apart.
-  std::vector<llvm::SmallVector<char, 0>> bitcode;
+  // The fast functions first, biggest first: they are the longest jobs, so
+  // starting them first keeps the threads busy to the end.
+  std::vector<Partition> partitions;
+  std::vector<llvm::Function *> fast;
+  for (const std::string &name : options.fastFunctions)
+    if (llvm::Function *f = module->getFunction(name); f && !f->isDeclaration())
+      fast.push_back(f);
+  llvm::stable_sort(fast, [](llvm::Function *a, llvm::Function *b) {
+    return a->getInstructionCount() > b->getInstructionCount();
+  });
+  if (!fast.empty()) {
+    externalizeLocals(*module);
+    for (llvm::Function *f : fast) {
+      llvm::ValueToValueMapTy map;
+      std::unique_ptr<llvm::Module> alone = llvm::CloneModule(
+          *module, map, [&](const llvm::GlobalValue *gv) { return gv == f; });
+      partitions.push_back({toBitcode(*alone), true});
+    }
+    for (llvm::Function *f : fast)
+      f->deleteBody();
+  }
+  // Balancing by size keeps the biggest functions apart.
   llvm::SplitModule(
       *module, std::max(1u, options.partitions),
-      [&](std::unique_ptr<llvm::Module> part) {
-        llvm::SmallVector<char, 0> bytes;
-        llvm::raw_svector_ostream os(bytes);
-        llvm::WriteBitcodeToFile(*part, os);
-        bitcode.push_back(std::move(bytes));
-      },
+      [&](std::unique_ptr<llvm::Module> part) { partitions.push_back({toBitcode(*part), false}); },
       /*PreserveLocals=*/false, /*RoundRobin=*/true);
   module.reset();
-  if (bitcode.empty())
+  if (partitions.empty())
     return EmittedObjects();
 
   EmittedObjects result;
   std::vector<llvm::SmallVector<char, 0>> &objects = result.objects;
-  objects.resize(bitcode.size());
-  std::vector<std::string> errors(bitcode.size());
+  objects.resize(partitions.size());
+  std::vector<std::string> errors(partitions.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i; (i = next++) < bitcode.size();) {
+    for (size_t i; (i = next++) < partitions.size();) {
       llvm::LLVMContext context;
-      llvm::MemoryBufferRef buffer(llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
+      const Partition &p = partitions[i];
+      llvm::MemoryBufferRef buffer(llvm::StringRef(p.bitcode.data(), p.bitcode.size()),
                                    "partition");
       auto part = llvm::parseBitcodeFile(buffer, context);
       if (!part) {
@@ -58,14 +107,14 @@ optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module,
                     llvm::toString(part.takeError());
         continue;
       }
-      std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
+      std::unique_ptr<llvm::TargetMachine> machine = makeMachine(p.fast);
       if (!machine) {
         errors[i] = "cannot create a target machine";
         continue;
       }
       (*part)->setDataLayout(machine->createDataLayout());
       auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, machine.get());
-      if (llvm::Error err = optimize(part->get())) {
+      if (llvm::Error err = p.fast ? llvm::Error::success() : optimize(part->get())) {
         errors[i] = "LLVM optimization failed: " + llvm::toString(std::move(err));
         continue;
       }
@@ -79,7 +128,7 @@ optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module,
     }
   };
   unsigned threads = options.threads ? options.threads : unsigned(lcc::defaultNumThreads());
-  threads = std::clamp<unsigned>(threads, 1, unsigned(bitcode.size()));
+  threads = std::clamp<unsigned>(threads, 1, unsigned(partitions.size()));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)
     pool.emplace_back(work);
