@@ -8,17 +8,18 @@ betas 0.9/0.95, wd 0.1 on matrices, clip 1.0):
                     compile, which is printed separately);
   - PyTorch eager:  the model written with torch.nn.functional, torch.optim.AdamW;
   - torch.compile:  the same, compiled (skipped, with the reason, if inductor cannot run here).
-Tokens/s are measured after warm-up steps; every framework uses all cores (OpenBLAS and
+Tokens/s are measured after warm-up steps (median of --repeat runs); every framework uses all cores (OpenBLAS and
 PyTorch's own thread pool). Prints one table; ratios are lcc / other (> 1: lcc is faster).
 
 Needs a built lcc (build/bin). PyTorch comes from PyPI into benchmarks/.venv (ignored by git),
 which the script creates on first use (the CPU parts of the wheel only; not needed by CI).
-Usage: python3 benchmarks/cpu_train_step.py [--steps 40] [--threads 2] [--configs tiny,small,gpt2]
+Usage: python3 benchmarks/cpu_train_step.py [--steps 40] [--threads 2] [--repeat 3] [--configs tiny,small,gpt2]
 """
 import argparse
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -81,7 +82,7 @@ def sgemm_peak(torch):
     return 5 * 2 * 2048 ** 3 / (time.time() - t0) / 1e9
 
 
-def lcc_run(build, model, cfg, steps):
+def lcc_run(build, model, cfg, steps, repeat):
     overrides = {k: v for k, v in cfg.items() if k != "vocab"}
     sets = ",".join(f"{k}={v}" for k, v in overrides.items())
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,14 +100,16 @@ def lcc_run(build, model, cfg, steps):
         # report this process's peak too (Linux keeps ru_maxrss across fork + exec).
         timer = ["/usr/bin/time", "-f", "lcc-run-maxrss-kb %M"] if os.path.exists(
             "/usr/bin/time") else []
-        done = subprocess.run(timer + run + ["--steps", str(steps)], check=True,
-                              capture_output=True, text=True)
-        out = done.stdout
-        kb = re.search(r"lcc-run-maxrss-kb ([0-9]+)", done.stderr)
-        rss = int(kb.group(1)) * 1024 if kb else 0
-    m = re.search(r"\(([0-9.]+) tokens/s\), final loss ([0-9.]+)", out)
+        rates, rss = [], 0
+        for _ in range(repeat):
+            done = subprocess.run(timer + run + ["--steps", str(steps)], check=True,
+                                  capture_output=True, text=True)
+            out = done.stdout
+            kb = re.search(r"lcc-run-maxrss-kb ([0-9]+)", done.stderr)
+            rss = max(rss, int(kb.group(1)) * 1024 if kb else 0)
+            rates.append(float(re.search(r"\(([0-9.]+) tokens/s\)", out).group(1)))
     plan = re.search(r"memory: plan ([0-9]+) bytes", out)
-    return float(m.group(1)), compile_s, int(plan.group(1)) if plan else 0, rss
+    return statistics.median(rates), compile_s, int(plan.group(1)) if plan else 0, rss
 
 
 def torch_model(torch, cfg):
@@ -154,7 +157,7 @@ def torch_model(torch, cfg):
     return p, forward, opt
 
 
-def torch_run(torch, cfg, steps, compiled):
+def torch_run(torch, cfg, steps, compiled, repeat):
     p, forward, opt = torch_model(torch, cfg)
     V = cfg["vocab"]
     data = torch.tensor(list(open(CORPUS, "rb").read()), dtype=torch.long) % V
@@ -177,10 +180,13 @@ def torch_run(torch, cfg, steps, compiled):
 
     for _ in range(5):  # warm-up (and compilation)
         step()
-    t0 = time.time()
-    for _ in range(steps):
-        loss = step()
-    return B * T * steps / (time.time() - t0), loss
+    rates = []
+    for _ in range(repeat):
+        t0 = time.time()
+        for _ in range(steps):
+            loss = step()
+        rates.append(B * T * steps / (time.time() - t0))
+    return statistics.median(rates), loss
 
 
 def main():
@@ -189,6 +195,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--configs", default="tiny,small")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="measured runs per framework; the median is printed")
     args = ap.parse_args()
     # Same threads for everyone: lcc's pool (runtime/Parallel.h; its GEMMs run
     # single-threaded OpenBLAS inside it) and PyTorch's pool.
@@ -201,17 +209,20 @@ def main():
     torch.set_num_threads(args.threads)
     peak = sgemm_peak(torch)
     print(f"CPU: {os.cpu_count()} cores, {args.threads} threads; torch {torch.__version__}; "
-          f"sgemm peak {peak:.1f} GFLOP/s; {args.steps} measured steps per run", flush=True)
+          f"sgemm peak {peak:.1f} GFLOP/s; median of {args.repeat} runs of {args.steps} "
+          f"steps (tiny: 10x, gpt2: 1/10, at least 3)", flush=True)
     rows = []
     for name in args.configs.split(","):
         model, cfg = CONFIGS[name]
-        steps = args.steps if name != "gpt2" else max(3, args.steps // 10)
+        # tiny's step takes milliseconds: 10x the steps, so that a measured run lasts
+        # long enough (~1 s) for a scheduling hiccup not to decide the result.
+        steps = {"tiny": 10 * args.steps, "gpt2": max(3, args.steps // 10)}.get(name, args.steps)
         tokens = cfg["batch"] * cfg["seq"]
-        lcc_tps, compile_s, lcc_mem, lcc_rss = lcc_run(args.build, model, cfg, steps)
-        eager_tps, _ = torch_run(torch, cfg, steps, compiled=False)
+        lcc_tps, compile_s, lcc_mem, lcc_rss = lcc_run(args.build, model, cfg, steps, args.repeat)
+        eager_tps, _ = torch_run(torch, cfg, steps, False, args.repeat)
         torch_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         try:
-            comp_tps, _ = torch_run(torch, cfg, steps, compiled=True)
+            comp_tps, _ = torch_run(torch, cfg, steps, True, args.repeat)
         except Exception as e:  # inductor needs a C++ toolchain; report, don't fail
             comp_tps = None
             print(f"  torch.compile unavailable: {type(e).__name__}", flush=True)
