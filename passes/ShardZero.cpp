@@ -83,6 +83,10 @@ struct LccShardZeroPass : lcc::impl::LccShardZeroPassBase<LccShardZeroPass> {
                                const llvm::SetVector<Operation *> &slice,
                                const llvm::DenseSet<Value> &params,
                                SmallVectorImpl<Operation *> &replaced);
+  /// Stages 1-2: the updated parameters' parts (result index, part) become
+  /// whole results again, one all_gather per bucket.
+  void gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
+                               ArrayRef<std::pair<unsigned, Value>> updated);
   /// Stage 3: parameter arguments of `fn` become parts; every use outside
   /// `keep` gets a gathered copy right before it.
   void gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,
@@ -206,22 +210,23 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
     return failure();
 
   // Results: state and (stage 3) parameters stay parts; stages 1-2 gather the
-  // updated parameters so every rank holds them whole again.
+  // updated parameters so every rank holds them whole again, in buckets.
   OpBuilder b(ret);
+  SmallVector<std::pair<unsigned, Value>> updated; // result index, its part
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
     Value v = ret.getOperand(i);
     auto it = shards.find(v);
     if (it == shards.end())
       continue;
-    auto layout = shard::flatLayout(vjp::tensorType(v), dp);
-    bool isParam = bool(step.getResultAttr(i, "lcc.param"));
-    if (isParam && stage < 3) {
-      ret.setOperand(i, shard::fromShard(b, ret.getLoc(), it->second, layout, kGroup));
+    if (stage < 3 && step.getResultAttr(i, "lcc.param")) {
+      updated.emplace_back(i, it->second);
       continue;
     }
     ret.setOperand(i, it->second);
+    auto layout = shard::flatLayout(vjp::tensorType(v), dp);
     step.setResultAttr(i, "lcc.shard", shard::shardAttr(module.getContext(), layout, kGroup));
   }
+  gatherUpdatedParameters(b, ret, updated);
   for (Operation *op : llvm::reverse(replaced)) {
     if (!op->use_empty())
       return fail(op, "internal: an optimizer op kept a use after partitioning");
@@ -251,6 +256,56 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
     shard::averageLoss(forward, kGroup);
   }
   return success();
+}
+
+void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
+                                               ArrayRef<std::pair<unsigned, Value>> updated) {
+  // Buckets as for the gradients: consecutive results of one element type,
+  // at most bucketMb of whole parameters each.
+  int64_t bytes = int64_t(bucketMb * 1024 * 1024);
+  SmallVector<SmallVector<std::pair<unsigned, Value>>> buckets;
+  int64_t filled = 0;
+  for (auto [i, part] : updated) {
+    auto full = llvm::cast<RankedTensorType>(ret.getOperand(i).getType());
+    int64_t size = full.getNumElements() * int64_t(full.getElementTypeBitWidth() / 8);
+    if (buckets.empty() || filled + size > bytes ||
+        vjp::tensorType(buckets.back().front().second).getElementType() !=
+            full.getElementType()) {
+      buckets.emplace_back();
+      filled = 0;
+    }
+    buckets.back().emplace_back(i, part);
+    filled += size;
+  }
+  Location loc = ret.getLoc();
+  for (auto &bucket : buckets) {
+    if (bucket.size() == 1) {
+      auto [i, part] = bucket.front();
+      auto layout = shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp);
+      ret.setOperand(i, shard::fromShard(b, loc, part, layout, kGroup));
+      continue;
+    }
+    // This rank's parts side by side as one row; the gathered [N, S] has rank
+    // r's row r, so parameter k is the column block of its parts, rank by rank.
+    SmallVector<Value> rows;
+    for (auto [i, part] : bucket)
+      rows.push_back(vjp::reshape(b, loc, part, {1, vjp::tensorType(part).getDimSize(0)}));
+    Value row = vjp::concat(b, loc, rows, 1);
+    auto rowType = vjp::tensorType(row);
+    auto allType = RankedTensorType::get({int64_t(dp), rowType.getDimSize(1)},
+                                         rowType.getElementType());
+    Value all = lcc::AllGatherOp::create(b, loc, allType, row, kGroup, /*axis=*/0);
+    int64_t offset = 0;
+    for (auto [i, part] : bucket) {
+      auto layout = shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp);
+      Value column = vjp::sliceAxis(b, loc, all, 1, offset, offset + layout.shard);
+      offset += layout.shard;
+      Value whole = vjp::reshape(b, loc, column, {layout.padded()});
+      if (layout.padded() != layout.numel)
+        whole = vjp::sliceAxis(b, loc, whole, 0, 0, layout.numel);
+      ret.setOperand(i, vjp::reshape(b, loc, whole, layout.full.getShape()));
+    }
+  }
 }
 
 void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,

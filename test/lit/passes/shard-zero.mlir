@@ -15,6 +15,9 @@
 // LATE:          lcc.matmul %{{.*}} {transpose_lhs = true}
 // LATE:          lcc.reduce_scatter %{{.*}} : tensor<5x1xf32> -> tensor<1x1xf32>
 // LATE:          lcc.reduce_scatter %{{.*}} : tensor<5x3xf32> -> tensor<1x3xf32>
+// With buckets that small, each updated parameter is gathered alone.
+// EARLY:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// EARLY:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<1xf32> -> tensor<5xf32>
 
 // w (4x3 = 12 elements) and b (3) over 5 ranks: flattened and zero-padded to
 // 15 and 5, parts of 3 and 1 elements. s is frozen and stays whole.
@@ -64,15 +67,27 @@
 // ALL-NEXT:   lcc.sqrt %[[TOT]]
 // ALL-NOT:    lcc.all_reduce %{{.*}} {group = "dp"} : tensor<f32>
 // The update runs on parts: stages 1-2 take the part of the whole parameter
-// for weight decay and gather the updated parts into the new parameter.
+// for weight decay and gather the updated parts into the new parameters, one
+// all_gather per bucket: this rank's parts of w (3) and b (1) as one row, the
+// gathered rows [5, 4] cut into column blocks, rank by rank, then unpadded.
 // Z1:         lcc.shard_slice %{{.*}} {group = "dp"} : tensor<15xf32> -> tensor<3xf32>
-// Z1:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
-// Z1:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<1xf32> -> tensor<5xf32>
-// Z2:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// Z1:         %[[ROW:.*]] = lcc.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<1x3xf32>, tensor<1x1xf32> -> tensor<1x4xf32>
+// Z1-NEXT:    %[[G:.*]] = lcc.all_gather %[[ROW]] {group = "dp"} : tensor<1x4xf32> -> tensor<5x4xf32>
+// Z1-NEXT:    %[[WC:.*]] = lcc.slice %[[G]] {limit = array<i64: 5, 3>, start = array<i64: 0, 0>} : tensor<5x4xf32> -> tensor<5x3xf32>
+// Z1-NEXT:    %[[WF:.*]] = lcc.reshape %[[WC]] : tensor<5x3xf32> -> tensor<15xf32>
+// Z1-NEXT:    %[[WU:.*]] = lcc.slice %[[WF]] {limit = array<i64: 12>, start = array<i64: 0>} : tensor<15xf32> -> tensor<12xf32>
+// Z1-NEXT:    %[[W:.*]] = lcc.reshape %[[WU]] : tensor<12xf32> -> tensor<4x3xf32>
+// Z1-NEXT:    %[[BC:.*]] = lcc.slice %[[G]] {limit = array<i64: 5, 4>, start = array<i64: 0, 3>} : tensor<5x4xf32> -> tensor<5x1xf32>
+// Z1-NEXT:    %[[BF:.*]] = lcc.reshape %[[BC]] : tensor<5x1xf32> -> tensor<5xf32>
+// Z1-NEXT:    %[[B:.*]] = lcc.slice %[[BF]] {limit = array<i64: 3>, start = array<i64: 0>} : tensor<5xf32> -> tensor<3xf32>
+// Z1-NOT:     lcc.all_gather
+// Z2:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<1x4xf32> -> tensor<5x4xf32>
+// Z2-NOT:     lcc.all_gather
 // Z3-NOT:     lcc.shard_slice
 // ALL:        lcc.all_reduce %{{.*}} {group = "dp", reduction = "mean"} : tensor<f32>
 // ALL-NOT:    lcc.gradient
 // ALL:        return
+// Z1-SAME:    %[[W]], %[[B]],
 
 func.func @forward(%w: tensor<4x3xf32> {lcc.param = "w"}, %b: tensor<3xf32> {lcc.param = "b"},
                    %s: tensor<3xf32> {lcc.param = "s", lcc.frozen},
