@@ -82,7 +82,7 @@ def sgemm_peak(torch):
     return 5 * 2 * 2048 ** 3 / (time.time() - t0) / 1e9
 
 
-def lcc_run(build, model, cfg, steps, repeat):
+def lcc_run(build, model, cfg, steps, repeat=1):
     overrides = {k: v for k, v in cfg.items() if k != "vocab"}
     sets = ",".join(f"{k}={v}" for k, v in overrides.items())
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,7 +157,7 @@ def torch_model(torch, cfg):
     return p, forward, opt
 
 
-def torch_run(torch, cfg, steps, compiled, repeat):
+def torch_run(torch, cfg, steps, compiled, repeat=1):
     p, forward, opt = torch_model(torch, cfg)
     V = cfg["vocab"]
     data = torch.tensor(list(open(CORPUS, "rb").read()), dtype=torch.long) % V
