@@ -258,6 +258,35 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
   return success();
 }
 
+/// The whole tensors of `parts` (this rank's flat parts, one element type),
+/// with one all_gather: the parts side by side as one row, the gathered
+/// [N, S] rows cut into column blocks (parameter k's parts, rank by rank),
+/// then unpadded and reshaped. A single part is gathered as it is.
+static SmallVector<Value> gatherParts(OpBuilder &b, Location loc, ArrayRef<Value> parts,
+                                      ArrayRef<shard::FlatLayout> layouts, int64_t dp) {
+  if (parts.size() == 1)
+    return {shard::fromShard(b, loc, parts.front(), layouts.front(), kGroup)};
+  SmallVector<Value> rows;
+  for (Value part : parts)
+    rows.push_back(vjp::reshape(b, loc, part, {1, vjp::tensorType(part).getDimSize(0)}));
+  Value row = vjp::concat(b, loc, rows, 1);
+  auto rowType = vjp::tensorType(row);
+  auto allType =
+      RankedTensorType::get({dp, rowType.getDimSize(1)}, rowType.getElementType());
+  Value all = lcc::AllGatherOp::create(b, loc, allType, row, kGroup, /*axis=*/0);
+  SmallVector<Value> wholes;
+  int64_t offset = 0;
+  for (const shard::FlatLayout &layout : layouts) {
+    Value column = vjp::sliceAxis(b, loc, all, 1, offset, offset + layout.shard);
+    offset += layout.shard;
+    Value whole = vjp::reshape(b, loc, column, {layout.padded()});
+    if (layout.padded() != layout.numel)
+      whole = vjp::sliceAxis(b, loc, whole, 0, 0, layout.numel);
+    wholes.push_back(vjp::reshape(b, loc, whole, layout.full.getShape()));
+  }
+  return wholes;
+}
+
 void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
                                                ArrayRef<std::pair<unsigned, Value>> updated) {
   // Buckets as for the gradients: consecutive results of one element type,
@@ -277,34 +306,16 @@ void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
     buckets.back().emplace_back(i, part);
     filled += size;
   }
-  Location loc = ret.getLoc();
   for (auto &bucket : buckets) {
-    if (bucket.size() == 1) {
-      auto [i, part] = bucket.front();
-      auto layout = shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp);
-      ret.setOperand(i, shard::fromShard(b, loc, part, layout, kGroup));
-      continue;
-    }
-    // This rank's parts side by side as one row; the gathered [N, S] has rank
-    // r's row r, so parameter k is the column block of its parts, rank by rank.
-    SmallVector<Value> rows;
-    for (auto [i, part] : bucket)
-      rows.push_back(vjp::reshape(b, loc, part, {1, vjp::tensorType(part).getDimSize(0)}));
-    Value row = vjp::concat(b, loc, rows, 1);
-    auto rowType = vjp::tensorType(row);
-    auto allType = RankedTensorType::get({int64_t(dp), rowType.getDimSize(1)},
-                                         rowType.getElementType());
-    Value all = lcc::AllGatherOp::create(b, loc, allType, row, kGroup, /*axis=*/0);
-    int64_t offset = 0;
+    SmallVector<Value> parts;
+    SmallVector<shard::FlatLayout> layouts;
     for (auto [i, part] : bucket) {
-      auto layout = shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp);
-      Value column = vjp::sliceAxis(b, loc, all, 1, offset, offset + layout.shard);
-      offset += layout.shard;
-      Value whole = vjp::reshape(b, loc, column, {layout.padded()});
-      if (layout.padded() != layout.numel)
-        whole = vjp::sliceAxis(b, loc, whole, 0, 0, layout.numel);
-      ret.setOperand(i, vjp::reshape(b, loc, whole, layout.full.getShape()));
+      parts.push_back(part);
+      layouts.push_back(shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp));
     }
+    SmallVector<Value> wholes = gatherParts(b, ret.getLoc(), parts, layouts, dp);
+    for (auto [member, whole] : llvm::zip(bucket, wholes))
+      ret.setOperand(member.first, whole);
   }
 }
 
@@ -315,28 +326,66 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
   int64_t n = 0;
   for (Operation &op : *block)
     order[&op] = n++;
+  // One request per cluster of a parameter's uses: consecutive uses closer
+  // than kGatherReuseDistance ops share a gather.
+  struct Request {
+    BlockArgument arg;
+    shard::FlatLayout layout;
+    SmallVector<Operation *> users; // in program order; the first is where
+  };
+  SmallVector<Request> requests;
   for (unsigned i : args) {
     BlockArgument arg = fn.getArgument(i);
     auto layout = shard::flatLayout(vjp::tensorType(arg), dp);
-    // Users in program order; consecutive close ones share a gather.
     SmallVector<Operation *> users;
     for (Operation *user : arg.getUsers())
       if (!keep.contains(user))
         users.push_back(block->findAncestorOpInBlock(*user));
     llvm::sort(users, [&](Operation *a, Operation *b) { return order[a] < order[b]; });
     users.erase(std::unique(users.begin(), users.end()), users.end());
-    arg.setType(layout.shardType());
-    Value gathered;
-    int64_t lastUse = -1;
     for (Operation *user : users) {
-      if (!gathered || order[user] - lastUse > kGatherReuseDistance) {
-        OpBuilder b(user);
-        gathered = shard::fromShard(b, user->getLoc(), arg, layout, kGroup);
-      }
-      lastUse = order[user];
-      user->replaceUsesOfWith(arg, gathered);
+      if (requests.empty() || requests.back().arg != arg ||
+          order[user] - order[requests.back().users.back()] > kGatherReuseDistance)
+        requests.push_back({arg, layout, {}});
+      requests.back().users.push_back(user);
     }
+    arg.setType(layout.shardType());
     fn.setArgAttr(i, "lcc.shard", shard::shardAttr(fn.getContext(), layout, kGroup));
+  }
+  // Requests starting within kGatherReuseDistance ops of each other (a
+  // layer's weights) share one all_gather, issued before the first of their
+  // uses, up to bucketMb of whole parameters of one element type.
+  llvm::stable_sort(requests, [&](const Request &a, const Request &b) {
+    return order[a.users.front()] < order[b.users.front()];
+  });
+  int64_t bytes = int64_t(bucketMb * 1024 * 1024);
+  for (size_t first = 0; first < requests.size();) {
+    const Request &lead = requests[first];
+    Type element = lead.layout.full.getElementType();
+    auto size = [&](const Request &r) {
+      return r.layout.numel * int64_t(r.layout.full.getElementTypeBitWidth() / 8);
+    };
+    int64_t filled = size(lead);
+    size_t last = first + 1;
+    for (; last < requests.size(); ++last) {
+      const Request &r = requests[last];
+      if (order[r.users.front()] - order[lead.users.front()] > kGatherReuseDistance ||
+          r.layout.full.getElementType() != element || filled + size(r) > bytes)
+        break;
+      filled += size(r);
+    }
+    SmallVector<Value> parts;
+    SmallVector<shard::FlatLayout> layouts;
+    for (size_t k = first; k < last; ++k) {
+      parts.push_back(requests[k].arg);
+      layouts.push_back(requests[k].layout);
+    }
+    OpBuilder b(lead.users.front());
+    SmallVector<Value> wholes = gatherParts(b, lead.users.front()->getLoc(), parts, layouts, dp);
+    for (size_t k = first; k < last; ++k)
+      for (Operation *user : requests[k].users)
+        user->replaceUsesOfWith(requests[k].arg, wholes[k - first]);
+    first = last;
   }
 }
 

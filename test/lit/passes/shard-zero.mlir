@@ -24,14 +24,19 @@
 
 // ALL: module attributes {lcc.process_groups = {dp = 5 : i64}}
 
-// Stage 3: @forward takes the parts and gathers each parameter before use.
+// Stage 3: @forward takes the parts and gathers the parameters before use;
+// w and b are first used within a few ops of each other (a layer's weights),
+// so one all_gather brings both: this rank's parts as one row, [5, 4] back.
 // Z3-LABEL: func.func @forward(
 // Z3-SAME:    tensor<3xf32> {lcc.param = "w", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 4, 3>}}
 // Z3-SAME:    tensor<1xf32> {lcc.param = "b", lcc.shard = {group = "dp", parts = 5 : i64, shape = array<i64: 3>}}
 // Z3-SAME:    tensor<3xf32> {lcc.frozen, lcc.param = "s"}
-// Z3:         %[[GW:.*]] = lcc.all_gather %arg0 {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
-// Z3:         lcc.slice %[[GW]] {limit = array<i64: 12>, start = array<i64: 0>}
-// Z3:         lcc.all_gather %arg1 {group = "dp"} : tensor<1xf32> -> tensor<5xf32>
+// Z3:         %[[RW:.*]] = lcc.reshape %arg0 : tensor<3xf32> -> tensor<1x3xf32>
+// Z3-NEXT:    %[[RB:.*]] = lcc.reshape %arg1 : tensor<1xf32> -> tensor<1x1xf32>
+// Z3-NEXT:    %[[ROW:.*]] = lcc.concat %[[RW]], %[[RB]] {axis = 1 : i64} : tensor<1x3xf32>, tensor<1x1xf32> -> tensor<1x4xf32>
+// Z3-NEXT:    %[[G:.*]] = lcc.all_gather %[[ROW]] {group = "dp"} : tensor<1x4xf32> -> tensor<5x4xf32>
+// Z3-NEXT:    lcc.slice %[[G]] {limit = array<i64: 5, 3>, start = array<i64: 0, 0>} : tensor<5x4xf32> -> tensor<5x3xf32>
+// Z3-NOT:     lcc.all_gather
 
 // The optimizer state is partitioned in every stage.
 // ALL-LABEL: func.func @train_step(
@@ -45,8 +50,8 @@
 // Z1-SAME:    -> (tensor<4x3xf32> {lcc.param = "w"}, tensor<3xf32> {lcc.param = "b"},
 // Z3-SAME:    -> (tensor<3xf32> {lcc.param = "w", lcc.shard = {{.*}}}, tensor<1xf32> {lcc.param = "b", lcc.shard = {{.*}}},
 
-// Stage 3 gathers w for the forward.
-// Z3:         lcc.all_gather %arg0 {group = "dp"} : tensor<3xf32> -> tensor<15xf32>
+// Stage 3 gathers w and b for the forward, together.
+// Z3:         lcc.all_gather %{{.*}} {group = "dp"} : tensor<1x4xf32> -> tensor<5x4xf32>
 
 // All stages: the padded gradients as [5, part] rows side by side, one
 // reduce_scatter of the bucket; row r is rank r's part of both. (Stage 1
