@@ -41,7 +41,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_train_step import CONFIGS, CORPUS, ROOT, ensure_torch, torch_model, torch_run  # noqa: E402
+from cpu_train_step import (CONFIGS, CORPUS, ROOT, ensure_torch, sample_batch,  # noqa: E402
+                            torch_model, torch_run)
 
 MODES = ["dp", "zero1", "zero2", "zero3"]
 
@@ -200,10 +201,7 @@ def torch_worker(rank, world, cfg, mode, steps, skip, port, outdir):
         gen = torch.Generator().manual_seed(7 + rank)
 
         def step():
-            starts = torch.randint(0, len(data) - T - 1, (B,), generator=gen)
-            tokens = torch.stack([data[s:s + T] for s in starts])
-            targets = torch.stack([data[s + 1:s + T + 1] for s in starts])
-            loss = model(tokens, targets)
+            loss = model(*sample_batch(torch, data, B, T, gen))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             clip()

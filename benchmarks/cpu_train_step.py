@@ -157,6 +157,14 @@ def torch_model(torch, cfg):
     return p, forward, opt
 
 
+def sample_batch(torch, data, B, T, gen):
+    """B random windows of T tokens from `data` and their next-token targets."""
+    starts = torch.randint(0, len(data) - T - 1, (B,), generator=gen)
+    tokens = torch.stack([data[s:s + T] for s in starts])
+    targets = torch.stack([data[s + 1:s + T + 1] for s in starts])
+    return tokens, targets
+
+
 def torch_run(torch, cfg, steps, compiled, repeat=1):
     p, forward, opt = torch_model(torch, cfg)
     V = cfg["vocab"]
@@ -168,10 +176,7 @@ def torch_run(torch, cfg, steps, compiled, repeat=1):
         step_fn = torch.compile(forward)
 
     def step():
-        starts = torch.randint(0, len(data) - T - 1, (B,), generator=gen)
-        tokens = torch.stack([data[s:s + T] for s in starts])
-        targets = torch.stack([data[s + 1:s + T + 1] for s in starts])
-        loss = step_fn(tokens, targets)
+        loss = step_fn(*sample_batch(torch, data, B, T, gen))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)

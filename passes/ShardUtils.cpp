@@ -111,20 +111,35 @@ int64_t byteSize(RankedTensorType type) {
   return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
-SmallVector<SmallVector<GradientOp>> buckets(ArrayRef<GradientOp> markers, int64_t bytes) {
-  SmallVector<SmallVector<GradientOp>> out;
+SmallVector<SmallVector<size_t>> bucketIndices(ArrayRef<RankedTensorType> types, int64_t bytes,
+                                               function_ref<bool(size_t, size_t)> apart) {
+  SmallVector<SmallVector<size_t>> out;
   int64_t filled = 0;
-  for (GradientOp m : markers) {
-    int64_t size = byteSize(m.getType());
+  for (size_t i = 0; i < types.size(); ++i) {
+    int64_t size = byteSize(types[i]);
     // A bucket is one flat buffer: one element type.
-    bool otherType = !out.empty() && out.back().front().getType().getElementType() !=
-                                         m.getType().getElementType();
-    if (out.empty() || otherType || filled + size > bytes) {
+    bool newBucket = out.empty() || filled + size > bytes ||
+                     types[out.back().front()].getElementType() != types[i].getElementType() ||
+                     (apart && apart(out.back().front(), i));
+    if (newBucket) {
       out.emplace_back();
       filled = 0;
     }
-    out.back().push_back(m);
+    out.back().push_back(i);
     filled += size;
+  }
+  return out;
+}
+
+SmallVector<SmallVector<GradientOp>> buckets(ArrayRef<GradientOp> markers, int64_t bytes) {
+  SmallVector<RankedTensorType> types;
+  for (GradientOp m : markers)
+    types.push_back(m.getType());
+  SmallVector<SmallVector<GradientOp>> out;
+  for (const SmallVector<size_t> &group : bucketIndices(types, bytes)) {
+    out.emplace_back();
+    for (size_t i : group)
+      out.back().push_back(markers[i]);
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace lcc::shard {
 
@@ -59,9 +60,16 @@ mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
 /// (the position of the value's definition; backward runs last layer first).
 llvm::SmallVector<GradientOp> markersByReadiness(mlir::func::FuncOp step);
 
+/// Consecutive tensors (given by type) grouped so each group holds at most
+/// `bytes` of one element type (a tensor larger than that is a group of its
+/// own); `apart(first, i)`, when given, also starts a new group at i. Returns
+/// the indices of each group.
+llvm::SmallVector<llvm::SmallVector<size_t>>
+bucketIndices(llvm::ArrayRef<mlir::RankedTensorType> types, int64_t bytes,
+              llvm::function_ref<bool(size_t first, size_t i)> apart = nullptr);
+
 /// Consecutive markers grouped so each group holds at most `bytes` of
-/// gradients of one element type (a gradient larger than that is a group of
-/// its own).
+/// gradients of one element type (bucketIndices).
 llvm::SmallVector<llvm::SmallVector<GradientOp>> buckets(llvm::ArrayRef<GradientOp> markers,
                                                          int64_t bytes);
 

@@ -291,31 +291,20 @@ void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
                                                ArrayRef<std::pair<unsigned, Value>> updated) {
   // Buckets as for the gradients: consecutive results of one element type,
   // at most bucketMb of whole parameters each.
+  SmallVector<RankedTensorType> types;
+  for (auto [i, part] : updated)
+    types.push_back(llvm::cast<RankedTensorType>(ret.getOperand(i).getType()));
   int64_t bytes = int64_t(bucketMb * 1024 * 1024);
-  SmallVector<SmallVector<std::pair<unsigned, Value>>> buckets;
-  int64_t filled = 0;
-  for (auto [i, part] : updated) {
-    auto full = llvm::cast<RankedTensorType>(ret.getOperand(i).getType());
-    int64_t size = full.getNumElements() * int64_t(full.getElementTypeBitWidth() / 8);
-    if (buckets.empty() || filled + size > bytes ||
-        vjp::tensorType(buckets.back().front().second).getElementType() !=
-            full.getElementType()) {
-      buckets.emplace_back();
-      filled = 0;
-    }
-    buckets.back().emplace_back(i, part);
-    filled += size;
-  }
-  for (auto &bucket : buckets) {
+  for (const SmallVector<size_t> &bucket : shard::bucketIndices(types, bytes)) {
     SmallVector<Value> parts;
     SmallVector<shard::FlatLayout> layouts;
-    for (auto [i, part] : bucket) {
-      parts.push_back(part);
-      layouts.push_back(shard::flatLayout(vjp::tensorType(ret.getOperand(i)), dp));
+    for (size_t k : bucket) {
+      parts.push_back(updated[k].second);
+      layouts.push_back(shard::flatLayout(types[k], dp));
     }
     SmallVector<Value> wholes = gatherParts(b, ret.getLoc(), parts, layouts, dp);
-    for (auto [member, whole] : llvm::zip(bucket, wholes))
-      ret.setOperand(member.first, whole);
+    for (auto [k, whole] : llvm::zip(bucket, wholes))
+      ret.setOperand(updated[k].first, whole);
   }
 }
 
@@ -358,34 +347,27 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
   llvm::stable_sort(requests, [&](const Request &a, const Request &b) {
     return order[a.users.front()] < order[b.users.front()];
   });
-  int64_t bytes = int64_t(bucketMb * 1024 * 1024);
-  for (size_t first = 0; first < requests.size();) {
-    const Request &lead = requests[first];
-    Type element = lead.layout.full.getElementType();
-    auto size = [&](const Request &r) {
-      return r.layout.numel * int64_t(r.layout.full.getElementTypeBitWidth() / 8);
-    };
-    int64_t filled = size(lead);
-    size_t last = first + 1;
-    for (; last < requests.size(); ++last) {
-      const Request &r = requests[last];
-      if (order[r.users.front()] - order[lead.users.front()] > kGatherReuseDistance ||
-          r.layout.full.getElementType() != element || filled + size(r) > bytes)
-        break;
-      filled += size(r);
-    }
+  SmallVector<RankedTensorType> types;
+  for (const Request &r : requests)
+    types.push_back(r.layout.full);
+  auto apart = [&](size_t first, size_t i) {
+    return order[requests[i].users.front()] - order[requests[first].users.front()] >
+           kGatherReuseDistance;
+  };
+  for (const SmallVector<size_t> &group :
+       shard::bucketIndices(types, int64_t(bucketMb * 1024 * 1024), apart)) {
     SmallVector<Value> parts;
     SmallVector<shard::FlatLayout> layouts;
-    for (size_t k = first; k < last; ++k) {
+    for (size_t k : group) {
       parts.push_back(requests[k].arg);
       layouts.push_back(requests[k].layout);
     }
-    OpBuilder b(lead.users.front());
-    SmallVector<Value> wholes = gatherParts(b, lead.users.front()->getLoc(), parts, layouts, dp);
-    for (size_t k = first; k < last; ++k)
+    Operation *at = requests[group.front()].users.front();
+    OpBuilder b(at);
+    SmallVector<Value> wholes = gatherParts(b, at->getLoc(), parts, layouts, dp);
+    for (auto [k, whole] : llvm::zip(group, wholes))
       for (Operation *user : requests[k].users)
-        user->replaceUsesOfWith(requests[k].arg, wholes[k - first]);
-    first = last;
+        user->replaceUsesOfWith(requests[k].arg, whole);
   }
 }
 

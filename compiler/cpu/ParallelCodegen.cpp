@@ -113,10 +113,12 @@ optimizeAndEmitObjects(std::unique_ptr<llvm::Module> module, const MakeTargetMac
         continue;
       }
       (*part)->setDataLayout(machine->createDataLayout());
-      auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, machine.get());
-      if (llvm::Error err = p.fast ? llvm::Error::success() : optimize(part->get())) {
-        errors[i] = "LLVM optimization failed: " + llvm::toString(std::move(err));
-        continue;
+      if (!p.fast) {
+        auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, machine.get());
+        if (llvm::Error err = optimize(part->get())) {
+          errors[i] = "LLVM optimization failed: " + llvm::toString(std::move(err));
+          continue;
+        }
       }
       llvm::raw_svector_ostream os(objects[i]);
       llvm::legacy::PassManager codegen;

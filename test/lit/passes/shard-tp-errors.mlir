@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --split-input-file --lcc-shard-tp="tp=2" -verify-diagnostics
+// Tests passes/ShardTensorParallel.cpp.
 
 // Nothing to split: the only matmul's output (3 features) does not divide
 // over 2 ranks.

@@ -1,6 +1,7 @@
 // RUN: lcc-opt %s --lcc-shard-tp="tp=2" | FileCheck %s
 // RUN: lcc-opt %s --lcc-shard-tp="tp=2" --lcc-autodiff | FileCheck %s --check-prefix=GRAD
 // RUN: lcc-opt %s --lcc-shard-tp="tp=1" | FileCheck %s --check-prefix=ONE
+// Tests passes/ShardTensorParallel.cpp.
 
 // An attention block with a fused q/k/v projection (3 blocks of 8 features,
 // 4 heads of 2) and an output projection, over 2 tensor-parallel ranks.
