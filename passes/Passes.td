@@ -340,6 +340,37 @@ def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
 }
 
 
+def LccOverlapCollectivesPass : Pass<"lcc-overlap-collectives", "::mlir::ModuleOp"> {
+  let summary = "Issue collectives early and wait late, so communication overlaps computation";
+  let description = [{
+    On tensors, after fusion and before bufferization (AOT CPU pipeline).
+    Each all_reduce, all_gather and reduce_scatter gets a `ticket` and is
+    moved to where it can start; an `lcc.wait` with the same ticket takes its
+    place before the first use of its result. The runtime runs the started
+    collectives on its communication thread, in start order, while the step
+    computes (runtime/dist/Collectives.h).
+
+    At most `depth` collectives are in flight (started, not waited for).
+    Gradient buckets (data parallelism, ZeRO) start as soon as their last
+    gradient exists and are waited for when the window needs room; ZeRO-3's
+    parameter gathers, which could all start at once, start when the one
+    `depth` back is waited for: the next layers' parameters arrive while this
+    layer computes (ZeRO's prefetch), and at most `depth` gathered layers
+    more than without overlap are alive at once. Starts keep program order,
+    so every rank still issues the same collectives in the same order.
+    Broadcast, send, recv and a collective that consumes another's result
+    stay synchronous where they are. `depth=0` leaves everything synchronous.
+
+    Functions with more than one block are an error; a function that already
+    has waits is left alone.
+  }];
+  let options = [
+    Option<"depth", "depth", "int64_t", /*default=*/"2",
+           "Collectives in flight at once (0: all synchronous)">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccFreeUnplannedPass : Pass<"lcc-free-unplanned", "::mlir::ModuleOp"> {
   let summary = "Free what lcc-plan-memory left to the heap (upstream's deallocation pipeline)";
   let description = [{

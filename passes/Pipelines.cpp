@@ -121,6 +121,12 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
   pm.addPass(createLccOutParamsPass());
+  // Collectives start early and are waited for late, in the final op order
+  // (fusion is done), while values are still SSA (the waits keep the
+  // collectives' buffers alive through bufferization and the memory plan).
+  LccOverlapCollectivesPassOptions overlap;
+  overlap.depth = train ? train->overlap : 2;
+  pm.addPass(createLccOverlapCollectivesPass(overlap));
   addBufferization(pm);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by

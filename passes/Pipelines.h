@@ -30,6 +30,8 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
+  /// Collectives in flight at once (lcc-overlap-collectives; 0: synchronous).
+  int64_t overlap = 2;
 };
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)

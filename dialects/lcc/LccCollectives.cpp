@@ -71,17 +71,59 @@ static LogicalResult verifyAlongAxis(Operation *op, RankedTensorType small,
   return success();
 }
 
+/// An asynchronous collective (one with a ticket) has one use: the lcc.wait
+/// with its ticket. Anything else could read the result before it exists.
+static LogicalResult verifyTicket(Operation *op, std::optional<uint64_t> ticket) {
+  if (!ticket)
+    return success();
+  Value result = op->getResult(0);
+  auto wait = result.hasOneUse() ? llvm::dyn_cast<WaitOp>(*result.getUsers().begin()) : WaitOp();
+  if (!wait || wait.getValue() != result)
+    return op->emitOpError() << "with ticket " << *ticket
+                             << " must have one use, the lcc.wait of that ticket (its result "
+                                "exists only once the wait returns)";
+  if (uint64_t(wait.getTicket()) != *ticket)
+    return op->emitOpError() << "with ticket " << *ticket << " is waited for by ticket "
+                             << wait.getTicket();
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() {
-  if (failed(groupSize(*this, getGroup())))
+  if (failed(groupSize(*this, getGroup())) || failed(verifyTicket(*this, getTicket())))
     return failure();
   return verifyReduction(*this, getReduction());
 }
 
 LogicalResult AllGatherOp::verify() {
   auto size = groupSize(*this, getGroup());
-  if (failed(size))
+  if (failed(size) || failed(verifyTicket(*this, getTicket())))
     return failure();
   return verifyAlongAxis(*this, getInput().getType(), getType(), getAxis(), *size);
+}
+
+LogicalResult WaitOp::verify() {
+  Operation *def = getValue().getDefiningOp();
+  std::optional<uint64_t> ticket;
+  Value input;
+  bool inPlace = false;
+  if (auto ar = llvm::dyn_cast_or_null<AllReduceOp>(def))
+    ticket = ar.getTicket(), input = ar.getInput(), inPlace = true;
+  else if (auto ag = llvm::dyn_cast_or_null<AllGatherOp>(def))
+    ticket = ag.getTicket(), input = ag.getInput();
+  else if (auto rs = llvm::dyn_cast_or_null<ReduceScatterOp>(def))
+    ticket = rs.getTicket(), input = rs.getInput();
+  if (!ticket)
+    return emitOpError() << "waits for a value that is not the result of an all_reduce, "
+                            "all_gather or reduce_scatter with a ticket";
+  if (*ticket != uint64_t(getTicket()))
+    return emitOpError() << "ticket " << getTicket() << " does not match the collective's ticket "
+                         << *ticket;
+  // The runtime reads an out-of-place collective's input until the wait.
+  if (inPlace ? !getKeep().empty() : getKeep().size() != 1 || getKeep()[0] != input)
+    return emitOpError() << "must keep " << (inPlace ? "nothing (all_reduce works in place)"
+                                                     : "exactly the collective's input")
+                         << " alive until the wait";
+  return success();
 }
 
 /// The input is cut into `group`'s size parts along `axis` (reduce_scatter,
@@ -98,7 +140,7 @@ static LogicalResult verifyPart(Operation *op, StringRef group, RankedTensorType
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyReduction(*this, getReduction())))
+  if (failed(verifyReduction(*this, getReduction())) || failed(verifyTicket(*this, getTicket())))
     return failure();
   return verifyPart(*this, getGroup(), getInput().getType(), getType(), getAxis());
 }

@@ -371,6 +371,12 @@ def Lcc_ScatterAddOp : Lcc_Op<"scatter_add", [Pure,
 // bounds root and peer ranks. Collectives communicate, so they are not Pure:
 // no pass may drop, duplicate or reorder them (every rank must issue the
 // same collectives in the same order).
+//
+// all_reduce, all_gather and reduce_scatter may be asynchronous: with a
+// `ticket` (lcc-overlap-collectives sets one) the op only issues the
+// collective, its result's one use is the `lcc.wait` with the same ticket,
+// and the step computes in between while the runtime's communication thread
+// moves the bytes.
 
 class Lcc_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Lcc_Op<mnemonic, !listconcat([Lcc_CostOpInterface, MemoryEffects<[MemRead, MemWrite]>],
@@ -386,18 +392,29 @@ def Lcc_AllReduceOp : Lcc_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "r
     "g" operator). max and min have no VJP.
   }];
   let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group,
-                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction);
+                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction,
+                       OptionalAttr<I64Attr>:$ticket);
   let results = (outs Lcc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  // Synchronous (no ticket): what the sharding passes build.
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                                 "::llvm::StringRef":$group, "::llvm::StringRef":$reduction), [{
+    build($_builder, $_state, result, input, group, reduction, ::mlir::IntegerAttr());
+  }]>];
   let hasVerifier = 1;
 }
 
 def Lcc_AllGatherOp : Lcc_CollectiveOp<"all_gather"> {
   let summary = "Concatenate every rank's `input` along `axis`, in rank order, on every rank";
   let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group,
-                       DefaultValuedAttr<I64Attr, "0">:$axis);
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
+                       OptionalAttr<I64Attr>:$ticket);
   let results = (outs Lcc_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                                 "::llvm::StringRef":$group, "uint64_t":$axis), [{
+    build($_builder, $_state, result, input, group, axis, ::mlir::IntegerAttr());
+  }]>];
   let hasVerifier = 1;
 }
 
@@ -410,9 +427,31 @@ def Lcc_ReduceScatterOp : Lcc_CollectiveOp<"reduce_scatter"> {
   }];
   let arguments = (ins Lcc_FloatTensor:$input, StrAttr:$group,
                        DefaultValuedAttr<I64Attr, "0">:$axis,
-                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction);
+                       DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction,
+                       OptionalAttr<I64Attr>:$ticket);
   let results = (outs Lcc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                                 "::llvm::StringRef":$group, "uint64_t":$axis,
+                                 "::llvm::StringRef":$reduction), [{
+    build($_builder, $_state, result, input, group, axis, reduction, ::mlir::IntegerAttr());
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Lcc_WaitOp : Lcc_CollectiveOp<"wait", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "The result of the asynchronous collective with the same `ticket`, once it is complete";
+  let description = [{
+    `value` is the result of an all_reduce, all_gather or reduce_scatter with
+    this `ticket`, and this op is its only use; the op returns it unchanged
+    once the collective has finished. `keep` is the collective's input when
+    the collective is not in place (all_gather, reduce_scatter): the runtime
+    reads it until the wait, so nothing may overwrite it before, and the
+    memory plan keeps it alive until here.
+  }];
+  let arguments = (ins Lcc_AnyTensor:$value, Variadic<Lcc_AnyTensor>:$keep, I64Attr:$ticket);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$value `:` type($value) (`after` $keep^ `:` type($keep))? attr-dict";
   let hasVerifier = 1;
 }
 

@@ -1,18 +1,75 @@
 //===- Collectives.cpp - the collectives compiled code calls --------------===//
 #include "runtime/dist/Collectives.h"
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
 
 namespace lcc {
 namespace dist {
 
 namespace {
 
+/// The communication thread and its queue. One thread, one collective at a
+/// time, in start order: the order every rank issues them in.
+struct Engine {
+  struct Job {
+    int64_t ticket;
+    std::function<DistStatus()> run;
+  };
+  struct Ticket {
+    int64_t in, out;
+    bool done = false;
+    DistStatus status;
+    int worldRank = 0;
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Job> queue;
+  bool busy = false;
+  std::map<int64_t, Ticket> tickets;
+  bool started = false;
+
+  void worker() {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return !queue.empty(); });
+      Job job = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      DistStatus status = job.run();
+      lock.lock();
+      busy = false;
+      Ticket &t = tickets[job.ticket];
+      t.done = true;
+      t.status = std::move(status);
+      changed.notify_all();
+    }
+  }
+
+  /// Blocks until nothing is queued or running (results stay for the waits).
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return queue.empty() && !busy; });
+  }
+};
+
 struct Registry {
   std::vector<std::unique_ptr<Communicator>> groups;
   // The stand-in for every group while none is installed.
   std::unique_ptr<Communicator> local = makeLocalCommunicator("local", 0);
+  // Per process: a fork()ed child (the tests' ranks) inherits the engine but
+  // not its thread, and a mutex or condition variable the thread was waiting
+  // on is unusable there; the child gets a fresh engine (the old one leaks).
+  Engine *engine = nullptr;
+  pid_t enginePid = 0;
 };
 
 /// Deliberately never destroyed: compiled code may still run from exit
@@ -21,6 +78,15 @@ struct Registry {
 Registry &registry() {
   static Registry *r = new Registry();
   return *r;
+}
+
+Engine &engine() {
+  Registry &r = registry();
+  if (!r.engine || r.enginePid != ::getpid()) {
+    r.engine = new Engine();
+    r.enginePid = ::getpid();
+  }
+  return *r.engine;
 }
 
 [[noreturn]] void die(int worldRank, const std::string &message) {
@@ -60,6 +126,37 @@ void check(Communicator &c, const DistStatus &s) {
     die(c.worldRank(), s.error);
 }
 
+/// The compiled code broke the start/wait protocol: a compiler bug, not a
+/// distributed failure (exit code 3, lcc-run's "internal error").
+[[noreturn]] void internalError(const std::string &message) {
+  std::fprintf(stderr, "lcc-run: internal error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
+/// Queues `run` under `ticket` for the communication thread.
+void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
+           std::function<DistStatus()> run) {
+  Engine &e = engine();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)
+    internalError("collective ticket " + std::to_string(ticket) +
+                  " started again before its wait");
+  e.queue.push_back({ticket, std::move(run)});
+  if (!e.started) {
+    // Detached: it sleeps on the queue and must not keep the process alive.
+    std::thread([&e] { e.worker(); }).detach();
+    e.started = true;
+  }
+  e.changed.notify_all();
+}
+
+/// Collectives that run on the caller's thread go after all started ones.
+Communicator &syncLookup(int64_t group, const char *op) {
+  engine().drain();
+  return lookup(group, op);
+}
+
 const void *cptr(int64_t address) { return reinterpret_cast<const void *>(address); }
 void *ptr(int64_t address) { return reinterpret_cast<void *>(address); }
 
@@ -73,9 +170,18 @@ void installGroups(std::vector<std::unique_ptr<Communicator>> groups,
   registry().groups = std::move(groups);
 }
 
-void clearGroups() { registry().groups.clear(); }
+void clearGroups() {
+  engine().drain();
+  registry().groups.clear();
+}
 
 size_t installedGroupCount() { return registry().groups.size(); }
+
+size_t collectivesInFlight() {
+  Engine &e = engine();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  return e.tickets.size();
+}
 
 const CpuKernelSymbol *collectiveSymbols() {
   static const CpuKernelSymbol table[] = {
@@ -86,6 +192,10 @@ const CpuKernelSymbol *collectiveSymbols() {
       {"lcc_send", reinterpret_cast<void *>(&lcc_send)},
       {"lcc_recv", reinterpret_cast<void *>(&lcc_recv)},
       {"lcc_group_rank", reinterpret_cast<void *>(&lcc_group_rank)},
+      {"lcc_all_reduce_start", reinterpret_cast<void *>(&lcc_all_reduce_start)},
+      {"lcc_all_gather_start", reinterpret_cast<void *>(&lcc_all_gather_start)},
+      {"lcc_reduce_scatter_start", reinterpret_cast<void *>(&lcc_reduce_scatter_start)},
+      {"lcc_wait", reinterpret_cast<void *>(&lcc_wait)},
       {nullptr, nullptr}};
   return table;
 }
@@ -100,42 +210,91 @@ extern "C" {
 
 void lcc_all_reduce(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
                     int64_t count) {
-  Communicator &c = lookup(group, "all_reduce");
+  Communicator &c = syncLookup(group, "all_reduce");
   check(c, c.allReduce(cptr(in), ptr(out), count, typeOf(c, "all_reduce", dtype),
                        reductionOf(c, "all_reduce", reduction)));
 }
 
 void lcc_all_gather(int64_t group, int64_t dtype, int64_t in, int64_t out, int64_t countPerRank) {
-  Communicator &c = lookup(group, "all_gather");
+  Communicator &c = syncLookup(group, "all_gather");
   check(c, c.allGather(cptr(in), ptr(out), countPerRank, typeOf(c, "all_gather", dtype)));
 }
 
 void lcc_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
                         int64_t countPerRank) {
-  Communicator &c = lookup(group, "reduce_scatter");
+  Communicator &c = syncLookup(group, "reduce_scatter");
   check(c, c.reduceScatter(cptr(in), ptr(out), countPerRank, typeOf(c, "reduce_scatter", dtype),
                            reductionOf(c, "reduce_scatter", reduction)));
 }
 
 void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64_t out,
                    int64_t count) {
-  Communicator &c = lookup(group, "broadcast");
+  Communicator &c = syncLookup(group, "broadcast");
   int r = root < 0 || root > INT32_MAX ? -1 : int(root);
   check(c, c.broadcast(cptr(in), ptr(out), count, typeOf(c, "broadcast", dtype), r));
 }
 
 void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count) {
-  Communicator &c = lookup(group, "send");
+  Communicator &c = syncLookup(group, "send");
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
   check(c, c.send(cptr(in), count, typeOf(c, "send", dtype), p));
 }
 
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count) {
-  Communicator &c = lookup(group, "recv");
+  Communicator &c = syncLookup(group, "recv");
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
   check(c, c.recv(ptr(out), count, typeOf(c, "recv", dtype), p));
 }
 
 int64_t lcc_group_rank(int64_t group) { return lookup(group, "group_rank").rank(); }
+
+// The arguments are checked on the calling thread, so a bad one fails where
+// it was passed; the transfer's own failure shows at the wait.
+void lcc_all_reduce_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                          int64_t in, int64_t out, int64_t count) {
+  Communicator &c = lookup(group, "all_reduce");
+  ElementType type = typeOf(c, "all_reduce", dtype);
+  Reduction r = reductionOf(c, "all_reduce", reduction);
+  start(c, ticket, in, out,
+        [&c, in, out, count, type, r] { return c.allReduce(cptr(in), ptr(out), count, type, r); });
+}
+
+void lcc_all_gather_start(int64_t ticket, int64_t group, int64_t dtype, int64_t in, int64_t out,
+                          int64_t countPerRank) {
+  Communicator &c = lookup(group, "all_gather");
+  ElementType type = typeOf(c, "all_gather", dtype);
+  start(c, ticket, in, out, [&c, in, out, countPerRank, type] {
+    return c.allGather(cptr(in), ptr(out), countPerRank, type);
+  });
+}
+
+void lcc_reduce_scatter_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                              int64_t in, int64_t out, int64_t countPerRank) {
+  Communicator &c = lookup(group, "reduce_scatter");
+  ElementType type = typeOf(c, "reduce_scatter", dtype);
+  Reduction r = reductionOf(c, "reduce_scatter", reduction);
+  start(c, ticket, in, out, [&c, in, out, countPerRank, type, r] {
+    return c.reduceScatter(cptr(in), ptr(out), countPerRank, type, r);
+  });
+}
+
+void lcc_wait(int64_t ticket, int64_t in, int64_t out) {
+  Engine &e = engine();
+  std::unique_lock<std::mutex> lock(e.mutex);
+  auto it = e.tickets.find(ticket);
+  if (it == e.tickets.end())
+    internalError("wait for collective ticket " + std::to_string(ticket) +
+                  ", which was never started");
+  if (it->second.in != in || it->second.out != out)
+    internalError("wait for collective ticket " + std::to_string(ticket) +
+                  " names other buffers than its start");
+  e.changed.wait(lock, [&] { return it->second.done; });
+  DistStatus status = std::move(it->second.status);
+  int rank = it->second.worldRank;
+  e.tickets.erase(it);
+  lock.unlock();
+  if (!status)
+    die(rank, status.error);
+}
 
 } // extern "C"

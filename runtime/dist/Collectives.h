@@ -22,8 +22,19 @@
 // for lcc-run and its launchers; 2 and 3 keep their meanings (user error,
 // internal failure).
 //
+// Asynchronous collectives (lcc-overlap-collectives): the `_start` variants
+// take a ticket (a number the compiler gave the collective, unique among those
+// in flight) first, queue the collective for this process's communication
+// thread and return at once; lcc_wait(ticket, in, out) returns when it has
+// finished (in and out must be the addresses the start got: a mismatch is a
+// compiler bug, exit code 3). The thread runs collectives one at a time in the
+// order they were started, and a synchronous call first waits for the queue
+// to empty, so every rank still runs the same collectives in the same order.
+// A failed asynchronous collective ends the process at its wait, as above.
+//
 // The installed groups are process-wide and not synchronized: install them
-// before the compiled code runs and call the functions from one thread.
+// before the compiled code runs and call the functions from one thread (the
+// communication thread is the runtime's own).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_DIST_COLLECTIVES_H
@@ -49,6 +60,14 @@ void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t co
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
 /// This process's rank in the group.
 int64_t lcc_group_rank(int64_t group);
+
+void lcc_all_reduce_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                          int64_t in, int64_t out, int64_t count);
+void lcc_all_gather_start(int64_t ticket, int64_t group, int64_t dtype, int64_t in, int64_t out,
+                          int64_t countPerRank);
+void lcc_reduce_scatter_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                              int64_t in, int64_t out, int64_t countPerRank);
+void lcc_wait(int64_t ticket, int64_t in, int64_t out);
 }
 
 namespace lcc {
@@ -62,10 +81,13 @@ constexpr int kDistributedFailureExitCode = 4;
 /// module's group names). Replaces any installed before.
 void installGroups(std::vector<std::unique_ptr<Communicator>> groups,
                    std::vector<std::string> names = {});
-/// Destroys the installed groups (back to 1-rank behaviour).
+/// Destroys the installed groups (back to 1-rank behaviour), after the
+/// collectives in flight have finished.
 void clearGroups();
 /// Number of installed groups.
 size_t installedGroupCount();
+/// Asynchronous collectives started and not yet waited for.
+size_t collectivesInFlight();
 
 /// Name and address of every collective, for JITs that bind symbols
 /// explicitly (terminated by {nullptr, nullptr}).

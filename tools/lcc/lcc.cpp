@@ -144,6 +144,11 @@ static cl::opt<std::string> precisionFlag(
 static cl::opt<double> bucketFlag("bucket-mb",
                                   cl::desc("Largest bucket of gradients per collective (MiB)"),
                                   cl::init(25.0), cl::cat(distCat));
+static cl::opt<int64_t>
+    overlapFlag("overlap",
+                cl::desc("Collectives in flight while the step computes (0: each one waits "
+                         "where it is issued)"),
+                cl::init(2), cl::cat(distCat));
 
 /// The world sizes to compile for (--world), parsed by parseWorlds.
 static std::vector<int64_t> worlds;
@@ -193,6 +198,7 @@ static lcc::TrainStepOptions trainStepOptions() {
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
+  o.overlap = overlapFlag;
   return o;
 }
 
@@ -643,6 +649,8 @@ int main(int argc, char **argv) {
     return fail("lcc: error: --precision=" + precisionFlag +
                 " is only accounted by --plan so far; a train.bin trains in the model's own "
                 "types (drop -o, or --precision)");
+  if (overlapFlag < 0)
+    return fail("lcc: error: --overlap must be 0 or more");
   if (bucketFlag <= 0)
     return fail("lcc: error: --bucket-mb must be positive");
   if (accumFlag < 1 || warmupFlag < 0)

@@ -22,6 +22,21 @@
 // outermost non-unit one, where a part is one contiguous block (the sharding
 // passes only use such axes).
 //
+// An asynchronous collective (with a `ticket`, see lcc-overlap-collectives)
+// calls the `_start` variant of its function, which takes the ticket first
+// and returns at once; its lcc.wait becomes
+//
+//   lcc_wait(ticket, in, out)
+//
+// with the very addresses the start call got. Passing them again is what keeps
+// the buffers alive: lcc-plan-memory follows every value derived from a
+// buffer (these addresses too) to its last use, so neither buffer is reused
+// while the runtime's communication thread still reads or writes it. The
+// wait finds its start call by the `lcc.ticket` attribute bufferization
+// leaves on it. An in-place all_reduce of a non-contiguous buffer (never made
+// by the sharding passes) runs synchronously on a contiguous copy; its wait
+// then lowers to nothing.
+//
 // `lcc.gradient` and `lcc.parallel_copy` lower to their input, `lcc.shard_slice` to a slice at
 // offset rank * size, with the rank from the runtime.
 //
@@ -151,10 +166,27 @@ struct CallBuilder {
   }
 
   LogicalResult call(Operation *op, StringRef name, ArrayRef<Value> args) {
-    auto f = declareRuntime(op, name, args.size(), 0);
+    return callWithTicket(op, name, args, std::nullopt);
+  }
+
+  /// The call of `name`, or of `name`_start with the ticket first when the
+  /// collective is asynchronous (`start`); either call carries the ticket as
+  /// `lcc.ticket` for the wait to find.
+  LogicalResult callWithTicket(Operation *op, StringRef name, ArrayRef<Value> args,
+                               std::optional<uint64_t> ticket, bool start = true) {
+    SmallVector<Value> all;
+    std::string callee = name.str();
+    if (ticket && start) {
+      all.push_back(i64(int64_t(*ticket)));
+      callee += "_start";
+    }
+    all.append(args.begin(), args.end());
+    auto f = declareRuntime(op, callee, all.size(), 0);
     if (failed(f))
       return failure();
-    func::CallOp::create(rewriter, loc, *f, args);
+    auto call = func::CallOp::create(rewriter, loc, *f, all);
+    if (ticket)
+      call->setAttr("lcc.ticket", rewriter.getI64IntegerAttr(int64_t(*ticket)));
     return success();
   }
 };
@@ -195,13 +227,17 @@ struct InPlaceModel : CollectiveModelBase<InPlaceModel<Op>, Op, true> {
     Value work = c.contiguous(*buf);
     Value addr = c.address(work);
     int64_t third;
-    if constexpr (std::is_same_v<Op, AllReduceOp>)
+    std::optional<uint64_t> ticket;
+    if constexpr (std::is_same_v<Op, AllReduceOp>) {
       third = reductionCode(op.getReduction());
-    else
+      ticket = op.getTicket();
+    } else {
       third = op.getRoot();
+    }
     args->append({c.i64(third), addr, addr, c.i64(op.getType().getNumElements())});
     StringRef callee = std::is_same_v<Op, AllReduceOp> ? "lcc_all_reduce" : "lcc_broadcast";
-    if (failed(c.call(op, callee, *args)))
+    // A copy must be copied back after the collective: synchronously, then.
+    if (failed(c.callWithTicket(op, callee, *args, ticket, /*start=*/work == *buf)))
       return failure();
     if (work != *buf)
       memref::CopyOp::create(rewriter, op.getLoc(), work, *buf);
@@ -234,9 +270,59 @@ struct ResizeModel : CollectiveModelBase<ResizeModel<Op, Gather>, Op, false> {
       perRank = op.getType().getNumElements();
     }
     args.append({c.address(in), c.address(out), c.i64(perRank)});
-    if (failed(c.call(op, Gather ? "lcc_all_gather" : "lcc_reduce_scatter", args)))
+    if (failed(c.callWithTicket(op, Gather ? "lcc_all_gather" : "lcc_reduce_scatter", args,
+                                op.getTicket())))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// lcc.wait: returns the collective's buffer; reads `keep` (so bufferization
+/// lets nothing overwrite the input before the wait) and writes nothing.
+struct WaitModel : BufferizableOpInterface::ExternalModel<WaitModel, WaitOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &, const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &, const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    if (operand.getOperandNumber() != 0)
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<WaitOp>(o);
+    auto buf = getBuffer(rewriter, op.getValue(), options, state);
+    if (failed(buf))
+      return failure();
+    // The start call is earlier in the same block (the collective dominates
+    // its wait and both are top-level ops of one function).
+    func::CallOp start;
+    for (Operation *p = op->getPrevNode(); p && !start; p = p->getPrevNode())
+      if (auto call = llvm::dyn_cast<func::CallOp>(p))
+        if (auto t = call->getAttrOfType<IntegerAttr>("lcc.ticket"))
+          if (t.getInt() == int64_t(op.getTicket()))
+            start = call;
+    if (!start)
+      return op.emitOpError() << "found no call that issued ticket " << op.getTicket()
+                              << " before it in its block";
+    start->removeAttr("lcc.ticket");
+    if (start.getCallee().ends_with("_start")) {
+      rewriter.setInsertionPoint(op);
+      CallBuilder c{rewriter, op.getLoc()};
+      // start(ticket, ..., in, out, count): hand in and out over again.
+      unsigned n = start.getNumOperands();
+      if (failed(c.call(op, "lcc_wait",
+                        {c.i64(int64_t(op.getTicket())), start.getOperand(n - 3),
+                         start.getOperand(n - 2)})))
+        return failure();
+    }
+    replaceOpWithBufferizedValues(rewriter, op, *buf);
     return success();
   }
 };
@@ -322,7 +408,8 @@ struct ShardSliceLowering : OpRewritePattern<ShardSliceOp> {
 } // namespace
 
 bool isCollective(Operation *op) {
-  return llvm::isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, SendOp, RecvOp>(op);
+  return llvm::isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, SendOp, RecvOp, WaitOp>(
+      op);
 }
 
 void registerCollectiveBufferization(DialectRegistry &registry) {
@@ -333,6 +420,7 @@ void registerCollectiveBufferization(DialectRegistry &registry) {
     ReduceScatterOp::attachInterface<ResizeModel<ReduceScatterOp, false>>(*ctx);
     SendOp::attachInterface<SendModel>(*ctx);
     RecvOp::attachInterface<RecvModel>(*ctx);
+    WaitOp::attachInterface<WaitModel>(*ctx);
   });
 }
 

@@ -116,3 +116,43 @@ module attributes {lcc.process_groups = {dp = 4 : i64}} {
     return
   }
 }
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @ticket_without_wait(%g: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{with ticket 0 must have one use, the lcc.wait of that ticket}}
+    %0 = lcc.all_reduce %g {group = "dp", ticket = 0} : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @wait_other_ticket(%g: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{with ticket 0 is waited for by ticket 1}}
+    %0 = lcc.all_reduce %g {group = "dp", ticket = 0} : tensor<8xf32>
+    %1 = lcc.wait %0 : tensor<8xf32> {ticket = 1}
+    return %1 : tensor<8xf32>
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {dp = 4 : i64}} {
+  func.func @wait_keeps_input(%p: tensor<2xf32>) -> tensor<8xf32> {
+    %0 = lcc.all_gather %p {group = "dp", ticket = 0} : tensor<2xf32> -> tensor<8xf32>
+    // expected-error @+1 {{must keep exactly the collective's input alive until the wait}}
+    %1 = lcc.wait %0 : tensor<8xf32> {ticket = 0}
+    return %1 : tensor<8xf32>
+  }
+}
+
+// -----
+
+func.func @wait_for_nothing(%g: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{waits for a value that is not the result of an all_reduce, all_gather or reduce_scatter with a ticket}}
+  %0 = lcc.wait %g : tensor<8xf32> {ticket = 0}
+  return %0 : tensor<8xf32>
+}

@@ -48,6 +48,24 @@ module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
     return %2, %0, %1 : tensor<8x3xf32>, tensor<2x3xf32>, tensor<8x2xf32>
   }
 
+  // Asynchronous collectives (lcc-overlap-collectives): a ticket on the
+  // collective, its result's one use the lcc.wait of that ticket, which keeps
+  // an out-of-place collective's input; canonicalization keeps the pair.
+  // CHECK-LABEL: func.func @tickets
+  // CHECK: %[[R:.*]] = lcc.all_reduce %{{.*}} {group = "dp", ticket = 0 : i64} : tensor<8x3xf32>
+  // CHECK: %[[G:.*]] = lcc.all_gather %[[P:.*]] {group = "dp", ticket = 1 : i64} : tensor<2x3xf32> -> tensor<8x3xf32>
+  // CHECK: lcc.wait %[[G]] : tensor<8x3xf32> after %[[P]] : tensor<2x3xf32> {ticket = 1 : i64}
+  // CHECK: lcc.wait %[[R]] : tensor<8x3xf32> {ticket = 0 : i64}
+  // KEPT-LABEL: func.func @tickets
+  // KEPT-COUNT-2: lcc.wait
+  func.func @tickets(%g: tensor<8x3xf32>, %p: tensor<2x3xf32>) -> (tensor<8x3xf32>, tensor<8x3xf32>) {
+    %0 = lcc.all_reduce %g {group = "dp", ticket = 0} : tensor<8x3xf32>
+    %1 = lcc.all_gather %p {group = "dp", ticket = 1} : tensor<2x3xf32> -> tensor<8x3xf32>
+    %2 = lcc.wait %1 : tensor<8x3xf32> after %p : tensor<2x3xf32> {ticket = 1}
+    %3 = lcc.wait %0 : tensor<8x3xf32> {ticket = 0}
+    return %2, %3 : tensor<8x3xf32>, tensor<8x3xf32>
+  }
+
   // Collectives communicate: canonicalization and CSE keep both all_reduces
   // and the unused send/recv (every rank must issue the same sequence).
   // KEPT-LABEL: func.func @kept

@@ -41,3 +41,41 @@ module attributes {lcc.process_groups = {tp = 2 : i64, dp = 4 : i64}} {
     return %0, %1, %2, %3, %4, %5 : tensor<8xf32>, tensor<16xf32>, tensor<2x3xf32>, tensor<8x3xf32>, tensor<8xf32>, tensor<2x3xf32>
   }
 }
+
+// -----
+
+// Asynchronous collectives (a ticket) call the _start variants, the ticket
+// first; the wait hands the start's very addresses over again, which keeps
+// both buffers alive in the memory plan until then. An in-place all_reduce of
+// a non-contiguous view runs synchronously on a contiguous copy (copied back
+// right after), and its wait lowers to nothing.
+// CHECK-DAG: func.func private @lcc_all_gather_start(i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @lcc_all_reduce_start(i64, i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @lcc_wait(i64, i64, i64)
+// CHECK-LABEL: func.func @async(
+// CHECK:       %[[IN:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:       %[[OUT:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:       call @lcc_all_gather_start(%c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %[[IN]], %[[OUT]], %c8_i64{{.*}}) :
+// CHECK:       %[[A:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:       call @lcc_all_reduce_start(%c5_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %[[A]], %[[A]], %c8_i64{{.*}}) :
+// CHECK:       call @lcc_all_reduce(
+// CHECK:       memref.copy
+// CHECK:       linalg.generic
+// CHECK:       call @lcc_wait(%c3_i64{{.*}}, %[[IN]], %[[OUT]])
+// CHECK:       call @lcc_wait(%c5_i64{{.*}}, %[[A]], %[[A]])
+// CHECK-NOT:   call @lcc_wait
+// CHECK-NOT:   lcc.ticket
+// CHECK:       return
+module attributes {lcc.process_groups = {dp = 2 : i64}} {
+  func.func @async(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8x3xf32>) -> (tensor<16xf32>, tensor<8xf32>, tensor<8x1xf32>, tensor<8xf32>) {
+    %0 = lcc.all_gather %p {group = "dp", ticket = 3} : tensor<8xf32> -> tensor<16xf32>
+    %1 = lcc.all_reduce %g {group = "dp", ticket = 5} : tensor<8xf32>
+    %col = tensor.extract_slice %m[0, 0] [8, 1] [1, 1] : tensor<8x3xf32> to tensor<8x1xf32>
+    %2 = lcc.all_reduce %col {group = "dp", ticket = 6} : tensor<8x1xf32>
+    %sq = lcc.mul %p, %p : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    %3 = lcc.wait %0 : tensor<16xf32> after %p : tensor<8xf32> {ticket = 3}
+    %4 = lcc.wait %1 : tensor<8xf32> {ticket = 5}
+    %5 = lcc.wait %2 : tensor<8x1xf32> {ticket = 6}
+    return %3, %4, %5, %sq : tensor<16xf32>, tensor<8xf32>, tensor<8x1xf32>, tensor<8xf32>
+  }
+}

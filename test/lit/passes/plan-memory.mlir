@@ -43,3 +43,28 @@ func.func @escapes() -> memref<4xf32> {
   %a = memref.alloc() : memref<4xf32>
   return %a : memref<4xf32>
 }
+
+// An asynchronous collective's buffer lives until its wait: lcc_wait gets
+// the start's address again (dialects/lcc/lowering/Collectives.cpp), and
+// the plan follows the address to that use. So %b, born after the start,
+// cannot take %a's bytes while the runtime still writes them (without the
+// wait, both would be at offset 0 in a 64-byte arena).
+// CHECK-LABEL: func.func @async_collective(
+// CHECK-SAME:    memref<128xi8> {lcc.arena}
+// CHECK:         arith.constant 0 : index
+// CHECK:         arith.constant 64 : index
+func.func private @lcc_all_reduce_start(i64, i64, i64, i64, i64, i64, i64)
+func.func private @lcc_wait(i64, i64, i64)
+func.func @async_collective(%in: memref<16xf32>, %out: memref<16xf32>) {
+  %a = memref.alloc() : memref<16xf32>
+  memref.copy %in, %a : memref<16xf32> to memref<16xf32>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<16xf32> -> index
+  %i = arith.index_cast %p : index to i64
+  %t = arith.constant 0 : i64
+  call @lcc_all_reduce_start(%t, %t, %t, %t, %i, %i, %t) : (i64, i64, i64, i64, i64, i64, i64) -> ()
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %in, %b : memref<16xf32> to memref<16xf32>
+  memref.copy %b, %out : memref<16xf32> to memref<16xf32>
+  call @lcc_wait(%t, %i, %i) : (i64, i64, i64) -> ()
+  return
+}

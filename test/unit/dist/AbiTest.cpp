@@ -55,8 +55,77 @@ TEST(DistAbi, SymbolTable) {
     names.push_back(s->name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter",
-                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_rank"}));
+                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_rank",
+                                      "lcc_all_reduce_start", "lcc_all_gather_start",
+                                      "lcc_reduce_scatter_start", "lcc_wait"}));
   EXPECT_EQ(collectiveSymbols()[0].address, reinterpret_cast<void *>(&lcc_all_reduce));
+}
+
+// Started collectives complete by their waits, in any wait order; with
+// nothing installed they are 1-rank copies like the synchronous ones.
+TEST(DistAbi, AsyncWithoutGroups) {
+  clearGroups();
+  std::vector<float> in = {1, 2, 3}, gathered(3), part(3), reduced = {4, 5, 6};
+  lcc_all_gather_start(7, 0, kF32, addr(in.data()), addr(gathered.data()), 3);
+  lcc_reduce_scatter_start(8, 0, kF32, kSum, addr(in.data()), addr(part.data()), 3);
+  lcc_all_reduce_start(9, 0, kF32, kSum, addr(reduced.data()), addr(reduced.data()), 3);
+  lcc_wait(9, addr(reduced.data()), addr(reduced.data()));
+  lcc_wait(7, addr(in.data()), addr(gathered.data()));
+  EXPECT_EQ(collectivesInFlight(), 1u);
+  lcc_wait(8, addr(in.data()), addr(part.data()));
+  EXPECT_EQ(collectivesInFlight(), 0u);
+  EXPECT_EQ(gathered, in);
+  EXPECT_EQ(part, in);
+  EXPECT_EQ(reduced, (std::vector<float>{4, 5, 6}));
+}
+
+// Two ranks: collectives started before a synchronous one all run before it
+// (the runtime drains its queue), and each wait gets its own results even
+// when the waits come in another order than the starts.
+TEST(DistAbi, AsyncInstalledGroups) {
+  const int n = 2, port = freePort();
+  auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
+    std::unique_ptr<Communicator> world;
+    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    if (!s)
+      return s.error;
+    std::vector<std::unique_ptr<Communicator>> groups;
+    groups.push_back(std::move(world));
+    installGroups(std::move(groups), {"dp"});
+    std::vector<float> x(1000), y(1000), sync = {float(rank)};
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(i) + float(rank), y[i] = float(rank + 1) * float(i);
+    std::vector<float> all(2000), mine(500);
+    lcc_all_reduce_start(0, 0, kF32, kSum, addr(x.data()), addr(x.data()), 1000);
+    lcc_all_gather_start(1, 0, kF32, addr(y.data()), addr(all.data()), 1000);
+    lcc_reduce_scatter_start(2, 0, kF32, kMax, addr(y.data()), addr(mine.data()), 500);
+    lcc_all_reduce(0, kF32, kSum, addr(sync.data()), addr(sync.data()), 1);
+    lcc_wait(2, addr(y.data()), addr(mine.data()));
+    lcc_wait(0, addr(x.data()), addr(x.data()));
+    lcc_wait(1, addr(y.data()), addr(all.data()));
+    append(payload, x);
+    append(payload, all);
+    append(payload, mine);
+    append(payload, sync);
+    clearGroups();
+    return "";
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto &res = results[size_t(r)];
+    ASSERT_EQ(res.exitCode, 0) << "rank " << r << ": " << res.error;
+    size_t off = 0;
+    auto x = take<float>(res.payload, off, 1000), all = take<float>(res.payload, off, 2000),
+         mine = take<float>(res.payload, off, 500), sync = take<float>(res.payload, off, 1);
+    for (size_t i = 0; i < 1000; ++i) {
+      ASSERT_EQ(x[i], 2.0f * float(i) + 1.0f) << i;
+      ASSERT_EQ(all[i], float(i)) << i;             // rank 0's y
+      ASSERT_EQ(all[1000 + i], 2.0f * float(i)) << i; // rank 1's y
+    }
+    // Part r of max(y_0, y_1) = y_1 = 2 i, elements [500 r, 500 r + 500).
+    for (size_t i = 0; i < 500; ++i)
+      ASSERT_EQ(mine[i], 2.0f * float(500 * r + int(i))) << i;
+    EXPECT_EQ(sync, (std::vector<float>{1.0f}));
+  }
 }
 
 // Groups 0 = world, 1 = {dp=2} of a 2-rank job, renamed by installGroups.
@@ -175,6 +244,55 @@ TEST(DistAbi, LostPeerExitsWithFour) {
   std::string err = readFile(path);
   EXPECT_EQ(err, "lcc-run: rank 0: all_reduce on group 'dp' (2 ranks) failed: peer rank 1 "
                  "closed the connection\n");
+  ::unlink(path);
+}
+
+// Breaking the start/wait protocol is a compiler bug: exit code 3, one line.
+TEST(DistAbi, WaitWithoutStartIsInternalError) {
+  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  auto results = runRanks(1, [&](int, std::string &) -> std::string {
+    redirectStderr(path);
+    clearGroups();
+    lcc_wait(11, 0, 0);
+    return "lcc_wait returned";
+  });
+  EXPECT_EQ(results[0].exitCode, 3);
+  EXPECT_EQ(readFile(path),
+            "lcc-run: internal error: wait for collective ticket 11, which was never started\n");
+  ::unlink(path);
+}
+
+// A started collective whose peer is gone fails at its wait: exit code 4 and
+// the same line as a synchronous one.
+TEST(DistAbi, LostPeerFailsAtTheWait) {
+  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const int port = freePort();
+  auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
+    std::unique_ptr<Communicator> world;
+    DistStatus s = createWorld(loopbackEnv(rank, 2, port, 5), "gloo", world);
+    if (!s)
+      return s.error;
+    if (rank == 1)
+      ::_exit(0);
+    redirectStderr(path);
+    std::vector<std::unique_ptr<Communicator>> groups;
+    groups.push_back(std::move(world));
+    installGroups(std::move(groups), {"dp"});
+    std::vector<float> v(100, 1.0f), all(200);
+    lcc_all_gather_start(4, 0, kF32, addr(v.data()), addr(all.data()), 100);
+    lcc_wait(4, addr(v.data()), addr(all.data()));
+    return "lcc_wait returned";
+  });
+  EXPECT_EQ(results[1].exitCode, 0);
+  EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode) << results[0].error;
+  EXPECT_EQ(readFile(path), "lcc-run: rank 0: all_gather on group 'dp' (2 ranks) failed: peer "
+                            "rank 1 closed the connection\n");
   ::unlink(path);
 }
 

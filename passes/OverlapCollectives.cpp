@@ -1,0 +1,209 @@
+//===- OverlapCollectives.cpp - collectives run while the step computes ---===//
+//
+// See Passes.td (lcc-overlap-collectives). Works on the top-level block of
+// each function (tensors, after fusion, before bufferization): every op has a
+// position, and a collective c has
+//
+//   ready(c)  the position after the last op its input depends on,
+//   need(c)   the position of the first op that uses its result.
+//
+// An asynchronous collective is issued (start) at some position in
+// [ready, need] and waited for (lcc.wait) at a later one, at most need.
+// The runtime runs collectives one at a time in start order, so starts keep
+// program order, and at most `depth` collectives are started and not waited
+// for. Collectives are placed in program order:
+//
+//   start(c_i) = max(ready(c_i), start(c_i-1))
+//
+// unless that exceeds the window: c_{i-depth} is still in flight at that
+// position. Then either c_{i-depth}'s wait moves up to start(c_i) (when its
+// result is needed no earlier than c_i's: gradient buckets, whose results
+// wait for the optimizer at the end), or c_i starts later, at c_{i-depth}'s
+// wait (when c_{i-depth}'s result is needed first: ZeRO-3's parameter
+// gathers, which all could start at once; this is the prefetch, the next
+// layers' gathers run while this layer computes). A wait is at its
+// collective's `need` unless a later start pulled it up.
+//
+// A collective whose input is another collective's result, and broadcast,
+// send and recv, stay synchronous at their place (the runtime finishes every
+// started collective before a synchronous one).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/lcc/LccOps.h"
+#include "dialects/lcc/lowering/Lowering.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCOVERLAPCOLLECTIVESPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+struct Slot {
+  Operation *op;
+  bool async = false;
+  int64_t at = 0, ready = 0, need = 0, start = 0, wait = 0;
+};
+
+/// The input of an all_reduce, all_gather or reduce_scatter (nullptr for
+/// the collectives that stay synchronous).
+Value asyncInput(Operation *op) {
+  if (auto ar = llvm::dyn_cast<lcc::AllReduceOp>(op))
+    return ar.getInput();
+  if (auto ag = llvm::dyn_cast<lcc::AllGatherOp>(op))
+    return ag.getInput();
+  if (auto rs = llvm::dyn_cast<lcc::ReduceScatterOp>(op))
+    return rs.getInput();
+  return nullptr;
+}
+
+void setTicket(Operation *op, int64_t ticket) {
+  op->setAttr("ticket", IntegerAttr::get(IntegerType::get(op->getContext(), 64), ticket));
+}
+
+struct LccOverlapCollectivesPass
+    : lcc::impl::LccOverlapCollectivesPassBase<LccOverlapCollectivesPass> {
+  using Base::Base;
+
+  LogicalResult overlap(func::FuncOp fn) {
+    SmallVector<Operation *> collectives;
+    bool waited = false;
+    fn.walk([&](Operation *op) {
+      if (llvm::isa<lcc::WaitOp>(op))
+        waited = true;
+      else if (lcc::isCollective(op))
+        collectives.push_back(op);
+    });
+    // Nothing to do, or done already (the pass is idempotent).
+    if (collectives.empty() || waited)
+      return success();
+    if (!fn.getBody().hasOneBlock())
+      return fn.emitError() << "lcc-overlap-collectives: @" << fn.getSymName()
+                            << " has control flow; collectives are scheduled on one "
+                               "straight-line block";
+    Block &block = fn.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> position;
+    SmallVector<Operation *> order;
+    for (Operation &op : block) {
+      position[&op] = int64_t(order.size());
+      order.push_back(&op);
+    }
+    int64_t end = int64_t(order.size()) - 1; // the terminator
+
+    SmallVector<Slot> slots;
+    llvm::DenseSet<Operation *> fed; // collectives whose result feeds a collective
+    for (Operation *op : collectives) {
+      if (op->getBlock() != &block)
+        return op->emitOpError() << "inside a region cannot be scheduled by "
+                                    "lcc-overlap-collectives (top-level ops only)";
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && lcc::isCollective(def))
+          fed.insert(def);
+    }
+    for (Operation *op : collectives) {
+      Slot s{op};
+      s.at = position.lookup(op);
+      s.async = asyncInput(op) && !fed.contains(op) && depth > 0;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp())
+          s.ready = std::max(s.ready, position.lookup(def) + 1);
+      s.need = end;
+      for (Operation *user : op->getUsers())
+        if (Operation *top = block.findAncestorOpInBlock(*user))
+          s.need = std::min(s.need, position.lookup(top));
+      if (!s.async)
+        s.ready = s.need = s.at;
+      slots.push_back(s);
+    }
+
+    // The earliest need of every collective from i on: no start may pass it.
+    size_t n = slots.size();
+    SmallVector<int64_t> laterNeed(n + 1, end);
+    for (size_t i = n; i-- > 0;)
+      laterNeed[i] = std::min(laterNeed[i + 1], slots[i].need);
+
+    SmallVector<size_t> started; // the asynchronous slots, in order
+    for (size_t i = 0; i < n; ++i) {
+      Slot &s = slots[i];
+      if (!s.async) {
+        // In place; the runtime finishes the started ones first.
+        s.start = s.wait = s.at;
+        continue;
+      }
+      s.start = std::max(s.ready, i ? slots[i - 1].start : 0);
+      // The window: the asynchronous collective `depth` starts back must be
+      // waited for before this one starts.
+      if (started.size() >= size_t(depth)) {
+        Slot &old = slots[started[started.size() - depth]];
+        if (old.wait > s.start) {
+          if (old.need < s.need)
+            s.start = std::min(old.wait, laterNeed[i]);
+          old.wait = std::min(old.wait, s.start);
+        }
+      }
+      s.wait = s.need;
+      started.push_back(i);
+    }
+
+    // Rebuild the block: at each position, first the waits of collectives
+    // started earlier, then the starts, then the waits of those just started
+    // (a start and its wait at one position: nothing to overlap there).
+    SmallVector<SmallVector<size_t>> startsAt(end + 1), waitsAt(end + 1);
+    for (size_t i = 0; i < n; ++i) {
+      startsAt[slots[i].start].push_back(i);
+      if (slots[i].async)
+        waitsAt[slots[i].wait].push_back(i);
+    }
+    llvm::DenseSet<Operation *> moved;
+    for (Slot &s : slots)
+      moved.insert(s.op);
+    Operation *terminator = block.getTerminator();
+    OpBuilder b(fn.getContext());
+    auto emitWait = [&](size_t i) {
+      Slot &s = slots[i];
+      b.setInsertionPoint(terminator);
+      Value result = s.op->getResult(0);
+      SmallVector<Value> keep;
+      if (!llvm::isa<lcc::AllReduceOp>(s.op))
+        keep.push_back(asyncInput(s.op));
+      auto wait = lcc::WaitOp::create(b, s.op->getLoc(), result.getType(), result, keep,
+                                      int64_t(i));
+      result.replaceAllUsesExcept(wait.getResult(), wait);
+    };
+    for (int64_t pos = 0; pos <= end; ++pos) {
+      for (size_t i : waitsAt[pos])
+        if (slots[i].start < pos)
+          emitWait(i);
+      for (size_t i : startsAt[pos]) {
+        slots[i].op->moveBefore(terminator);
+        if (slots[i].async)
+          setTicket(slots[i].op, int64_t(i));
+      }
+      for (size_t i : waitsAt[pos])
+        if (slots[i].start == pos)
+          emitWait(i);
+      if (!moved.contains(order[pos]) && pos != end)
+        order[pos]->moveBefore(terminator);
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (depth < 0) {
+      getOperation().emitError() << "lcc-overlap-collectives: depth must be at least 0, got "
+                                 << depth;
+      return signalPassFailure();
+    }
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (failed(overlap(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
