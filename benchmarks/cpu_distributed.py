@@ -85,16 +85,19 @@ def lcc_plan(build, model, sets, mode, world):
             int(comm.group(2)))
 
 
-def lcc_run(build, model, sets, mode, world, steps, skip, repeats, copies=(1,)):
+def lcc_run(build, model, sets, mode, world, steps, skip, repeats, copies=(1,), flags=(),
+            env=None):
     """Compiles once; for each entry k of copies, runs k concurrent lcc-run jobs (k > 1: that
     many independent one-rank trainings at once, the no-communication baseline). Returns
     {k: (ms/step median over repeats and jobs, runtime plan per rank, peak RSS of the largest
-    rank, final loss, others_share)} and the compile seconds."""
+    rank, final loss, others_share)} and the compile seconds. flags: more lcc options; env:
+    the ranks' environment (default: this process's)."""
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "train.bin")
         cmd = [os.path.join(build, "bin", "lcc"), model, "--quiet", f"--set={sets}", "-o", binary]
         if mode:
             cmd += [f"--shard={mode}", f"--world={world}"]
+        cmd += list(flags)
         t0 = time.time()
         subprocess.run(cmd, check=True)
         compile_s = time.time() - t0
@@ -116,7 +119,8 @@ def lcc_run(build, model, sets, mode, world, steps, skip, repeats, copies=(1,)):
                         binary, "--data", CORPUS, "--val-fraction", "0", "--threads", "1",
                         "--steps", str(skip + steps), "--csv", csv, "--log-every", "1000"]
                     jobs.append((csv, subprocess.Popen(timer + run, stdout=subprocess.PIPE,
-                                                       stderr=subprocess.PIPE, text=True)))
+                                                       stderr=subprocess.PIPE, text=True,
+                                                       env=env)))
                 per_job = []
                 for csv, job in jobs:
                     out, err = job.communicate()

@@ -24,6 +24,11 @@
 // layers' gathers run while this layer computes). A wait is at its
 // collective's `need` unless a later start pulled it up.
 //
+// `ready` looks through the data movement that only assembles the input
+// (tensor.empty, insert_slice, expand_shape, ...: ZeRO's buckets of parameter
+// parts), which moves up with the start; anything else is computation the
+// collective waits for.
+//
 // A collective whose input is another collective's result, and broadcast,
 // send and recv, stay synchronous at their place (the runtime finishes every
 // started collective before a synchronous one).
@@ -34,7 +39,10 @@
 #include "dialects/lcc/LccOps.h"
 #include "dialects/lcc/lowering/Lowering.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCOVERLAPCOLLECTIVESPASS
@@ -49,7 +57,16 @@ struct Slot {
   Operation *op;
   bool async = false;
   int64_t at = 0, ready = 0, need = 0, start = 0, wait = 0;
+  /// The data movement that assembles the input, moved up with the start.
+  SmallVector<Operation *> feed;
 };
+
+/// Ops that only move or create data: cheap, so they may run earlier.
+bool isDataMovement(Operation *op) {
+  return llvm::isa<tensor::EmptyOp, tensor::InsertSliceOp, tensor::ExtractSliceOp,
+                   tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ConcatOp,
+                   tensor::PadOp, linalg::FillOp, arith::ConstantOp>(op);
+}
 
 /// The input of an all_reduce, all_gather or reduce_scatter (nullptr for
 /// the collectives that stay synchronous).
@@ -110,9 +127,23 @@ struct LccOverlapCollectivesPass
       Slot s{op};
       s.at = position.lookup(op);
       s.async = asyncInput(op) && !fed.contains(op) && depth > 0;
-      for (Value v : op->getOperands())
-        if (Operation *def = v.getDefiningOp())
+      // Through the data movement, to the computation the input needs.
+      SmallVector<Value> work(op->getOperands());
+      llvm::DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (!def || !seen.insert(def).second)
+          continue;
+        if (!s.async || !isDataMovement(def)) {
           s.ready = std::max(s.ready, position.lookup(def) + 1);
+          continue;
+        }
+        s.feed.push_back(def);
+        work.append(def->operand_begin(), def->operand_end());
+      }
+      llvm::sort(s.feed, [&](Operation *a, Operation *b) {
+        return position.lookup(a) < position.lookup(b);
+      });
       s.need = end;
       for (Operation *user : op->getUsers())
         if (Operation *top = block.findAncestorOpInBlock(*user))
@@ -160,9 +191,11 @@ struct LccOverlapCollectivesPass
       if (slots[i].async)
         waitsAt[slots[i].wait].push_back(i);
     }
-    llvm::DenseSet<Operation *> moved;
+    // Ops placed already (moved before the terminator, in the new order);
+    // the collectives are placed by their starts.
+    llvm::DenseSet<Operation *> placed;
     for (Slot &s : slots)
-      moved.insert(s.op);
+      placed.insert(s.op);
     Operation *terminator = block.getTerminator();
     OpBuilder b(fn.getContext());
     auto emitWait = [&](size_t i) {
@@ -181,6 +214,9 @@ struct LccOverlapCollectivesPass
         if (slots[i].start < pos)
           emitWait(i);
       for (size_t i : startsAt[pos]) {
+        for (Operation *op : slots[i].feed)
+          if (placed.insert(op).second)
+            op->moveBefore(terminator);
         slots[i].op->moveBefore(terminator);
         if (slots[i].async)
           setTicket(slots[i].op, int64_t(i));
@@ -188,7 +224,7 @@ struct LccOverlapCollectivesPass
       for (size_t i : waitsAt[pos])
         if (slots[i].start == pos)
           emitWait(i);
-      if (!moved.contains(order[pos]) && pos != end)
+      if (pos != end && placed.insert(order[pos]).second)
         order[pos]->moveBefore(terminator);
     }
     return success();

@@ -115,7 +115,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   addKernelsToLLVM(pm);
 }
 
-void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train) {
+void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
+                         int64_t overlap) {
   buildPipelineUpTo(pm, Phase::Linalg, train);
   // Results become caller-owned out-params while still on tensors, so that
   // bufferization writes each result's last op straight into the runtime's
@@ -124,9 +125,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // Collectives start early and are waited for late, in the final op order
   // (fusion is done), while values are still SSA (the waits keep the
   // collectives' buffers alive through bufferization and the memory plan).
-  LccOverlapCollectivesPassOptions overlap;
-  overlap.depth = train ? train->overlap : 2;
-  pm.addPass(createLccOverlapCollectivesPass(overlap));
+  LccOverlapCollectivesPassOptions overlapOptions;
+  overlapOptions.depth = overlap;
+  pm.addPass(createLccOverlapCollectivesPass(overlapOptions));
   addBufferization(pm);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by

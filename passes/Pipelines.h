@@ -30,8 +30,6 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
-  /// Collectives in flight at once (lcc-overlap-collectives; 0: synchronous).
-  int64_t overlap = 2;
 };
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)
@@ -52,9 +50,11 @@ void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
 
 /// The ahead-of-time CPU pipeline (train.bin): train step (when `train` is
 /// given), linalg, then destination-passing ABI (lcc-out-params), bufferization
-/// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h).
+/// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h). `overlap`:
+/// collectives in flight while the step computes (lcc-overlap-collectives).
 void buildAotCpuPipeline(mlir::OpPassManager &pm,
-                         const std::optional<TrainStepOptions> &train = std::nullopt);
+                         const std::optional<TrainStepOptions> &train = std::nullopt,
+                         int64_t overlap = 2);
 
 /// Registers the pipelines with the pass registry (`lcc-opt --lcc-cpu-pipeline`).
 void registerPipelines();

@@ -197,7 +197,7 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (options.passTiming)
       pm.enableTiming(); // the report prints when pm goes out of scope
-    buildAotCpuPipeline(pm);
+    buildAotCpuPipeline(pm, std::nullopt, options.overlap);
     if (failed(pm.run(*clone)))
       return error("lowering for the CPU failed:\n" + diagnostics);
   }

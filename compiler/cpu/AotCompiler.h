@@ -42,6 +42,9 @@ struct AotOptions {
   unsigned threads = 0;
   /// Print MLIR's per-pass timing report (stderr) for the lowering (lcc --timing).
   bool passTiming = false;
+  /// Collectives in flight while the step computes (lcc-overlap-collectives
+  /// depth, lcc --overlap; 0: each waits where it is issued).
+  int64_t overlap = 2;
 };
 
 /// The train.bin target name of code built with `options` ("cpu-x86_64-v3").

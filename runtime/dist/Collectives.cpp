@@ -1,6 +1,7 @@
 //===- Collectives.cpp - the collectives compiled code calls --------------===//
 #include "runtime/dist/Collectives.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +135,24 @@ void check(Communicator &c, const DistStatus &s) {
   std::_Exit(3);
 }
 
+/// LCC_DIST_LATENCY_MS (benchmarks only): every collective first waits this
+/// long, as on a network with that latency. Loopback has next to none, so
+/// this is how benchmarks/cpu_distributed.py shows what overlapping
+/// communication with computation hides on a real network.
+std::chrono::microseconds emulatedLatency() {
+  static const std::chrono::microseconds latency = [] {
+    const char *v = std::getenv("LCC_DIST_LATENCY_MS");
+    double ms = v ? std::atof(v) : 0.0;
+    return std::chrono::microseconds(ms > 0 ? int64_t(ms * 1000.0) : 0);
+  }();
+  return latency;
+}
+
+void emulateLatency() {
+  if (emulatedLatency().count() > 0)
+    std::this_thread::sleep_for(emulatedLatency());
+}
+
 /// Queues `run` under `ticket` for the communication thread.
 void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
            std::function<DistStatus()> run) {
@@ -142,7 +161,10 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
   if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)
     internalError("collective ticket " + std::to_string(ticket) +
                   " started again before its wait");
-  e.queue.push_back({ticket, std::move(run)});
+  e.queue.push_back({ticket, [run = std::move(run)] {
+                        emulateLatency();
+                        return run();
+                      }});
   if (!e.started) {
     // Detached: it sleeps on the queue and must not keep the process alive.
     std::thread([&e] { e.worker(); }).detach();
@@ -154,6 +176,7 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
 /// Collectives that run on the caller's thread go after all started ones.
 Communicator &syncLookup(int64_t group, const char *op) {
   engine().drain();
+  emulateLatency();
   return lookup(group, op);
 }
 

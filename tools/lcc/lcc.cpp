@@ -198,7 +198,6 @@ static lcc::TrainStepOptions trainStepOptions() {
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
-  o.overlap = overlapFlag;
   return o;
 }
 
@@ -502,6 +501,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     lcc::PackageOptions options;
     options.cpu.cpu = cpuFlag;
     options.cpu.passTiming = timing;
+    options.cpu.overlap = overlapFlag;
     options.seed = seed;
     options.source = inputFile;
     options.sharding = shardFlag;
