@@ -74,10 +74,10 @@ def others_share(start):
 
 # ---------------------------------------------------------------------------------------- lcc
 
-def lcc_plan(build, model, sets, mode, world):
+def lcc_plan(build, model, sets, mode, world, flags=()):
     """Model states per rank (bytes) and collectives per step from `lcc --plan --shard`."""
     out = subprocess.run([os.path.join(build, "bin", "lcc"), model, "--quiet", f"--set={sets}",
-                          "--plan", f"--shard={mode}", f"--world={world}"],
+                          "--plan", f"--shard={mode}", f"--world={world}"] + list(flags),
                          check=True, capture_output=True, text=True).stdout
     states = re.search(r"model states\s+([0-9,]+) B", out)
     comm = re.search(r"communication per step\s+([0-9,]+) B.* ([0-9]+) collectives", out)

@@ -13,6 +13,7 @@ schedule changes when collectives run, not what they compute): the script fails 
 
 Usage: python3 benchmarks/cpu_overlap.py [--config small] [--modes dp,zero2,zero3]
                                          [--latency 0,10] [--steps 15] [--repeats 3]
+                                         [--lcc-flags=--bucket-mb=0.5]
 """
 import argparse
 import os
@@ -33,7 +34,10 @@ def main():
     ap.add_argument("--skip", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--lcc-flags", default="",
+                    help="more lcc options, space-separated (e.g. --bucket-mb=0.5)")
     args = ap.parse_args()
+    extra = args.lcc_flags.split()
     for var in ("LCC_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ[var] = "1"
     model_file, cfg = CONFIGS[args.config]
@@ -41,16 +45,18 @@ def main():
     sets = ",".join(f"{k}={v}" for k, v in cfg.items() if k != "vocab")
     latencies = [float(x) for x in args.latency.split(",")]
     print(f"{args.config} on {args.world} ranks x 1 thread, Gloo on loopback; {args.steps} "
-          f"measured steps after {args.skip}, median of {args.repeats}", flush=True)
+          f"measured steps after {args.skip}, median of {args.repeats}; lcc {' '.join(extra)}",
+          flush=True)
     rows = []
     for mode in args.modes.split(","):
-        _, _, coll = lcc_plan(args.build, model, sets, mode, args.world)
+        _, _, coll = lcc_plan(args.build, model, sets, mode, args.world, extra)
         for latency in latencies:
             env = dict(os.environ, LCC_DIST_LATENCY_MS=str(latency))
             ms, loss = {}, {}
             for label, depth in (("sync", 0), ("overlap", 2)):
                 res, _ = lcc_run(args.build, model, sets, mode, args.world, args.steps,
-                                 args.skip, args.repeats, flags=[f"--overlap={depth}"], env=env)
+                                 args.skip, args.repeats, flags=[f"--overlap={depth}"] + extra,
+                                 env=env)
                 ms[label], loss[label] = res[1][0], res[1][3]
                 print(f"  {mode} latency {latency:g} ms: {label} {ms[label]:.1f} ms/step",
                       flush=True)

@@ -27,11 +27,15 @@
 // `ready` looks through the data movement that only assembles the input
 // (tensor.empty, insert_slice, expand_shape, ...: ZeRO's buckets of parameter
 // parts), which moves up with the start; anything else is computation the
-// collective waits for.
+// collective waits for. Likewise `need` looks through the data movement that
+// takes the result apart (a bucket's extract_slices), which moves down with
+// the wait: a bucket of gradients is needed by the optimizer, not by the
+// slices right after it.
 //
-// A collective whose input is another collective's result, and broadcast,
-// send and recv, stay synchronous at their place (the runtime finishes every
-// started collective before a synchronous one).
+// A collective whose input is another collective's result (directly or
+// through data movement), and broadcast, send and recv, stay synchronous at
+// their place (the runtime finishes every started collective before a
+// synchronous one).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -59,6 +63,9 @@ struct Slot {
   int64_t at = 0, ready = 0, need = 0, start = 0, wait = 0;
   /// The data movement that assembles the input, moved up with the start.
   SmallVector<Operation *> feed;
+  /// The data movement that takes the result apart (a bucket back into its
+  /// tensors), moved down with the wait.
+  SmallVector<Operation *> drain;
 };
 
 /// Ops that only move or create data: cheap, so they may run earlier.
@@ -119,9 +126,18 @@ struct LccOverlapCollectivesPass
       if (op->getBlock() != &block)
         return op->emitOpError() << "inside a region cannot be scheduled by "
                                     "lcc-overlap-collectives (top-level ops only)";
-      for (Value v : op->getOperands())
-        if (Operation *def = v.getDefiningOp(); def && lcc::isCollective(def))
+      // Directly or through data movement (which would move with both).
+      SmallVector<Value> work(op->getOperands());
+      llvm::DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (!def || !seen.insert(def).second)
+          continue;
+        if (lcc::isCollective(def))
           fed.insert(def);
+        else if (isDataMovement(def))
+          work.append(def->operand_begin(), def->operand_end());
+      }
     }
     for (Operation *op : collectives) {
       Slot s{op};
@@ -144,10 +160,26 @@ struct LccOverlapCollectivesPass
       llvm::sort(s.feed, [&](Operation *a, Operation *b) {
         return position.lookup(a) < position.lookup(b);
       });
+      // Through the data movement, to the first op that needs the data.
       s.need = end;
-      for (Operation *user : op->getUsers())
-        if (Operation *top = block.findAncestorOpInBlock(*user))
+      SmallVector<Value> uses(op->getResults());
+      while (!uses.empty()) {
+        for (Operation *user : uses.pop_back_val().getUsers()) {
+          Operation *top = block.findAncestorOpInBlock(*user);
+          if (!top)
+            continue;
+          if (s.async && top == user && isDataMovement(user) && !seen.contains(user)) {
+            seen.insert(user);
+            s.drain.push_back(user);
+            uses.append(user->result_begin(), user->result_end());
+            continue;
+          }
           s.need = std::min(s.need, position.lookup(top));
+        }
+      }
+      llvm::sort(s.drain, [&](Operation *a, Operation *b) {
+        return position.lookup(a) < position.lookup(b);
+      });
       if (!s.async)
         s.ready = s.need = s.at;
       slots.push_back(s);
@@ -194,8 +226,10 @@ struct LccOverlapCollectivesPass
     // Ops placed already (moved before the terminator, in the new order);
     // the collectives are placed by their starts.
     llvm::DenseSet<Operation *> placed;
-    for (Slot &s : slots)
+    for (Slot &s : slots) {
       placed.insert(s.op);
+      placed.insert(s.drain.begin(), s.drain.end()); // they follow their wait
+    }
     Operation *terminator = block.getTerminator();
     OpBuilder b(fn.getContext());
     auto emitWait = [&](size_t i) {
@@ -208,6 +242,8 @@ struct LccOverlapCollectivesPass
       auto wait = lcc::WaitOp::create(b, s.op->getLoc(), result.getType(), result, keep,
                                       int64_t(i));
       result.replaceAllUsesExcept(wait.getResult(), wait);
+      for (Operation *op : s.drain)
+        op->moveBefore(terminator);
     };
     for (int64_t pos = 0; pos <= end; ++pos) {
       for (size_t i : waitsAt[pos])

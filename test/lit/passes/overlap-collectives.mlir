@@ -90,24 +90,91 @@ module attributes {lcc.process_groups = {dp = 2 : i64}} {
 
 // -----
 
-// A collective whose result feeds another stays synchronous (the consumer
-// still overlaps), as do broadcast, send and recv; all_reduce keeps nothing
-// (it works in place).
+// A collective whose result feeds another (here through an expand_shape)
+// stays synchronous; the consumer still overlaps, as do broadcast, send and
+// recv; all_reduce keeps nothing (it works in place).
 // D2-LABEL: func.func @synchronous(
 // D2:         %[[S:.*]] = lcc.all_reduce %arg0 {group = "dp"} : tensor<4xf32>
-// D2-NEXT:    %[[G:.*]] = lcc.all_gather %[[S]] {group = "dp", ticket = 1 : i64}
+// D2-NEXT:    %[[E:.*]] = tensor.expand_shape %[[S]]
+// D2-NEXT:    %[[G:.*]] = lcc.all_gather %[[E]] {group = "dp", ticket = 1 : i64}
 // D2-NEXT:    %[[B:.*]] = lcc.broadcast %arg1 {group = "dp"} : tensor<4xf32>
 // D2-NEXT:    %[[M:.*]] = lcc.all_reduce %[[B]] {group = "dp", reduction = "max", ticket = 3 : i64}
 // D2-NEXT:    arith.mulf
-// D2-NEXT:    lcc.wait %[[G]] : {{.*}} after %[[S]] : {{.*}} {ticket = 1 : i64}
+// D2-NEXT:    lcc.wait %[[G]] : {{.*}} after %[[E]] : {{.*}} {ticket = 1 : i64}
 // D2-NEXT:    lcc.wait %[[M]] : tensor<4xf32> {ticket = 3 : i64}
 module attributes {lcc.process_groups = {dp = 2 : i64}} {
-  func.func @synchronous(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>, tensor<4xf32>) {
+  func.func @synchronous(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) {
     %s = lcc.all_reduce %x {group = "dp"} : tensor<4xf32>
-    %g = lcc.all_gather %s {group = "dp"} : tensor<4xf32> -> tensor<8xf32>
+    %e = tensor.expand_shape %s [[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+    %g = lcc.all_gather %e {group = "dp"} : tensor<1x4xf32> -> tensor<2x4xf32>
     %b = lcc.broadcast %y {group = "dp"} : tensor<4xf32>
     %m = lcc.all_reduce %b {group = "dp", reduction = "max"} : tensor<4xf32>
     %z = arith.mulf %y, %y : tensor<4xf32>
-    return %g, %m, %z : tensor<8xf32>, tensor<4xf32>, tensor<4xf32>
+    return %g, %m, %z : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// The data movement that only assembles a gather's input (ZeRO-3 puts a
+// layer's parameter parts side by side in one row) moves up with the start,
+// so the gather can prefetch; computation (the mulf) stays where it is.
+// D1-LABEL: func.func @assembled(
+// D1-NEXT:    tensor.empty
+// D1-NEXT:    tensor.insert_slice %arg0
+// D1-NEXT:    %[[R0:.*]] = tensor.insert_slice %arg1
+// D1-NEXT:    lcc.all_gather %[[R0]] {group = "dp", ticket = 0 : i64}
+// D1-NEXT:    arith.mulf
+// D1-NEXT:    lcc.wait {{.*}}ticket = 0
+// D1-NEXT:    tensor.empty
+// D1-NEXT:    tensor.insert_slice %arg2
+// D1-NEXT:    %[[R1:.*]] = tensor.insert_slice %arg2
+// D1-NEXT:    lcc.all_gather %[[R1]] {group = "dp", ticket = 1 : i64}
+// D1-NEXT:    arith.addf
+// D1-NEXT:    lcc.wait {{.*}}ticket = 1
+// D1-NEXT:    arith.addf
+// D1-NEXT:    return
+module attributes {lcc.process_groups = {dp = 2 : i64}} {
+  func.func @assembled(%p0: tensor<4xf32>, %p1: tensor<4xf32>, %q: tensor<4xf32>, %x: tensor<16xf32>) -> tensor<16xf32> {
+    %a = arith.mulf %x, %x : tensor<16xf32>
+    %e0 = tensor.empty() : tensor<8xf32>
+    %r0 = tensor.insert_slice %p0 into %e0[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    %r0b = tensor.insert_slice %p1 into %r0[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    %g0 = lcc.all_gather %r0b {group = "dp"} : tensor<8xf32> -> tensor<16xf32>
+    %b = arith.addf %a, %g0 : tensor<16xf32>
+    %e1 = tensor.empty() : tensor<8xf32>
+    %r1 = tensor.insert_slice %q into %e1[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    %r1b = tensor.insert_slice %q into %r1[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    %g1 = lcc.all_gather %r1b {group = "dp"} : tensor<8xf32> -> tensor<16xf32>
+    %c = arith.addf %b, %g1 : tensor<16xf32>
+    return %c : tensor<16xf32>
+  }
+}
+
+// -----
+
+// The data movement that takes a result apart (a bucket's slices) moves down
+// with the wait, which therefore goes before the first computation that uses
+// the data: the bucket's all_reduce overlaps the mulf.
+// D2-LABEL: func.func @drained(
+// D2-NEXT:    %[[B:.*]] = arith.mulf %arg0, %arg0
+// D2-NEXT:    %[[R:.*]] = lcc.all_reduce %[[B]] {group = "dp", reduction = "mean", ticket = 0 : i64}
+// D2-NEXT:    %[[Y:.*]] = arith.mulf %arg1, %arg1
+// D2-NEXT:    %[[W:.*]] = lcc.wait %[[R]] : tensor<8xf32> {ticket = 0 : i64}
+// D2-NEXT:    %[[S0:.*]] = tensor.extract_slice %[[W]][0] [4] [1]
+// D2-NEXT:    %[[S1:.*]] = tensor.extract_slice %[[W]][4] [4] [1]
+// D2-NEXT:    %[[Z:.*]] = arith.addf %[[Y]], %[[S0]]
+// D2-NEXT:    arith.addf %[[Z]], %[[S1]]
+// D2-NEXT:    return
+module attributes {lcc.process_groups = {dp = 2 : i64}} {
+  func.func @drained(%g: tensor<8xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+    %b = arith.mulf %g, %g : tensor<8xf32>
+    %r = lcc.all_reduce %b {group = "dp", reduction = "mean"} : tensor<8xf32>
+    %s0 = tensor.extract_slice %r[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %s1 = tensor.extract_slice %r[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %y = arith.mulf %x, %x : tensor<4xf32>
+    %z = arith.addf %y, %s0 : tensor<4xf32>
+    %w = arith.addf %z, %s1 : tensor<4xf32>
+    return %w : tensor<4xf32>
   }
 }
