@@ -58,7 +58,7 @@ using namespace mlir;
 namespace {
 
 struct Slot {
-  Operation *op;
+  Operation *op = nullptr;
   bool async = false;
   int64_t at = 0, ready = 0, need = 0, start = 0, wait = 0;
   /// The data movement that assembles the input, moved up with the start.
@@ -140,7 +140,8 @@ struct LccOverlapCollectivesPass
       }
     }
     for (Operation *op : collectives) {
-      Slot s{op};
+      Slot s;
+      s.op = op;
       s.at = position.lookup(op);
       s.async = asyncInput(op) && !fed.contains(op) && depth > 0;
       // Through the data movement, to the computation the input needs.

@@ -207,6 +207,12 @@ private:
       return failure(op, "the group failed earlier (" + brokenCause_ + ")");
     if (count == 0)
       return {};
+    // The current device is per thread, and the runtime's communication
+    // thread (runtime/dist/Collectives.cpp) calls here too: select this
+    // communicator's device first.
+    int device = 0;
+    if (ncclCommCuDevice(comm_, &device) == ncclSuccess)
+      cudaSetDevice(device);
     ncclResult_t r = enqueue();
     if (r != ncclSuccess && r != ncclInProgress)
       return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <random>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -552,6 +553,29 @@ DistStatus TcpStore::add(const std::string &key, int64_t delta, int64_t &result)
   if (s)
     result = int64_t(getLE(reply.data(), 8));
   return s;
+}
+
+int pickLoopbackPort() {
+  static std::mt19937 rng(uint32_t(::getpid()) * 2654435761u ^
+                          uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::uniform_int_distribution<int> draw(20000, 32767);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = draw(rng);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+      break;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(uint16_t(port));
+    bool free = ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    if (free)
+      return port;
+  }
+  return 29500; // torchrun's default; the store reports it if taken
 }
 
 } // namespace dist

@@ -80,6 +80,15 @@ private:
   std::mutex mutex_; // one request at a time on the connection
 };
 
+/// A TCP port free right now on 127.0.0.1 for a store that binds it moments
+/// later (lcc-run -n, the tests' ranks). Drawn at random below Linux's
+/// ephemeral range (32768-60999), so no socket bound to port 0 meanwhile (Gloo's
+/// pair listeners, another job's connections) can take it, and concurrent
+/// jobs rarely draw the same one. Asking the kernel for a port (bind to 0)
+/// returns an ephemeral one, which a concurrent job's Gloo could then take
+/// first: tests running in parallel failed that way now and then.
+int pickLoopbackPort();
+
 } // namespace dist
 } // namespace lcc
 

@@ -1,5 +1,6 @@
 //===- Launcher.cpp - lcc-run -n N: local ranks as child processes --------===//
 #include "Launcher.h"
+#include "runtime/dist/Store.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -21,25 +22,6 @@ namespace lcc::run {
 
 namespace {
 
-/// A TCP port that is free right now on the loopback interface (the kernel
-/// picks it; rank 0's store binds it moments later).
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return 29500;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 29500;
-  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
 volatile sig_atomic_t gInterrupted = 0;
 void onSignal(int sig) { gInterrupted = sig; }
 
@@ -60,7 +42,7 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
                  std::strerror(errno));
     return 2;
   }
-  std::string port = std::to_string(freePort());
+  std::string port = std::to_string(dist::pickLoopbackPort());
   std::fflush(stdout);
   std::fflush(stderr);
   // Handlers first: a signal while ranks start must still reach them.

@@ -13,6 +13,7 @@
 #define LCC_TEST_UNIT_DIST_RANKS_H
 
 #include "runtime/dist/Communicator.h"
+#include "runtime/dist/Store.h"
 
 #include <arpa/inet.h>
 #include <chrono>
@@ -31,19 +32,8 @@
 
 namespace lcc::test {
 
-/// A port nothing listens on right now (bound to 0, read back, closed).
-inline int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+/// A port nothing listens on right now (runtime/dist/Store.h).
+inline int freePort() { return dist::pickLoopbackPort(); }
 
 inline dist::DistEnv loopbackEnv(int rank, int n, int port, double timeout = 20) {
   dist::DistEnv env;
