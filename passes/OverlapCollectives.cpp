@@ -75,6 +75,25 @@ bool isDataMovement(Operation *op) {
                    tensor::PadOp, linalg::FillOp, arith::ConstantOp>(op);
 }
 
+/// Walks back from `op`'s operands through data movement: `movement` gets
+/// each data-movement op on the way once, `source` each other defining op.
+void walkInputs(Operation *op, llvm::function_ref<void(Operation *)> movement,
+                llvm::function_ref<void(Operation *)> source) {
+  SmallVector<Value> work(op->getOperands());
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (!isDataMovement(def)) {
+      source(def);
+      continue;
+    }
+    movement(def);
+    work.append(def->operand_begin(), def->operand_end());
+  }
+}
+
 /// The input of an all_reduce, all_gather or reduce_scatter (nullptr for
 /// the collectives that stay synchronous).
 Value asyncInput(Operation *op) {
@@ -127,17 +146,10 @@ struct LccOverlapCollectivesPass
         return op->emitOpError() << "inside a region cannot be scheduled by "
                                     "lcc-overlap-collectives (top-level ops only)";
       // Directly or through data movement (which would move with both).
-      SmallVector<Value> work(op->getOperands());
-      llvm::DenseSet<Operation *> seen;
-      while (!work.empty()) {
-        Operation *def = work.pop_back_val().getDefiningOp();
-        if (!def || !seen.insert(def).second)
-          continue;
+      walkInputs(op, [](Operation *) {}, [&](Operation *def) {
         if (lcc::isCollective(def))
           fed.insert(def);
-        else if (isDataMovement(def))
-          work.append(def->operand_begin(), def->operand_end());
-      }
+      });
     }
     for (Operation *op : collectives) {
       Slot s;
@@ -145,19 +157,16 @@ struct LccOverlapCollectivesPass
       s.at = position.lookup(op);
       s.async = asyncInput(op) && !fed.contains(op) && depth > 0;
       // Through the data movement, to the computation the input needs.
-      SmallVector<Value> work(op->getOperands());
-      llvm::DenseSet<Operation *> seen;
-      while (!work.empty()) {
-        Operation *def = work.pop_back_val().getDefiningOp();
-        if (!def || !seen.insert(def).second)
-          continue;
-        if (!s.async || !isDataMovement(def)) {
-          s.ready = std::max(s.ready, position.lookup(def) + 1);
-          continue;
-        }
-        s.feed.push_back(def);
-        work.append(def->operand_begin(), def->operand_end());
-      }
+      auto readyAfter = [&](Operation *def) {
+        s.ready = std::max(s.ready, position.lookup(def) + 1);
+      };
+      if (s.async)
+        walkInputs(op, [&](Operation *def) { s.feed.push_back(def); }, readyAfter);
+      else
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            readyAfter(def);
+      llvm::DenseSet<Operation *> seen(s.feed.begin(), s.feed.end());
       llvm::sort(s.feed, [&](Operation *a, Operation *b) {
         return position.lookup(a) < position.lookup(b);
       });

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -216,12 +217,13 @@ TEST(DistAbi, FailureExitsWithFour) {
   ::unlink(path);
 }
 
-// A peer that is gone: the survivor's collective ends the process with 4,
-// naming the group by its installed name and the world rank.
-TEST(DistAbi, LostPeerExitsWithFour) {
+/// Runs `call` on rank 0 of a 2-rank job (group "dp") whose rank 1 is gone;
+/// returns rank 0's exit code and stderr.
+std::pair<int, std::string> withLostPeer(const std::function<void()> &call) {
   char path[] = "/tmp/lcc-dist-abi-XXXXXX";
   int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
+  if (fd < 0)
+    return {-1, "mkstemp failed"};
   ::close(fd);
   const int port = freePort();
   auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
@@ -235,16 +237,37 @@ TEST(DistAbi, LostPeerExitsWithFour) {
     std::vector<std::unique_ptr<Communicator>> groups;
     groups.push_back(std::move(world));
     installGroups(std::move(groups), {"dp"});
+    call();
+    return "the collective returned";
+  });
+  std::string err = results[1].exitCode == 0 ? readFile(path) : "rank 1: " + results[1].error;
+  ::unlink(path);
+  return {results[0].exitCode, err};
+}
+
+// A peer that is gone: the survivor's collective ends the process with 4,
+// naming the group by its installed name and the world rank.
+TEST(DistAbi, LostPeerExitsWithFour) {
+  auto [code, err] = withLostPeer([] {
     std::vector<float> v(100, 1.0f);
     lcc_all_reduce(0, kF32, kSum, addr(v.data()), addr(v.data()), 100);
-    return "lcc_all_reduce returned";
   });
-  EXPECT_EQ(results[1].exitCode, 0);
-  EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode) << results[0].error;
-  std::string err = readFile(path);
+  EXPECT_EQ(code, kDistributedFailureExitCode) << err;
   EXPECT_EQ(err, "lcc-run: rank 0: all_reduce on group 'dp' (2 ranks) failed: peer rank 1 "
                  "closed the connection\n");
-  ::unlink(path);
+}
+
+// A started collective whose peer is gone fails at its wait: exit code 4 and
+// the same line as a synchronous one.
+TEST(DistAbi, LostPeerFailsAtTheWait) {
+  auto [code, err] = withLostPeer([] {
+    std::vector<float> v(100, 1.0f), all(200);
+    lcc_all_gather_start(4, 0, kF32, addr(v.data()), addr(all.data()), 100);
+    lcc_wait(4, addr(v.data()), addr(all.data()));
+  });
+  EXPECT_EQ(code, kDistributedFailureExitCode) << err;
+  EXPECT_EQ(err, "lcc-run: rank 0: all_gather on group 'dp' (2 ranks) failed: peer rank 1 "
+                 "closed the connection\n");
 }
 
 // Breaking the start/wait protocol is a compiler bug: exit code 3, one line.
@@ -262,37 +285,6 @@ TEST(DistAbi, WaitWithoutStartIsInternalError) {
   EXPECT_EQ(results[0].exitCode, 3);
   EXPECT_EQ(readFile(path),
             "lcc-run: internal error: wait for collective ticket 11, which was never started\n");
-  ::unlink(path);
-}
-
-// A started collective whose peer is gone fails at its wait: exit code 4 and
-// the same line as a synchronous one.
-TEST(DistAbi, LostPeerFailsAtTheWait) {
-  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  const int port = freePort();
-  auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
-    std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, 2, port, 5), "gloo", world);
-    if (!s)
-      return s.error;
-    if (rank == 1)
-      ::_exit(0);
-    redirectStderr(path);
-    std::vector<std::unique_ptr<Communicator>> groups;
-    groups.push_back(std::move(world));
-    installGroups(std::move(groups), {"dp"});
-    std::vector<float> v(100, 1.0f), all(200);
-    lcc_all_gather_start(4, 0, kF32, addr(v.data()), addr(all.data()), 100);
-    lcc_wait(4, addr(v.data()), addr(all.data()));
-    return "lcc_wait returned";
-  });
-  EXPECT_EQ(results[1].exitCode, 0);
-  EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode) << results[0].error;
-  EXPECT_EQ(readFile(path), "lcc-run: rank 0: all_gather on group 'dp' (2 ranks) failed: peer "
-                            "rank 1 closed the connection\n");
   ::unlink(path);
 }
 
