@@ -94,18 +94,6 @@ void walkInputs(Operation *op, llvm::function_ref<void(Operation *)> movement,
   }
 }
 
-/// The input of an all_reduce, all_gather or reduce_scatter (nullptr for
-/// the collectives that stay synchronous).
-Value asyncInput(Operation *op) {
-  if (auto ar = llvm::dyn_cast<lcc::AllReduceOp>(op))
-    return ar.getInput();
-  if (auto ag = llvm::dyn_cast<lcc::AllGatherOp>(op))
-    return ag.getInput();
-  if (auto rs = llvm::dyn_cast<lcc::ReduceScatterOp>(op))
-    return rs.getInput();
-  return nullptr;
-}
-
 void setTicket(Operation *op, int64_t ticket) {
   op->setAttr("ticket", IntegerAttr::get(IntegerType::get(op->getContext(), 64), ticket));
 }
@@ -155,17 +143,17 @@ struct LccOverlapCollectivesPass
       Slot s;
       s.op = op;
       s.at = position.lookup(op);
-      s.async = asyncInput(op) && !fed.contains(op) && depth > 0;
+      s.async = lcc::asAsyncCollective(op) && !fed.contains(op) && depth > 0;
+      if (!s.async) {
+        // Stays where it is: nothing moves with it.
+        s.ready = s.need = s.at;
+        slots.push_back(s);
+        continue;
+      }
       // Through the data movement, to the computation the input needs.
-      auto readyAfter = [&](Operation *def) {
+      walkInputs(op, [&](Operation *def) { s.feed.push_back(def); }, [&](Operation *def) {
         s.ready = std::max(s.ready, position.lookup(def) + 1);
-      };
-      if (s.async)
-        walkInputs(op, [&](Operation *def) { s.feed.push_back(def); }, readyAfter);
-      else
-        for (Value v : op->getOperands())
-          if (Operation *def = v.getDefiningOp())
-            readyAfter(def);
+      });
       llvm::DenseSet<Operation *> seen(s.feed.begin(), s.feed.end());
       llvm::sort(s.feed, [&](Operation *a, Operation *b) {
         return position.lookup(a) < position.lookup(b);
@@ -178,7 +166,7 @@ struct LccOverlapCollectivesPass
           Operation *top = block.findAncestorOpInBlock(*user);
           if (!top)
             continue;
-          if (s.async && top == user && isDataMovement(user) && !seen.contains(user)) {
+          if (top == user && isDataMovement(user) && !seen.contains(user)) {
             seen.insert(user);
             s.drain.push_back(user);
             uses.append(user->result_begin(), user->result_end());
@@ -190,8 +178,6 @@ struct LccOverlapCollectivesPass
       llvm::sort(s.drain, [&](Operation *a, Operation *b) {
         return position.lookup(a) < position.lookup(b);
       });
-      if (!s.async)
-        s.ready = s.need = s.at;
       slots.push_back(s);
     }
 
@@ -246,9 +232,11 @@ struct LccOverlapCollectivesPass
       Slot &s = slots[i];
       b.setInsertionPoint(terminator);
       Value result = s.op->getResult(0);
+      // The runtime reads an out-of-place collective's input until the wait.
+      auto collective = lcc::asAsyncCollective(s.op);
       SmallVector<Value> keep;
-      if (!llvm::isa<lcc::AllReduceOp>(s.op))
-        keep.push_back(asyncInput(s.op));
+      if (!collective->inPlace)
+        keep.push_back(collective->input);
       auto wait = lcc::WaitOp::create(b, s.op->getLoc(), result.getType(), result, keep,
                                       int64_t(i));
       result.replaceAllUsesExcept(wait.getResult(), wait);

@@ -71,6 +71,16 @@ static LogicalResult verifyAlongAxis(Operation *op, RankedTensorType small,
   return success();
 }
 
+std::optional<AsyncCollective> asAsyncCollective(Operation *op) {
+  if (auto ar = llvm::dyn_cast_or_null<AllReduceOp>(op))
+    return AsyncCollective{ar.getInput(), ar.getTicket(), true};
+  if (auto ag = llvm::dyn_cast_or_null<AllGatherOp>(op))
+    return AsyncCollective{ag.getInput(), ag.getTicket(), false};
+  if (auto rs = llvm::dyn_cast_or_null<ReduceScatterOp>(op))
+    return AsyncCollective{rs.getInput(), rs.getTicket(), false};
+  return std::nullopt;
+}
+
 /// An asynchronous collective (one with a ticket) has one use: the lcc.wait
 /// with its ticket. Anything else could read the result before it exists.
 static LogicalResult verifyTicket(Operation *op, std::optional<uint64_t> ticket) {
@@ -102,24 +112,16 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult WaitOp::verify() {
-  Operation *def = getValue().getDefiningOp();
-  std::optional<uint64_t> ticket;
-  Value input;
-  bool inPlace = false;
-  if (auto ar = llvm::dyn_cast_or_null<AllReduceOp>(def))
-    ticket = ar.getTicket(), input = ar.getInput(), inPlace = true;
-  else if (auto ag = llvm::dyn_cast_or_null<AllGatherOp>(def))
-    ticket = ag.getTicket(), input = ag.getInput();
-  else if (auto rs = llvm::dyn_cast_or_null<ReduceScatterOp>(def))
-    ticket = rs.getTicket(), input = rs.getInput();
-  if (!ticket)
+  auto collective = asAsyncCollective(getValue().getDefiningOp());
+  if (!collective || !collective->ticket)
     return emitOpError() << "waits for a value that is not the result of an all_reduce, "
                             "all_gather or reduce_scatter with a ticket";
-  if (*ticket != uint64_t(getTicket()))
+  if (*collective->ticket != uint64_t(getTicket()))
     return emitOpError() << "ticket " << getTicket() << " does not match the collective's ticket "
-                         << *ticket;
+                         << *collective->ticket;
   // The runtime reads an out-of-place collective's input until the wait.
-  if (inPlace ? !getKeep().empty() : getKeep().size() != 1 || getKeep()[0] != input)
+  bool inPlace = collective->inPlace;
+  if (inPlace ? !getKeep().empty() : getKeep().size() != 1 || getKeep()[0] != collective->input)
     return emitOpError() << "must keep " << (inPlace ? "nothing (all_reduce works in place)"
                                                      : "exactly the collective's input")
                          << " alive until the wait";

@@ -10,6 +10,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/IR/TypeUtilities.h"
 #include <limits>
+#include <optional>
 
 namespace lcc {
 /// Default cost: one flop per result element.
@@ -25,6 +26,16 @@ int64_t normalizeAxis(int64_t axis, int64_t rank);
 /// The process groups (`lcc.process_groups`, name -> size, names sorted) of
 /// the nearest enclosing module that declares them; null when none does.
 mlir::DictionaryAttr processGroups(mlir::Operation *op);
+
+/// all_reduce, all_gather and reduce_scatter, the collectives that may run
+/// asynchronously (a `ticket`, waited for by lcc.wait): their input, ticket
+/// and whether they work in place (all_reduce). Nothing for any other op.
+struct AsyncCollective {
+  mlir::Value input;
+  std::optional<uint64_t> ticket;
+  bool inPlace = false;
+};
+std::optional<AsyncCollective> asAsyncCollective(mlir::Operation *op);
 } // namespace lcc
 
 #include "dialects/lcc/LccInterfaces.h.inc"

@@ -137,7 +137,7 @@ void check(Communicator &c, const DistStatus &s) {
 
 /// LCC_DIST_LATENCY_MS (benchmarks only): every collective first waits this
 /// long, as on a network with that latency. Loopback has next to none, so
-/// this is how benchmarks/cpu_distributed.py shows what overlapping
+/// this is how benchmarks/cpu_overlap.py shows what overlapping
 /// communication with computation hides on a real network.
 std::chrono::microseconds emulatedLatency() {
   static const std::chrono::microseconds latency = [] {

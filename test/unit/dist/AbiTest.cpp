@@ -29,6 +29,19 @@ int64_t addr(const void *p) { return int64_t(reinterpret_cast<uintptr_t>(p)); }
 constexpr int64_t kF32 = int64_t(ElementType::F32), kI64 = int64_t(ElementType::I64);
 constexpr int64_t kSum = int64_t(Reduction::Sum), kMax = int64_t(Reduction::Max);
 
+/// Rank `rank` of an n-rank Gloo world on loopback, installed as the one
+/// group "dp"; the error, or "" when installed.
+std::string installWorldAsDp(int rank, int n, int port, double timeout = 20) {
+  std::unique_ptr<Communicator> world;
+  DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+  if (!s)
+    return s.error;
+  std::vector<std::unique_ptr<Communicator>> groups;
+  groups.push_back(std::move(world));
+  installGroups(std::move(groups), {"dp"});
+  return "";
+}
+
 TEST(DistAbi, WithoutGroupsEveryGroupIsOneRank) {
   clearGroups();
   std::vector<float> in = {1, 2, 3}, out(3);
@@ -86,13 +99,8 @@ TEST(DistAbi, AsyncWithoutGroups) {
 TEST(DistAbi, AsyncInstalledGroups) {
   const int n = 2, port = freePort();
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
-    std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
-    if (!s)
-      return s.error;
-    std::vector<std::unique_ptr<Communicator>> groups;
-    groups.push_back(std::move(world));
-    installGroups(std::move(groups), {"dp"});
+    if (std::string error = installWorldAsDp(rank, n, port); !error.empty())
+      return error;
     std::vector<float> x(1000), y(1000), sync = {float(rank)};
     for (size_t i = 0; i < x.size(); ++i)
       x[i] = float(i) + float(rank), y[i] = float(rank + 1) * float(i);
@@ -227,16 +235,11 @@ std::pair<int, std::string> withLostPeer(const std::function<void()> &call) {
   ::close(fd);
   const int port = freePort();
   auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
-    std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, 2, port, 5), "gloo", world);
-    if (!s)
-      return s.error;
+    if (std::string error = installWorldAsDp(rank, 2, port, 5); !error.empty())
+      return error;
     if (rank == 1)
       ::_exit(0);
     redirectStderr(path);
-    std::vector<std::unique_ptr<Communicator>> groups;
-    groups.push_back(std::move(world));
-    installGroups(std::move(groups), {"dp"});
     call();
     return "the collective returned";
   });
