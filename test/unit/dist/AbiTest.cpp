@@ -192,60 +192,69 @@ TEST(DistAbi, InstalledGroups) {
   }
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// stderr of the calling child goes to `path` (read by the parent).
-void redirectStderr(const std::string &path) {
-  FILE *f = std::freopen(path.c_str(), "w", stderr);
-  (void)f;
-}
+/// A file a forked rank's stderr goes to (redirect, in the child) and the
+/// parent reads (text); removed with the object.
+struct StderrFile {
+  std::string path;
+  StderrFile() {
+    char name[] = "/tmp/lcc-dist-abi-XXXXXX";
+    int fd = mkstemp(name);
+    if (fd >= 0) {
+      ::close(fd);
+      path = name;
+    }
+  }
+  ~StderrFile() {
+    if (!path.empty())
+      ::unlink(path.c_str());
+  }
+  void redirect() const {
+    FILE *f = std::freopen(path.c_str(), "w", stderr);
+    (void)f;
+  }
+  std::string text() const {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+};
 
 // A failed call prints one line and exits with 4, without returning.
 TEST(DistAbi, FailureExitsWithFour) {
-  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
+  StderrFile err;
+  ASSERT_FALSE(err.path.empty());
   auto results = runRanks(1, [&](int, std::string &) -> std::string {
-    redirectStderr(path);
+    err.redirect();
     clearGroups();
     int64_t x = 0;
     lcc_recv(0, kI64, 0, addr(&x), 1); // nothing was sent
     return "lcc_recv returned";
   });
   EXPECT_EQ(results[0].exitCode, kDistributedFailureExitCode);
-  EXPECT_EQ(readFile(path), "lcc-run: rank 0: recv on group 'local' (1 rank) failed: no matching "
-                            "send (a 1-rank group receives only what it sent itself, and nothing "
-                            "was sent)\n");
-  ::unlink(path);
+  EXPECT_EQ(err.text(), "lcc-run: rank 0: recv on group 'local' (1 rank) failed: no matching "
+                        "send (a 1-rank group receives only what it sent itself, and nothing "
+                        "was sent)\n");
 }
 
 /// Runs `call` on rank 0 of a 2-rank job (group "dp") whose rank 1 is gone;
 /// returns rank 0's exit code and stderr.
 std::pair<int, std::string> withLostPeer(const std::function<void()> &call) {
-  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
-  int fd = mkstemp(path);
-  if (fd < 0)
+  StderrFile err;
+  if (err.path.empty())
     return {-1, "mkstemp failed"};
-  ::close(fd);
   const int port = freePort();
   auto results = runRanks(2, [&](int rank, std::string &) -> std::string {
     if (std::string error = installWorldAsDp(rank, 2, port, 5); !error.empty())
       return error;
     if (rank == 1)
       ::_exit(0);
-    redirectStderr(path);
+    err.redirect();
     call();
     return "the collective returned";
   });
-  std::string err = results[1].exitCode == 0 ? readFile(path) : "rank 1: " + results[1].error;
-  ::unlink(path);
-  return {results[0].exitCode, err};
+  return {results[0].exitCode,
+          results[1].exitCode == 0 ? err.text() : "rank 1: " + results[1].error};
 }
 
 // A peer that is gone: the survivor's collective ends the process with 4,
@@ -275,20 +284,17 @@ TEST(DistAbi, LostPeerFailsAtTheWait) {
 
 // Breaking the start/wait protocol is a compiler bug: exit code 3, one line.
 TEST(DistAbi, WaitWithoutStartIsInternalError) {
-  char path[] = "/tmp/lcc-dist-abi-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
+  StderrFile err;
+  ASSERT_FALSE(err.path.empty());
   auto results = runRanks(1, [&](int, std::string &) -> std::string {
-    redirectStderr(path);
+    err.redirect();
     clearGroups();
     lcc_wait(11, 0, 0);
     return "lcc_wait returned";
   });
   EXPECT_EQ(results[0].exitCode, 3);
-  EXPECT_EQ(readFile(path),
+  EXPECT_EQ(err.text(),
             "lcc-run: internal error: wait for collective ticket 11, which was never started\n");
-  ::unlink(path);
 }
 
 } // namespace
