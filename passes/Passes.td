@@ -130,6 +130,30 @@ def LccShardTensorParallelPass : Pass<"lcc-shard-tp", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccShardVocabParallelPass : Pass<"lcc-shard-vocab", "::mlir::ModuleOp"> {
+  let summary = "Megatron vocab parallelism: embedding, LM head and cross-entropy split by vocabulary rows over tp ranks";
+  let description = [{
+    Runs on `@<function>` after lcc-shard-tp, before lcc-autodiff. A
+    parameter [V, D] used only by gathers of token ids (function inputs) and
+    by LM-head matmuls (transposed: tied embeddings) whose logits feed only a
+    cross-entropy, or a head parameter [D, V], is split by vocabulary rows
+    over `tp` ranks (`lcc.shard = {group = "tp", dim, ...}`). The gather
+    looks up this rank's rows and an all_reduce (sum) assembles the
+    embedding; the head's input goes through `lcc.parallel_copy`; the
+    cross-entropy of the logit slice is assembled from all_reduces of
+    per-row values (maximum under `lcc.stop_gradient`, sum of exponentials,
+    target logit). A vocabulary that does not divide by tp is padded to
+    ceil(V/tp) rows per rank (zero rows, their logits masked); one past 2^24
+    rows stays whole, with a warning.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccShardZeroPass : Pass<"lcc-shard-zero", "::mlir::ModuleOp"> {
   let summary = "ZeRO stage 1/2/3: optimizer state, gradients and parameters partitioned over dp ranks";
   let description = [{

@@ -40,6 +40,11 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     tensor.function = options.function;
     tensor.tp = options.tp;
     pm.addPass(createLccShardTensorParallelPass(tensor));
+    // After lcc-shard-tp, which leaves the head matmul feeding the loss whole.
+    LccShardVocabParallelPassOptions vocab;
+    vocab.function = options.function;
+    vocab.tp = options.tp;
+    pm.addPass(createLccShardVocabParallelPass(vocab));
   }
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;

@@ -342,21 +342,10 @@ void LccShardTensorParallelPass::rewrite(func::FuncOp fn, Analysis &a) {
 
 void LccShardTensorParallelPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto fn = module.lookupSymbol<func::FuncOp>(function);
-  if (!fn || fn.isExternal()) {
-    module.emitError() << "lcc-shard-tp: no @" << function;
+  func::FuncOp fn = lcc::shard::forwardToSplit(module, function, tp, "lcc-shard-tp",
+                                               "tensor parallelism splits the forward");
+  if (!fn)
     return signalPassFailure();
-  }
-  if (tp < 1) {
-    module.emitError() << "lcc-shard-tp: tp must be >= 1, got " << int64_t(tp);
-    return signalPassFailure();
-  }
-  if (module.lookupSymbol(function + "_grad")) {
-    module.emitError() << "lcc-shard-tp: @" << function
-                       << "_grad exists: tensor parallelism splits the forward before "
-                          "lcc-autodiff derives its backward";
-    return signalPassFailure();
-  }
   if (tp == 1)
     return;
   // Exclude the column matmuls of regions that cannot be split, until the

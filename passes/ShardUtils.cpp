@@ -101,6 +101,25 @@ SmallVector<GradientOp> markersByReadiness(func::FuncOp step) {
   return markers;
 }
 
+func::FuncOp forwardToSplit(ModuleOp module, StringRef function, int64_t tp, StringRef pass,
+                            StringRef what) {
+  auto fn = module.lookupSymbol<func::FuncOp>(function);
+  if (!fn || fn.isExternal()) {
+    module.emitError() << pass << ": no @" << function;
+    return {};
+  }
+  if (tp < 1) {
+    module.emitError() << pass << ": tp must be >= 1, got " << tp;
+    return {};
+  }
+  if (module.lookupSymbol((function + "_grad").str())) {
+    module.emitError() << pass << ": @" << function << "_grad exists: " << what
+                       << " before lcc-autodiff derives its backward";
+    return {};
+  }
+  return fn;
+}
+
 bool isElementwise(Operation *op) {
   return llvm::isa<NegOp, ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReluOp, SigmoidOp, SiluOp,
                    GeluOp, ConvertOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,

@@ -28,6 +28,13 @@ namespace lcc::shard {
 mlir::LogicalResult declareGroup(mlir::ModuleOp module, llvm::StringRef group, int64_t size,
                                  llvm::StringRef pass);
 
+/// The forward function a tensor-parallel pass splits before autodiff:
+/// @`function`, if it exists, tp >= 1 and its backward (@`function`_grad)
+/// does not exist yet; otherwise an error naming `pass` (and `what` it
+/// splits) and null.
+mlir::func::FuncOp forwardToSplit(mlir::ModuleOp module, llvm::StringRef function, int64_t tp,
+                                  llvm::StringRef pass, llvm::StringRef what);
+
 /// How a tensor of type `full` is cut into `parts` flat parts.
 struct FlatLayout {
   mlir::RankedTensorType full;

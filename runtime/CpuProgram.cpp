@@ -169,10 +169,11 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
            slot.shape[0] == (numel + parts - 1) / parts;
     } else if (ok) {
       int64_t d = slot.shard.dim, b = slot.shard.blocks;
-      ok = d < int64_t(whole.size()) && b >= 1 && whole[d] % (b * parts) == 0 &&
+      ok = d < int64_t(whole.size()) && b >= 1 && (b == 1 || whole[d] % (b * parts) == 0) &&
            slot.shape.size() == whole.size();
+      // One block: rounded up (the last pieces zero-padded, lcc::shardShape).
       for (size_t i = 0; ok && i < whole.size(); ++i)
-        ok = slot.shape[i] == (int64_t(i) == d ? whole[i] / parts : whole[i]);
+        ok = slot.shape[i] == (int64_t(i) == d ? (whole[i] + parts - 1) / parts : whole[i]);
     }
     if (!ok)
       return error = "the shard of '" + slot.name + "' does not match its shape", false;

@@ -36,7 +36,9 @@ struct ProgramStatus {
 ///    zero-padded to a multiple of `parts`, cut into equal pieces;
 ///  - along `dim` (tensor parallelism): that dimension viewed as `blocks`
 ///    equal blocks, each cut into `parts` pieces; piece r is part r of every
-///    block (the q, k and v of a fused projection each split by heads).
+///    block (the q, k and v of a fused projection each split by heads). With
+///    one block the pieces are ceil(size / parts) long and the last ones
+///    zero-padded (a vocabulary that does not divide over the ranks).
 /// parts == 0: the buffer is the whole tensor.
 struct ShardSpec {
   std::string group;

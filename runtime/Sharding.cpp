@@ -1,6 +1,7 @@
 //===- Sharding.cpp - whole tensors <-> one rank's flat part --------------===//
 #include "runtime/Sharding.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,7 +17,7 @@ static int64_t product(const std::vector<int64_t> &shape) {
 
 int64_t shardElements(const ShardSpec &spec) {
   if (!spec.flat())
-    return product(spec.shape) / spec.parts;
+    return product(shardShape(spec));
   return (product(spec.shape) + spec.parts - 1) / spec.parts;
 }
 
@@ -24,7 +25,10 @@ std::vector<int64_t> shardShape(const ShardSpec &spec) {
   if (spec.flat())
     return {shardElements(spec)};
   std::vector<int64_t> shape = spec.shape;
-  shape[size_t(spec.dim)] /= spec.parts;
+  int64_t &size = shape[size_t(spec.dim)];
+  // One block: ceil, the last pieces padded (a vocabulary that does not
+  // divide); blocks divide exactly.
+  size = spec.blocks == 1 ? (size + spec.parts - 1) / spec.parts : size / spec.parts;
   return shape;
 }
 
@@ -40,16 +44,24 @@ static void forEachRun(const ShardSpec &spec, int64_t index, Fn copy) {
     return;
   }
   // dim viewed as [blocks, parts, width]: piece r is [:, r, :] of every block.
+  // With one block the width is rounded up, and piece r holds what is left
+  // of the dimension past r * width (its padding stays zero).
   int64_t outer = 1, inner = 1, d = spec.dim;
   for (int64_t i = 0; i < d; ++i)
     outer *= spec.shape[size_t(i)];
   for (size_t i = size_t(d) + 1; i < spec.shape.size(); ++i)
     inner *= spec.shape[i];
-  int64_t size = spec.shape[size_t(d)], width = size / (spec.blocks * spec.parts);
+  int64_t size = spec.shape[size_t(d)], piece = shardShape(spec)[size_t(d)];
+  int64_t width = piece / spec.blocks;
+  int64_t rows = std::max<int64_t>(0, std::min(width, size - index * width));
+  if (spec.blocks > 1)
+    rows = width;
+  if (rows == 0)
+    return;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t b = 0; b < spec.blocks; ++b)
       copy((o * size + b * (size / spec.blocks) + index * width) * inner,
-           (o * (size / spec.parts) + b * width) * inner, width * inner);
+           (o * piece + b * width) * inner, rows * inner);
 }
 
 HostTensor cutShard(const HostTensor &whole, const ShardSpec &spec, int64_t index) {
@@ -123,7 +135,8 @@ static bool parseShardValue(const std::string &v, ShardSpec &spec, int64_t &inde
     pos = x + 1;
   }
   if (!spec.flat() && (spec.dim >= int64_t(spec.shape.size()) ||
-                       spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) != 0))
+                       (spec.blocks > 1 &&
+                        spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) != 0)))
     return false;
   return true;
 }

@@ -23,10 +23,12 @@
 
 namespace lcc {
 
-/// Elements per piece: ceil(numel / parts) flat, numel / parts along a dim.
+/// Elements per piece: ceil(numel / parts) flat, else those of shardShape.
 int64_t shardElements(const ShardSpec &spec);
 /// The shape of a piece: [ceil(numel / parts)] flat, else the whole shape
-/// with spec.dim divided by parts.
+/// with spec.dim divided by parts: rounded up for one block (the pieces past
+/// the end are zero-padded, as a vocabulary split over ranks it does not
+/// divide), exactly for several.
 std::vector<int64_t> shardShape(const ShardSpec &spec);
 
 /// Piece `index` of `whole` (of spec.shape); a flat piece is zero-padded at

@@ -92,13 +92,19 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
       p.frozenBytes += local * bytes;
       continue;
     }
+    // What each data-parallel rank holds before ZeRO partitions it: the
+    // tensor-parallel part of a parameter split over "tp", the whole
+    // tensor otherwise.
+    auto shard = step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard");
+    auto group = shard ? shard.getAs<StringAttr>("group") : StringAttr();
+    int64_t replica = group && group.getValue() == "tp" ? local : whole;
     p.parameters += whole;
     p.paramBytes += local * bytes;
-    p.gradBytes += part(whole, gradsPartitioned) * bytes;
+    p.gradBytes += part(replica, gradsPartitioned) * bytes;
     // Mixed precision: K = 12 bytes per parameter (fp32 master copy,
     // momentum, variance), partitioned like the optimizer state.
     if (mixed)
-      p.stateBytes += part(whole, statePartitioned) * 12;
+      p.stateBytes += part(replica, statePartitioned) * 12;
   }
   if (!mixed)
     for (unsigned i = 0; i < step.getNumArguments(); ++i)

@@ -142,6 +142,22 @@ def Lcc_ConvertOp : Lcc_Op<"convert", [DeclareOpInterfaceMethods<Lcc_VjpOpInterf
   let hasVerifier = 1;
 }
 
+def Lcc_StopGradientOp : Lcc_Op<"stop_gradient", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp", "isDifferentiableOperand"]>,
+    Lcc_CostOpInterface]> {
+  let summary = "Identity whose input gets no gradient (jax.lax.stop_gradient, torch's detach)";
+  let description = [{
+    For values that change what is computed but not the function's value,
+    such as the shift that keeps a log-sum-exp finite (vocab-parallel
+    cross-entropy subtracts the all-reduced maximum, which has no VJP):
+    autodiff treats the result as a constant. No folder, since it must
+    survive until autodiff; it lowers to its input.
+  }];
+  let arguments = (ins Lcc_AnyTensor:$input);
+  let results = (outs Lcc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//

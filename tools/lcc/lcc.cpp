@@ -708,10 +708,14 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadDialect<lcc::LccDialect, func::FuncDialect>();
 
-  // Verifier and pass diagnostics become single "file:line:col: error: ..." lines.
+  // Verifier and pass diagnostics become single "file:line:col: error: ..."
+  // lines (the first error is reported when the phase fails); warnings
+  // (a choice the compiler made for the user, such as a table left whole)
+  // are printed as they come.
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error)
+    bool warning = diag.getSeverity() == DiagnosticSeverity::Warning;
+    if (!warning && diag.getSeverity() != DiagnosticSeverity::Error)
       return success();
     std::string where;
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
@@ -719,7 +723,9 @@ int main(int argc, char **argv) {
                std::to_string(loc.getColumn()) + ": ");
     else
       where = "lcc: ";
-    if (diagnostics.empty())
+    if (warning)
+      llvm::errs() << where << "warning: " << diag.str() << "\n";
+    else if (diagnostics.empty())
       diagnostics = where + "error: " + diag.str();
     return success();
   });

@@ -142,6 +142,15 @@ struct ConvertLowering : OpRewritePattern<ConvertOp> {
   }
 };
 
+/// Only autodiff sees a difference; the value is its input.
+struct StopGradientLowering : OpRewritePattern<StopGradientOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StopGradientOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
@@ -179,7 +188,7 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   add(llvm::type_identity<PowOp>{}, binaryArith<math::PowFOp>);
   add(llvm::type_identity<MaximumOp>{}, binaryArith<arith::MaximumFOp>);
   add(llvm::type_identity<MinimumOp>{}, binaryArith<arith::MinimumFOp>);
-  patterns.add<CmpLowering, WhereLowering, ConvertLowering>(ctx);
+  patterns.add<CmpLowering, WhereLowering, ConvertLowering, StopGradientLowering>(ctx);
 }
 
 } // namespace lcc::lowering

@@ -284,6 +284,16 @@ LogicalResult WhereOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool>
       });
 }
 
+// Nothing flows back: autodiff never asks, since the operand is not
+// differentiable, but a caller that does gets no gradient rather than an error.
+LogicalResult StopGradientOp::buildVjp(OpBuilder &, ArrayRef<Value>, ArrayRef<bool>,
+                                       SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  return success();
+}
+
+bool StopGradientOp::isDifferentiableOperand(unsigned) { return false; }
+
 LogicalResult ConvertOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
                                   SmallVectorImpl<Value> &out) {
   // float -> float: convert the gradient back; an integer input is not

@@ -80,6 +80,15 @@ func.func @convert(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xbf16>, ten
   return %0, %1 : tensor<4xbf16>, tensor<4xf32>
 }
 
+// CHECK-LABEL: func.func @stop_gradient
+func.func @stop_gradient(%x: tensor<2x1xf32>, %i: tensor<3xi32>) -> (tensor<2x1xf32>, tensor<3xi32>) {
+  // CHECK: lcc.stop_gradient %{{.*}} : tensor<2x1xf32>
+  %0 = lcc.stop_gradient %x : tensor<2x1xf32>
+  // CHECK: lcc.stop_gradient %{{.*}} : tensor<3xi32>
+  %1 = lcc.stop_gradient %i : tensor<3xi32>
+  return %0, %1 : tensor<2x1xf32>, tensor<3xi32>
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2xf32>, tensor<2x3x1xf32>, tensor<3xf32>) {
   // CHECK: lcc.reduce_sum %{{.*}} {axes = array<i64: 1, 2>} : tensor<2x3x4xf32> -> tensor<2xf32>

@@ -2,7 +2,7 @@
 //
 // Every unary op, every binary op with every broadcasting pattern of the
 // forward tests (each operand's gradient summed back to its shape), where
-// (condition not differentiable) and convert. Tolerance: GradCheck.h's
+// (condition not differentiable), convert and stop_gradient. Tolerance: GradCheck.h's
 // err <= 1e-6 throughout.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +10,7 @@
 
 #include "dialects/lcc/LccOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -206,6 +207,41 @@ TEST(ConvertGrad, FloatRoundTripAndIntInput) {
       "%e = lcc.mul %d, %y : tensor<2x3xf64>, tensor<2x3xf64> -> tensor<2x3xf64>\n"
       "%out = lcc.mul %e, %i : tensor<2x3xf64>, tensor<3xf64> -> tensor<2x3xf64>",
       "tensor<2x3xf64>", o));
+}
+
+TEST(StopGradientGrad, ShiftedLogSumExpMatchesFiniteDifferences) {
+  // The use vocab-parallel cross-entropy makes of it: a shift that changes
+  // no value. log(sum(exp(x - m))) + m with m = stop_gradient(max(x)) is
+  // logsumexp(x), so the FD of the function is the true gradient (softmax),
+  // and autodiff must reach it through the exp alone.
+  EXPECT_TRUE(checkGradients(
+      "%x: tensor<3x5xf64>",
+      "%m = lcc.reduce_max %x {axes = array<i64: 1>, keepdim = true} : tensor<3x5xf64> -> "
+      "tensor<3x1xf64>\n"
+      "%c = lcc.stop_gradient %m : tensor<3x1xf64>\n"
+      "%z = lcc.sub %x, %c : tensor<3x5xf64>, tensor<3x1xf64> -> tensor<3x5xf64>\n"
+      "%e = lcc.exp %z : tensor<3x5xf64>\n"
+      "%s = lcc.reduce_sum %e {axes = array<i64: 1>, keepdim = true} : tensor<3x5xf64> -> "
+      "tensor<3x1xf64>\n"
+      "%l = lcc.log %s : tensor<3x1xf64>\n"
+      "%out = lcc.add %l, %c : tensor<3x1xf64>, tensor<3x1xf64> -> tensor<3x1xf64>",
+      "tensor<3x1xf64>"));
+}
+
+TEST(StopGradientGrad, IsAConstantToAutodiff) {
+  // x * stop_gradient(x): autodiff sees c * x with c = x, gradient w * x,
+  // where finite differences (which move both factors) see 2 w x. So the
+  // check must fail, with every autodiff entry half its FD.
+  GradCheckReport r = runGradCheck("%x: tensor<2x3xf64>",
+                                   "%c = lcc.stop_gradient %x : tensor<2x3xf64>\n"
+                                   "%out = lcc.mul %x, %c : tensor<2x3xf64>, tensor<2x3xf64> -> "
+                                   "tensor<2x3xf64>",
+                                   "tensor<2x3xf64>");
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.params.size(), 1u);
+  EXPECT_NEAR(2.0 * r.params[0].worstAd, r.params[0].worstFd,
+              1e-9 * std::max(1.0, std::abs(r.params[0].worstFd)));
+  EXPECT_NE(r.params[0].worstAd, 0.0);
 }
 
 } // namespace

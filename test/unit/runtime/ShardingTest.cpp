@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 using namespace lcc;
@@ -56,6 +57,47 @@ TEST(Sharding, PiecesReassembleAtEveryPartCount) {
     EXPECT_EQ(whole.tensors.at("bias").numElements(), 4);
     EXPECT_EQ(whole.metadata.at("lcc.step"), "7");
     EXPECT_FALSE(whole.metadata.count(shardMetadataKey("w"))) << "piece descriptions are dropped";
+  }
+}
+
+TEST(Sharding, VocabularySplitPadsTheLastRowsWithZeros) {
+  // 5 vocabulary rows of 3 over 2 ranks: 3 rows each, rank 1's last one
+  // padding. Over 4 ranks along the columns of [2, 5]: widths 2, rank 2 holds
+  // one real column, rank 3 none.
+  HostTensor rows = iota({5, 3});
+  ShardSpec byRow{"tp", 2, {5, 3}, 0, 1};
+  ASSERT_EQ(shardShape(byRow), (std::vector<int64_t>{3, 3}));
+  HostTensor second = cutShard(rows, byRow, 1);
+  std::vector<float> want = {10, 11, 12, 13, 14, 15, 0, 0, 0};
+  EXPECT_EQ(std::vector<float>(second.data<float>(), second.data<float>() + 9), want);
+
+  HostTensor cols = iota({2, 5});
+  ShardSpec byCol{"tp", 4, {2, 5}, 1, 1};
+  ASSERT_EQ(shardShape(byCol), (std::vector<int64_t>{2, 2}));
+  HostTensor third = cutShard(cols, byCol, 2), fourth = cutShard(cols, byCol, 3);
+  EXPECT_EQ(std::vector<float>(third.data<float>(), third.data<float>() + 4),
+            (std::vector<float>{5, 0, 10, 0}));
+  EXPECT_EQ(std::vector<float>(fourth.data<float>(), fourth.data<float>() + 4),
+            (std::vector<float>{0, 0, 0, 0}));
+}
+
+TEST(Sharding, SplitsAlongADimensionReassemble) {
+  // Padded splits of rows and columns at several counts, and a 3-block split
+  // (fused q/k/v) that divides exactly; the checkpoint metadata round-trips.
+  HostTensor w = iota({6, 7});
+  for (auto [n, dim, blocks] : std::vector<std::array<int64_t, 3>>{
+           {2, 0, 1}, {4, 0, 1}, {5, 1, 1}, {3, 1, 1}, {2, 0, 3}, {3, 0, 1}}) {
+    ShardSpec spec{"tp", n, w.shape(), dim, blocks};
+    std::vector<SafetensorsFile> files(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      files[r].tensors["w"] = cutShard(w, spec, r);
+      files[r].metadata[shardMetadataKey("w")] = shardMetadataValue(spec, r);
+    }
+    SafetensorsFile whole;
+    std::string error;
+    ASSERT_TRUE(assembleShards(files, whole, error)) << n << " " << dim << ": " << error;
+    EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0)
+        << n << " parts along " << dim << " in " << blocks << " blocks";
   }
 }
 
