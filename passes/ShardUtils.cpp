@@ -74,6 +74,16 @@ DictionaryAttr shardAttr(MLIRContext *ctx, const FlatLayout &layout, StringRef g
   });
 }
 
+DictionaryAttr shardAttr(MLIRContext *ctx, const FlatLayout &layout, StringRef group,
+                         DictionaryAttr within) {
+  DictionaryAttr attr = shardAttr(ctx, layout, group);
+  if (!within)
+    return attr;
+  NamedAttrList list(attr);
+  list.set("within", within);
+  return list.getDictionary(ctx);
+}
+
 /// Position of `v`'s definition in `block` (-1 for arguments).
 static int64_t position(Value v, const llvm::DenseMap<Operation *, int64_t> &order) {
   Operation *def = v.getDefiningOp();

@@ -62,6 +62,12 @@ mlir::Value fromShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value shard,
 /// reassemble checkpoints.
 mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
                                llvm::StringRef group);
+/// The same for a part of a tensor that is itself a tensor-parallel piece
+/// (`within`, its lcc.shard): `{..., within = {group = "tp", ...}}`, so the
+/// runtime cuts the whole tensor by tp first, then by dp. A null `within`
+/// gives shardAttr's.
+mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
+                               llvm::StringRef group, mlir::DictionaryAttr within);
 
 /// The gradient markers of `step`, ordered by when their gradient is ready
 /// (the position of the value's definition; backward runs last layer first).

@@ -33,7 +33,9 @@
 //
 // Partitioned arguments and results carry `lcc.shard = {group, parts, shape}`
 // so the runtime can cut initial values and reassemble checkpoints at any
-// other world size.
+// other world size. On a dp x tp grid a tensor-parallel piece (its own
+// lcc.shard, group "tp") is partitioned like any tensor, and its attribute
+// becomes the new one's `within`: the runtime cuts by tp, then by dp.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/vjp/VjpUtils.h"
@@ -116,12 +118,20 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
 
   // Trainable parameter arguments (by name) and optimizer state arguments.
   llvm::StringMap<unsigned> paramArg;
+  llvm::StringMap<DictionaryAttr> tpSplit; // "lcc.param:<name>" or "lcc.opt_state:<name>"
   SmallVector<unsigned> stateArgs;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    if (step.getArgAttr(i, "lcc.shard"))
-      return fail(step, "argument #" + std::to_string(i) +
-                            " is already split (lcc.shard, e.g. tensor parallelism); ZeRO on "
-                            "top of it is not supported yet");
+    // A tensor-parallel piece (lcc-shard-tp/-vocab): ZeRO partitions the
+    // piece, and the attribute keeps how it was cut (shardAttr's `within`).
+    if (auto split = step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard")) {
+      auto group = split.getAs<StringAttr>("group");
+      if (!group || group.getValue() == kGroup || split.get("within"))
+        return fail(step, "argument #" + std::to_string(i) +
+                              " is already partitioned over data-parallel ranks");
+      for (StringRef key : {"lcc.param", "lcc.opt_state"})
+        if (auto name = step.getArgAttrOfType<StringAttr>(i, key))
+          tpSplit[(key + ":" + name.getValue()).str()] = split;
+    }
     if (auto name = step.getArgAttrOfType<StringAttr>(i, "lcc.param"))
       if (!step.getArgAttr(i, "lcc.frozen"))
         paramArg[name.getValue()] = i;
@@ -199,7 +209,9 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
   for (unsigned i : stateArgs) {
     BlockArgument arg = step.getArgument(i);
     auto layout = shard::flatLayout(vjp::tensorType(arg), dp);
-    step.setArgAttr(i, "lcc.shard", shard::shardAttr(module.getContext(), layout, kGroup));
+    step.setArgAttr(i, "lcc.shard",
+                    shard::shardAttr(module.getContext(), layout, kGroup,
+                                     step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard")));
     arg.setType(layout.shardType());
     shards[arg] = arg;
   }
@@ -224,7 +236,12 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
     }
     ret.setOperand(i, it->second);
     auto layout = shard::flatLayout(vjp::tensorType(v), dp);
-    step.setResultAttr(i, "lcc.shard", shard::shardAttr(module.getContext(), layout, kGroup));
+    DictionaryAttr within;
+    for (StringRef key : {"lcc.param", "lcc.opt_state"})
+      if (auto name = step.getResultAttrOfType<StringAttr>(i, key))
+        within = tpSplit.lookup((key + ":" + name.getValue()).str());
+    step.setResultAttr(i, "lcc.shard",
+                       shard::shardAttr(module.getContext(), layout, kGroup, within));
   }
   gatherUpdatedParameters(b, ret, updated);
   for (Operation *op : llvm::reverse(replaced)) {
@@ -339,7 +356,9 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
       requests.back().users.push_back(user);
     }
     arg.setType(layout.shardType());
-    fn.setArgAttr(i, "lcc.shard", shard::shardAttr(fn.getContext(), layout, kGroup));
+    fn.setArgAttr(i, "lcc.shard",
+                  shard::shardAttr(fn.getContext(), layout, kGroup,
+                                   fn.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard")));
   }
   // Requests starting within kGatherReuseDistance ops of each other (a
   // layer's weights) share one all_gather, issued before the first of their

@@ -116,6 +116,52 @@ bool parseDtype(const std::string &s, ElementType &out) {
   return false;
 }
 
+/// A slot's "shard" (lcc.shard): how a buffer of `piece`'s shape holds part
+/// of a tensor of `shape`; a "within" inside it says how that tensor was cut
+/// from the whole one first, and must produce exactly it.
+static bool parseShard(const json::Value &v, const std::vector<int64_t> &piece, ShardSpec &spec,
+                       const std::string &name, std::string &error) {
+  const json::Value *full = nullptr;
+  if (!json::getString(v, "group", spec.group, error) ||
+      !json::getInt(v, "parts", spec.parts, error) || !json::getArray(v, "shape", full, error))
+    return false;
+  int64_t numel = 1;
+  for (const json::Value &d : full->items()) {
+    if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
+      return error = "bad dimension in the shard shape of '" + name + "'", false;
+    spec.shape.push_back(d.asInt());
+    numel *= d.asInt();
+  }
+  int64_t parts = spec.parts;
+  if (const json::Value *dim = v.get("dim"))
+    spec.dim = dim->isInt() ? dim->asInt() : -2;
+  if (const json::Value *blocks = v.get("blocks"))
+    spec.blocks = blocks->isInt() ? blocks->asInt() : 0;
+  const std::vector<int64_t> &whole = spec.shape;
+  bool ok = parts >= 1;
+  if (ok && spec.flat()) {
+    ok = spec.dim == -1 && piece.size() == 1 && piece[0] == (numel + parts - 1) / parts;
+  } else if (ok) {
+    int64_t d = spec.dim, b = spec.blocks;
+    ok = d < int64_t(whole.size()) && b >= 1 && (b == 1 || whole[d] % (b * parts) == 0) &&
+         piece.size() == whole.size();
+    // One block: rounded up (the last pieces zero-padded, lcc::shardShape).
+    for (size_t i = 0; ok && i < whole.size(); ++i)
+      ok = piece[i] == (int64_t(i) == d ? (whole[i] + parts - 1) / parts : whole[i]);
+  }
+  if (!ok)
+    return error = "the shard of '" + name + "' does not match its shape", false;
+  if (const json::Value *within = v.get("within")) {
+    auto inner = std::make_shared<ShardSpec>();
+    if (!parseShard(*within, spec.shape, *inner, name, error))
+      return false;
+    if (inner->within || inner->group == spec.group)
+      return error = "the shard of '" + name + "' nests more than two groups", false;
+    spec.within = std::move(inner);
+  }
+  return true;
+}
+
 bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
   std::string role, dtype;
   const json::Value *shape = nullptr;
@@ -144,40 +190,8 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
       return error = "bad dimension in the shape of '" + slot.name + "'", false;
     slot.shape.push_back(d.asInt());
   }
-  if (const json::Value *shard = v.get("shard")) {
-    const json::Value *full = nullptr;
-    if (!json::getString(*shard, "group", slot.shard.group, error) ||
-        !json::getInt(*shard, "parts", slot.shard.parts, error) ||
-        !json::getArray(*shard, "shape", full, error))
-      return false;
-    int64_t numel = 1;
-    for (const json::Value &d : full->items()) {
-      if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
-        return error = "bad dimension in the shard shape of '" + slot.name + "'", false;
-      slot.shard.shape.push_back(d.asInt());
-      numel *= d.asInt();
-    }
-    int64_t parts = slot.shard.parts;
-    if (const json::Value *dim = shard->get("dim"))
-      slot.shard.dim = dim->isInt() ? dim->asInt() : -2;
-    if (const json::Value *blocks = shard->get("blocks"))
-      slot.shard.blocks = blocks->isInt() ? blocks->asInt() : 0;
-    const std::vector<int64_t> &whole = slot.shard.shape;
-    bool ok = parts >= 1;
-    if (ok && slot.shard.flat()) {
-      ok = slot.shard.dim == -1 && slot.shape.size() == 1 &&
-           slot.shape[0] == (numel + parts - 1) / parts;
-    } else if (ok) {
-      int64_t d = slot.shard.dim, b = slot.shard.blocks;
-      ok = d < int64_t(whole.size()) && b >= 1 && (b == 1 || whole[d] % (b * parts) == 0) &&
-           slot.shape.size() == whole.size();
-      // One block: rounded up (the last pieces zero-padded, lcc::shardShape).
-      for (size_t i = 0; ok && i < whole.size(); ++i)
-        ok = slot.shape[i] == (int64_t(i) == d ? (whole[i] + parts - 1) / parts : whole[i]);
-    }
-    if (!ok)
-      return error = "the shard of '" + slot.name + "' does not match its shape", false;
-  }
+  if (const json::Value *shard = v.get("shard"))
+    return parseShard(*shard, slot.shape, slot.shard, slot.name, error);
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/TrainBin.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,15 +40,20 @@ struct ProgramStatus {
 ///    block (the q, k and v of a fused projection each split by heads). With
 ///    one block the pieces are ceil(size / parts) long and the last ones
 ///    zero-padded (a vocabulary that does not divide over the ranks).
-/// parts == 0: the buffer is the whole tensor.
+/// parts == 0: the buffer is the whole tensor. `within`, when set, is how
+/// `shape` itself was cut from the whole tensor first (ZeRO's flat part of a
+/// tensor-parallel piece, on a dp x tp grid).
 struct ShardSpec {
   std::string group;
   int64_t parts = 0;
   std::vector<int64_t> shape;
   int64_t dim = -1;
   int64_t blocks = 1;
+  std::shared_ptr<const ShardSpec> within;
   bool sharded() const { return parts > 0; }
   bool flat() const { return dim < 0; }
+  /// The shape of the whole tensor (before `within` too).
+  const std::vector<int64_t> &wholeShape() const { return within ? within->shape : shape; }
 };
 
 /// One buffer of a compiled function's signature.

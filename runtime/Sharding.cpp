@@ -91,17 +91,47 @@ HostTensor joinShards(const ShardSpec &spec, ElementType type,
 
 std::string shardMetadataKey(const std::string &tensor) { return "lcc.shard." + tensor; }
 
-std::string shardMetadataValue(const ShardSpec &spec, int64_t index) {
+HostTensor cutPiece(const HostTensor &whole, const ShardSpec &spec, int64_t index,
+                    int64_t withinIndex) {
+  if (!spec.within)
+    return cutShard(whole, spec, index);
+  return cutShard(cutShard(whole, *spec.within, withinIndex), spec, index);
+}
+
+std::string shardMetadataValue(const ShardSpec &spec, int64_t index, int64_t withinIndex) {
   std::string v = std::to_string(spec.parts) + ":" + std::to_string(index) + ":";
   for (size_t i = 0; i < spec.shape.size(); ++i)
     v += (i ? "x" : "") + std::to_string(spec.shape[i]);
   if (!spec.flat())
     v += ":" + std::to_string(spec.dim) + ":" + std::to_string(spec.blocks);
+  if (spec.within)
+    v += "|" + shardMetadataValue(*spec.within, withinIndex, 0);
   return v;
 }
 
+static bool parseOneShardValue(const std::string &v, ShardSpec &spec, int64_t &index);
+
+/// Parses "<parts>:<index>:<d0>x<d1>...[:<dim>:<blocks>]", then optionally
+/// "|" and the same for the cut it was taken from (`within`).
+static bool parseShardValue(const std::string &v, ShardSpec &spec, int64_t &index,
+                            int64_t &withinIndex) {
+  size_t bar = v.find('|');
+  withinIndex = 0;
+  if (!parseOneShardValue(v.substr(0, bar), spec, index))
+    return false;
+  spec.within.reset();
+  if (bar == std::string::npos)
+    return true;
+  auto inner = std::make_shared<ShardSpec>();
+  if (!parseOneShardValue(v.substr(bar + 1), *inner, withinIndex) ||
+      shardShape(*inner) != spec.shape)
+    return false;
+  spec.within = std::move(inner);
+  return true;
+}
+
 /// Parses "<parts>:<index>:<d0>x<d1>..." (an empty shape is a scalar).
-static bool parseShardValue(const std::string &v, ShardSpec &spec, int64_t &index) {
+static bool parseOneShardValue(const std::string &v, ShardSpec &spec, int64_t &index) {
   auto number = [](const std::string &s, int64_t &out) {
     if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos)
       return false;
@@ -152,7 +182,10 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
   struct Pieces {
     ShardSpec spec;
     ElementType type = ElementType::F32;
-    std::map<int64_t, const HostTensor *> byIndex;
+    std::map<std::pair<int64_t, int64_t>, const HostTensor *> byIndex; // (within, index)
+  };
+  auto sameLayout = [](const ShardSpec &a, const ShardSpec &b) {
+    return a.parts == b.parts && a.shape == b.shape && a.dim == b.dim && a.blocks == b.blocks;
   };
   std::map<std::string, Pieces> sharded;
   for (const SafetensorsFile &f : files)
@@ -163,33 +196,46 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
         continue;
       }
       ShardSpec spec;
-      int64_t index = 0;
-      if (!parseShardValue(meta->second, spec, index))
+      int64_t index = 0, withinIndex = 0;
+      if (!parseShardValue(meta->second, spec, index, withinIndex))
         return error = "bad piece description '" + meta->second + "' of '" + name + "'", false;
       Pieces &p = sharded[name];
       if (p.byIndex.empty()) {
         p.spec = spec;
         p.type = t.elementType();
-      } else if (p.spec.parts != spec.parts || p.spec.shape != spec.shape ||
-                 p.spec.dim != spec.dim || p.spec.blocks != spec.blocks ||
+      } else if (!sameLayout(p.spec, spec) || bool(p.spec.within) != bool(spec.within) ||
+                 (spec.within && !sameLayout(*p.spec.within, *spec.within)) ||
                  p.type != t.elementType()) {
         return error = "the pieces of '" + name + "' disagree on their layout", false;
       }
       if (t.shape() != shardShape(spec))
         return error = "piece " + std::to_string(index) + " of '" + name + "' has the wrong size",
                false;
-      p.byIndex[index] = &t;
+      p.byIndex[{withinIndex, index}] = &t;
     }
   for (auto &[name, p] : sharded) {
-    if (int64_t(p.byIndex.size()) != p.spec.parts)
+    int64_t outer = p.spec.within ? p.spec.within->parts : 1;
+    if (int64_t(p.byIndex.size()) != p.spec.parts * outer)
       return error = "the checkpoint has " + std::to_string(p.byIndex.size()) + " of the " +
-                     std::to_string(p.spec.parts) + " pieces of '" + name +
+                     std::to_string(p.spec.parts * outer) + " pieces of '" + name +
                      "' (a rank's file is missing)", false;
+    // Pieces of each outer piece first (ZeRO's parts of a tensor-parallel
+    // piece), then the outer pieces.
+    std::vector<HostTensor> middle;
+    for (int64_t w = 0; w < outer; ++w) {
+      std::vector<const HostTensor *> pieces;
+      for (int64_t r = 0; r < p.spec.parts; ++r)
+        pieces.push_back(p.byIndex.at({w, r}));
+      middle.push_back(joinShards(p.spec, p.type, pieces));
+    }
+    if (!p.spec.within) {
+      whole.tensors[name] = std::move(middle[0]);
+      continue;
+    }
     std::vector<const HostTensor *> pieces;
-    for (auto &[index, piece] : p.byIndex)
-      pieces.push_back(piece);
-    HostTensor t = joinShards(p.spec, p.type, pieces);
-    whole.tensors[name] = std::move(t);
+    for (const HostTensor &m : middle)
+      pieces.push_back(&m);
+    whole.tensors[name] = joinShards(*p.spec.within, p.type, pieces);
   }
   return true;
 }

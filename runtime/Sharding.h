@@ -8,7 +8,9 @@
 // every rank's checkpoint file. A checkpoint file says which piece each
 // tensor is in its metadata, so files stay self-describing:
 //   "lcc.shard.<name>" = "<parts>:<index>:<d0>x<d1>x..." (the whole shape),
-//   followed by ":<dim>:<blocks>" for a split along one dimension
+//   followed by ":<dim>:<blocks>" for a split along one dimension, and by
+//   "|" and the same for the tensor-parallel piece a ZeRO part was cut from
+//   (a dp x tp grid: the whole tensor is cut by tp first, then by dp).
 // A tensor without that entry is whole.
 //
 //===----------------------------------------------------------------------===//
@@ -38,9 +40,15 @@ HostTensor cutShard(const HostTensor &whole, const ShardSpec &spec, int64_t inde
 HostTensor joinShards(const ShardSpec &spec, ElementType type,
                       const std::vector<const HostTensor *> &pieces);
 
-/// The metadata key and value describing piece `index` of `spec`.
+/// This rank's buffer of a whole tensor: piece `withinIndex` of
+/// spec.within (when set), then piece `index` of that.
+HostTensor cutPiece(const HostTensor &whole, const ShardSpec &spec, int64_t index,
+                    int64_t withinIndex);
+
+/// The metadata key and value describing piece `index` of `spec` (taken from
+/// piece `withinIndex` of spec.within, when set: "<value>|<within's value>").
 std::string shardMetadataKey(const std::string &tensor);
-std::string shardMetadataValue(const ShardSpec &spec, int64_t index);
+std::string shardMetadataValue(const ShardSpec &spec, int64_t index, int64_t withinIndex = 0);
 
 /// Merges the files of every rank of one checkpoint into whole tensors:
 /// pieces are put back in index order, the padding dropped, the whole shape

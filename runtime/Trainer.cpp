@@ -118,7 +118,10 @@ int64_t Trainer::pieceIndex(const ShardSpec &spec) const {
 
 HostTensor Trainer::local(const std::string &name, const HostTensor &whole) const {
   auto it = layouts_.find(name);
-  return it == layouts_.end() ? whole : cutShard(whole, it->second, pieceIndex(it->second));
+  if (it == layouts_.end())
+    return whole;
+  const ShardSpec &s = it->second;
+  return cutPiece(whole, s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
 }
 
 ProgramStatus Trainer::init() {
@@ -214,7 +217,9 @@ SafetensorsFile Trainer::snapshot(bool withState,
       return;
     }
     f.tensors[n] = current_.at(n);
-    f.metadata[shardMetadataKey(n)] = shardMetadataValue(layout->second, pieceIndex(layout->second));
+    const ShardSpec &s = layout->second;
+    f.metadata[shardMetadataKey(n)] =
+        shardMetadataValue(s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
   };
   for (const std::string &n : paramNames_)
     add(n);
@@ -250,7 +255,7 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
     auto layout = layouts_.find(n);
     HostTensor want = layout == layouts_.end()
                           ? HostTensor(mine.elementType(), mine.shape())
-                          : HostTensor(mine.elementType(), layout->second.shape);
+                          : HostTensor(mine.elementType(), layout->second.wholeShape());
     if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
       return ProgramStatus::failure("checkpoint tensor '" + n + "' is " +
                                     t->second.typeString() + ", the model needs " +

@@ -19,7 +19,10 @@ int64_t elementBytes(RankedTensorType t) {
 
 /// Elements of the whole tensor an argument holds (a part or all of).
 int64_t wholeElements(func::FuncOp fn, unsigned arg) {
-  if (auto shard = fn.getArgAttrOfType<DictionaryAttr>(arg, "lcc.shard"))
+  auto shard = fn.getArgAttrOfType<DictionaryAttr>(arg, "lcc.shard");
+  if (auto within = shard ? shard.getAs<DictionaryAttr>("within") : DictionaryAttr())
+    shard = within; // a ZeRO part of a tensor-parallel piece
+  if (shard)
     if (auto shape = shard.getAs<DenseI64ArrayAttr>("shape")) {
       int64_t n = 1;
       for (int64_t d : shape.asArrayRef())
@@ -79,8 +82,10 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
   bool mixed = precision != "fp32";
   bool gradsPartitioned = mode == "zero2" || mode == "zero3";
   bool statePartitioned = mode.rfind("zero", 0) == 0;
+  // ZeRO partitions over the data-parallel ranks: world / tp on a grid.
+  int64_t dp = std::max<int64_t>(1, world / groupSize(step, "tp"));
   auto part = [&](int64_t n, bool partitioned) {
-    return partitioned ? (n + world - 1) / world : n;
+    return partitioned ? (n + dp - 1) / dp : n;
   };
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto type = llvm::cast<RankedTensorType>(step.getArgument(i).getType());
@@ -93,11 +98,17 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
       continue;
     }
     // What each data-parallel rank holds before ZeRO partitions it: the
-    // tensor-parallel part of a parameter split over "tp", the whole
-    // tensor otherwise.
+    // tensor-parallel piece of a parameter split over "tp" (the shape of a
+    // ZeRO part's attribute when it has a `within`), the whole tensor
+    // otherwise.
     auto shard = step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard");
     auto group = shard ? shard.getAs<StringAttr>("group") : StringAttr();
     int64_t replica = group && group.getValue() == "tp" ? local : whole;
+    if (shard && shard.get("within")) {
+      replica = 1;
+      for (int64_t d : shard.getAs<DenseI64ArrayAttr>("shape").asArrayRef())
+        replica *= d;
+    }
     p.parameters += whole;
     p.paramBytes += local * bytes;
     p.gradBytes += part(replica, gradsPartitioned) * bytes;

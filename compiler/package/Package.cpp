@@ -52,18 +52,11 @@ static llvm::Expected<json::Value> slot(const char *role, llvm::StringRef name, 
 static llvm::Expected<json::Value> slotRole(DictionaryAttr attrs, bool out, Type type,
                                             llvm::StringRef what);
 
-/// The role of an argument or result from its lcc.* attributes, with how it
-/// is partitioned over ranks when it is (`lcc.shard`, written by the ZeRO
-/// pass): {"group", "parts", "shape" (the whole tensor's)}, so the runtime
-/// can cut whole tensors and reassemble checkpoints at another world size.
-static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out, Type type,
-                                                 llvm::StringRef what) {
-  auto s = slotRole(attrs, out, type, what);
-  if (!s)
-    return s;
-  auto shard = attrs ? attrs.getAs<DictionaryAttr>("lcc.shard") : DictionaryAttr();
-  if (!shard)
-    return s;
+/// The runtime's description of an lcc.shard attribute: {"group", "parts",
+/// "shape" (the whole tensor's)}, "dim"/"blocks" for a split along one
+/// dimension, and "within" for the tensor-parallel piece a ZeRO part is cut
+/// from (the attribute's own "within").
+static llvm::Expected<json::Value> shardSpec(DictionaryAttr shard, llvm::StringRef what) {
   auto group = shard.getAs<StringAttr>("group");
   auto parts = shard.getAs<IntegerAttr>("parts");
   auto shape = shard.getAs<DenseI64ArrayAttr>("shape");
@@ -80,7 +73,31 @@ static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out,
     spec.set("dim", json::Value(static_cast<long long>(dim.getInt())));
   if (auto blocks = shard.getAs<IntegerAttr>("blocks"))
     spec.set("blocks", json::Value(static_cast<long long>(blocks.getInt())));
-  s->set("shard", std::move(spec));
+  if (auto within = shard.getAs<DictionaryAttr>("within")) {
+    auto inner = shardSpec(within, what);
+    if (!inner)
+      return inner.takeError();
+    spec.set("within", std::move(*inner));
+  }
+  return spec;
+}
+
+/// The role of an argument or result from its lcc.* attributes, with how it
+/// is partitioned over ranks when it is (`lcc.shard`, written by the ZeRO
+/// pass): {"group", "parts", "shape" (the whole tensor's)}, so the runtime
+/// can cut whole tensors and reassemble checkpoints at another world size.
+static llvm::Expected<json::Value> slotFromAttrs(DictionaryAttr attrs, bool out, Type type,
+                                                 llvm::StringRef what) {
+  auto s = slotRole(attrs, out, type, what);
+  if (!s)
+    return s;
+  auto shard = attrs ? attrs.getAs<DictionaryAttr>("lcc.shard") : DictionaryAttr();
+  if (!shard)
+    return s;
+  auto spec = shardSpec(shard, what);
+  if (!spec)
+    return spec.takeError();
+  s->set("shard", std::move(*spec));
   return s;
 }
 

@@ -120,16 +120,14 @@ bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withS
   out = trainer.snapshot(withState, meta);
   for (auto it = out.metadata.begin(); it != out.metadata.end();)
     it = it->first.rfind("lcc.shard.", 0) == 0 ? out.metadata.erase(it) : std::next(it);
-  for (auto &[name, t] : out.tensors) {
-    const ShardSpec *spec = trainer.layout(name);
-    if (!spec)
-      continue;
-    auto g = std::find(run.groups.begin(), run.groups.end(), spec->group);
+  // Gathers a piece of `spec` from every rank of its group and joins them.
+  auto gather = [&](const std::string &name, const ShardSpec &spec, HostTensor &t) {
+    auto g = std::find(run.groups.begin(), run.groups.end(), spec.group);
     if (g == run.groups.end())
-      return error = "'" + name + "' is partitioned over unknown group '" + spec->group + "'",
+      return error = "'" + name + "' is partitioned over unknown group '" + spec.group + "'",
              false;
-    int64_t per = shardElements(*spec);
-    HostTensor all(t.elementType(), {per * spec->parts});
+    int64_t per = shardElements(spec);
+    HostTensor all(t.elementType(), {per * spec.parts});
     lcc_all_gather(int64_t(g - run.groups.begin()), int64_t(t.elementType()),
                    int64_t(reinterpret_cast<intptr_t>(t.rawData())),
                    int64_t(reinterpret_cast<intptr_t>(all.rawData())), per);
@@ -137,14 +135,23 @@ bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withS
     std::vector<HostTensor> pieces;
     std::vector<const HostTensor *> order;
     size_t bytes = size_t(per) * elementSize(t.elementType());
-    for (int64_t r = 0; r < spec->parts; ++r) {
-      pieces.emplace_back(t.elementType(), shardShape(*spec));
+    for (int64_t r = 0; r < spec.parts; ++r) {
+      pieces.emplace_back(t.elementType(), shardShape(spec));
       std::memcpy(pieces.back().rawData(), static_cast<uint8_t *>(all.rawData()) + size_t(r) * bytes,
                   bytes);
     }
     for (const HostTensor &p : pieces)
       order.push_back(&p);
-    t = joinShards(*spec, t.elementType(), order);
+    t = joinShards(spec, t.elementType(), order);
+    return true;
+  };
+  for (auto &[name, t] : out.tensors) {
+    const ShardSpec *spec = trainer.layout(name);
+    if (!spec)
+      continue;
+    // ZeRO's part of a tensor-parallel piece: the piece first, then the whole.
+    if (!gather(name, *spec, t) || (spec->within && !gather(name, *spec->within, t)))
+      return false;
   }
   return true;
 }

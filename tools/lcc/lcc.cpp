@@ -134,7 +134,8 @@ static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(wor
                             cl::cat(distCat));
 static cl::opt<int64_t> tpFlag("tp",
                                cl::desc("Tensor-parallel ranks (Megatron column/row-parallel "
-                                        "attention and MLP); --world counts all ranks"),
+                                        "attention and MLP, vocab-parallel embedding and "
+                                        "loss); --world counts all ranks"),
                                cl::init(1), cl::cat(distCat));
 static cl::opt<std::string> precisionFlag(
     "precision",
@@ -631,9 +632,6 @@ int main(int argc, char **argv) {
     if (w % tpFlag != 0)
       return fail("lcc: error: --world=" + std::to_string(w) + " is not a multiple of --tp=" +
                   std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)");
-  if (tpFlag > 1 && (shardFlag == "zero1" || shardFlag == "zero2" || shardFlag == "zero3"))
-    return fail("lcc: error: --tp with --shard=" + shardFlag +
-                " is not supported yet; combine --tp with --shard=dp");
   if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) && shardFlag == "none")
     return fail("lcc: error: --world=" + worldFlag +
                 " needs a --shard mode (dp, zero1, zero2 or zero3)");

@@ -47,3 +47,18 @@ module {
     return %w2 : tensor<4xf32>
   }
 }
+
+// -----
+
+// A part ZeRO already made is not partitioned again (a tensor-parallel
+// piece, group "tp", is: shard-zero-tp.mlir).
+module {
+  // expected-error @+1 {{lcc-shard-zero: argument #0 is already partitioned over data-parallel ranks}}
+  func.func @train_step(%w: tensor<2xf32> {lcc.param = "w", lcc.shard = {group = "dp", parts = 2 : i64, shape = array<i64: 4>}},
+                        %x: tensor<2xf32> {lcc.input = "x"}) -> (tensor<2xf32> {lcc.param = "w"}) {
+    %g0 = lcc.mul %w, %x : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    %g = lcc.gradient %g0 {param = "w"} : tensor<2xf32>
+    %w2 = lcc.sub %w, %g : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    return %w2 : tensor<2xf32>
+  }
+}

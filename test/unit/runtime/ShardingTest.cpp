@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 
 using namespace lcc;
 
@@ -99,6 +100,43 @@ TEST(Sharding, SplitsAlongADimensionReassemble) {
     EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0)
         << n << " parts along " << dim << " in " << blocks << " blocks";
   }
+}
+
+TEST(Sharding, ZeroPartsOfTensorParallelPiecesReassemble) {
+  // A dp x tp grid: [5, 3] cut by rows over tp = 2 (3 rows each, one padding
+  // row), each piece cut flat over dp = 2 (9 elements: 5 and 4 + 1 zero).
+  HostTensor w = iota({5, 3});
+  auto tp = std::make_shared<ShardSpec>(ShardSpec{"tp", 2, {5, 3}, 0, 1});
+  ShardSpec spec{"dp", 2, shardShape(*tp)};
+  spec.within = tp;
+  EXPECT_EQ(spec.wholeShape(), w.shape());
+  // tp piece 1 is rows 3..4 and a zero row: 10..15, 0, 0, 0; its dp part 1
+  // is the last 4 elements and a zero.
+  HostTensor last = cutPiece(w, spec, 1, 1);
+  EXPECT_EQ(std::vector<float>(last.data<float>(), last.data<float>() + 5),
+            (std::vector<float>{15, 0, 0, 0, 0}));
+  std::vector<SafetensorsFile> files;
+  for (int64_t t = 0; t < 2; ++t)
+    for (int64_t d = 0; d < 2; ++d) {
+      files.emplace_back();
+      files.back().tensors["w"] = cutPiece(w, spec, d, t);
+      files.back().metadata[shardMetadataKey("w")] = shardMetadataValue(spec, d, t);
+    }
+  EXPECT_EQ(files[1].metadata.at(shardMetadataKey("w")), "2:1:3x3|2:0:5x3:0:1");
+  SafetensorsFile whole;
+  std::string error;
+  ASSERT_TRUE(assembleShards(files, whole, error)) << error;
+  ASSERT_EQ(whole.tensors.at("w").shape(), w.shape());
+  EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0);
+
+  // One rank's file missing: 3 of the 4 pieces.
+  files.pop_back();
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "the checkpoint has 3 of the 4 pieces of 'w' (a rank's file is missing)");
+  // A within that does not produce the outer shape is refused.
+  files[0].metadata[shardMetadataKey("w")] = "2:0:3x3|2:0:4x3:0:1";
+  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_EQ(error, "bad piece description '2:0:3x3|2:0:4x3:0:1' of 'w'");
 }
 
 TEST(Sharding, MissingPieceIsNamed) {
