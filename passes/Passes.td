@@ -116,7 +116,9 @@ def LccShardTensorParallelPass : Pass<"lcc-shard-tp", "::mlir::ModuleOp"> {
     blocks such as a fused q/k/v projection) and end at row-parallel matmuls
     (a parameter [out, d] used once), with only ops between that keep the
     split (bias adds, elementwise, head reshapes, transposes, attention,
-    rope). The inputs of column matmuls go through `lcc.parallel_copy`, the
+    rope; also the ONNX export's forms: transposed [out, in] weights,
+    attention as matmuls of split operands with a constant scale and mask).
+    The inputs of column matmuls go through `lcc.parallel_copy`, the
     results of row matmuls through `lcc.all_reduce` (sum), so autodiff builds
     Megatron's backward. Split parameters get `lcc.shard = {group = "tp",
     parts, dim, blocks, shape}`. Regions that would leak a split value

@@ -20,6 +20,12 @@
 //       (heads x head_dim), transpose, attention (heads), rope: split.
 //   matmul(h, W2) with h split along its last dimension, W2 a parameter used
 //       once: row-parallel; W2 splits its rows, the result is all-reduced.
+//   As PyTorch's ONNX export writes a model: a weight transpose(W[out, in])
+//       (W splits along the other dimension); matmul of two operands split
+//       along the same batch dimension (attention's q @ k^T, p @ v);
+//       softmax along another dimension; elementwise ops whose unsplit
+//       operands are parameter-free (the scale, the causal mask, GELU's
+//       constants) and broadcast along the split dimension.
 //
 // A region whose split value reaches anything else (a residual add, a
 // norm, the function's result) is left whole: its column matmuls are
@@ -31,7 +37,7 @@
 //
 // Split parameters carry `lcc.shard = {group = "tp", parts, dim, blocks,
 // shape}`; the runtime cuts the whole initial values and checkpoints.
-// Embeddings, the LM head and the loss stay whole on every rank.
+// Embeddings, the LM head and the loss are lcc-shard-vocab's.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -89,6 +95,36 @@ struct LccShardTensorParallelPass
            fn.getArgAttr(arg.getArgNumber(), "lcc.param") && v.hasOneUse();
   }
 
+  /// The parameter a matmul weight `w` is: the parameter itself, or (as
+  /// ONNX exports write a linear layer, x @ W[out, in]^T) the one use of a
+  /// 2-D transpose of one; null otherwise. `transposed` says which.
+  Value weightParam(func::FuncOp fn, Value w, bool &transposed) {
+    transposed = false;
+    if (isParamOnce(fn, w))
+      return w;
+    auto t = w.getDefiningOp<lcc::TransposeOp>();
+    if (!t || !w.hasOneUse() || t.getPerm() != ArrayRef<int64_t>{1, 0} ||
+        !isParamOnce(fn, t.getInput()))
+      return {};
+    transposed = true;
+    return t.getInput();
+  }
+
+  /// Whether `v` is computed without any parameter (constants, masks,
+  /// inputs): every rank of the group holds it alike, and it has no
+  /// gradient that a split would leave partial.
+  bool paramFree(func::FuncOp fn, Value v, llvm::DenseMap<Value, bool> &memo) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    bool free = true;
+    if (auto arg = llvm::dyn_cast<BlockArgument>(v))
+      free = !fn.getArgAttr(arg.getArgNumber(), "lcc.param");
+    else
+      for (Value operand : v.getDefiningOp()->getOperands())
+        free = free && paramFree(fn, operand, memo);
+    return memo[v] = free;
+  }
+
   /// Number of equal blocks the last dimension of `v` (or of the bias add
   /// after it) is sliced into by all its users; 1 otherwise.
   int64_t blocksOf(Value v);
@@ -126,6 +162,7 @@ int64_t LccShardTensorParallelPass::blocksOf(Value v) {
 Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
                                              const llvm::DenseSet<Operation *> &excluded) {
   Analysis a;
+  llvm::DenseMap<Value, bool> freeMemo;
   auto regionOf = [&](Value v) { return a.splits.lookup(v).region; };
   auto join = [&](int64_t x, int64_t y) { a.regions.unionSets(x, y); };
   Block &body = fn.getBody().front();
@@ -133,14 +170,23 @@ Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
     bool splitIn = llvm::any_of(op.getOperands(), [&](Value v) { return a.splits.count(v); });
     if (auto mm = llvm::dyn_cast<lcc::MatmulOp>(op)) {
       Value x = mm.getLhs(), w = mm.getRhs();
-      bool weight = isParamOnce(fn, w) && typeOf(w).getRank() == 2 && !mm.getTransposeLhs() &&
+      bool transposed = false;
+      Value param = weightParam(fn, w, transposed);
+      bool weight = param && typeOf(w).getRank() == 2 && !mm.getTransposeLhs() &&
                     !mm.getTransposeRhs();
+      // A transposed parameter splits along the other dimension, and the
+      // transpose's result along the matmul's.
+      auto splitWeight = [&](int64_t dim, int64_t blocks, int64_t region) {
+        a.params[param] = {transposed ? 1 - dim : dim, blocks, region};
+        if (transposed)
+          a.splits[w] = {dim, blocks, region};
+      };
       if (weight && a.splits.count(x)) {
         Split s = a.splits.lookup(x);
         if (s.dim == typeOf(x).getRank() - 1 && s.blocks == 1) {
           a.rows.push_back(mm);
           a.regionOf[mm] = s.region;
-          a.params[w] = {0, 1, s.region};
+          splitWeight(0, 1, s.region);
           continue;
         }
       }
@@ -151,10 +197,21 @@ Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
           a.regions.insert(r);
           a.columns.push_back(mm);
           a.regionOf[mm] = r;
-          a.params[w] = {1, blocks, r};
+          splitWeight(1, blocks, r);
           a.splits[mm.getResult()] = {typeOf(mm.getResult()).getRank() - 1, blocks, r};
           continue;
         }
+      }
+      // Attention spelled out (ONNX): q @ k^T and p @ v per head, both
+      // operands split along the same batch dimension.
+      auto sx = a.splits.find(x), sw = a.splits.find(w);
+      int64_t rank = typeOf(mm.getResult()).getRank();
+      if (sx != a.splits.end() && sw != a.splits.end() && sx->second.dim == sw->second.dim &&
+          sx->second.blocks == 1 && sw->second.blocks == 1 && sx->second.dim < rank - 2 &&
+          typeOf(x).getRank() == rank && typeOf(w).getRank() == rank) {
+        join(sx->second.region, sw->second.region);
+        a.splits[mm.getResult()] = sx->second;
+        continue;
       }
     }
     if (!splitIn)
@@ -169,6 +226,35 @@ Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
       continue;
     }
     bool elementwise = lcc::shard::isElementwise(&op);
+    // Split operands alike, and the others parameter-free values (scales,
+    // masks, constants) that broadcast along the split dimension: the
+    // result is split the same way (ONNX's spelled-out GELU, attention's
+    // scale and mask).
+    auto broadcastSplit = [&]() {
+      std::optional<Split> split;
+      for (Value v : op.getOperands()) {
+        auto it = a.splits.find(v);
+        if (it == a.splits.end())
+          continue;
+        if (typeOf(v).getShape() != typeOf(result).getShape() ||
+            (split && (split->dim != it->second.dim || split->blocks != it->second.blocks)))
+          return false;
+        if (split)
+          join(split->region, it->second.region);
+        split = it->second;
+      }
+      int64_t rank = typeOf(result).getRank();
+      for (Value v : op.getOperands()) {
+        if (a.splits.count(v))
+          continue;
+        auto type = typeOf(v);
+        int64_t d = split->dim - (rank - type.getRank());
+        if (!paramFree(fn, v, freeMemo) || (d >= 0 && type.getDimSize(d) != 1))
+          return false;
+      }
+      a.splits[result] = *split;
+      return true;
+    };
     if (elementwise && op.getNumOperands() == 1) {
       a.splits[result] = a.splits.lookup(op.getOperand(0));
       continue;
@@ -193,7 +279,25 @@ Analysis LccShardTensorParallelPass::analyze(func::FuncOp fn,
         a.splits[result] = sp;
         continue;
       }
-      failAll();
+      if (!broadcastSplit())
+        failAll();
+      continue;
+    }
+    if (elementwise) {
+      if (!broadcastSplit())
+        failAll();
+      continue;
+    }
+    if (llvm::isa<lcc::SoftmaxOp, lcc::LogSoftmaxOp>(op)) {
+      Split s = a.splits.lookup(op.getOperand(0));
+      int64_t rank = typeOf(result).getRank();
+      auto softmax = llvm::dyn_cast<lcc::SoftmaxOp>(op);
+      int64_t axis = softmax ? softmax.getAxis() : llvm::cast<lcc::LogSoftmaxOp>(op).getAxis();
+      if ((axis + rank) % rank == s.dim) {
+        failAll();
+        continue;
+      }
+      a.splits[result] = s;
       continue;
     }
     if (auto slice = llvm::dyn_cast<lcc::SliceOp>(op)) {

@@ -9,7 +9,8 @@
 //       its rows (others read row 0 and are zeroed), and one all_reduce (sum)
 //       assembles the whole embedding; its gradient passes unchanged, so each
 //       rank's scatter-add reaches only its own rows.
-//   LM head (matmul(x, E^T) tied, or matmul(x, W) with W [D, V]): its input
+//   LM head (matmul(x, E^T) tied, also as x @ transpose(E) from ONNX, or
+//       matmul(x, W) with W [D, V]): its input
 //       passes through lcc.parallel_copy (the gradient of x sums every rank's
 //       share), each rank computes its slice of the logits [..., V/tp].
 //   cross-entropy of those logits: the log-sum-exp and the target's logit
@@ -120,6 +121,16 @@ std::optional<Table> LccShardVocabParallelPass::classify(BlockArgument arg) {
       if (use.getOperandNumber() == 1 && !mm.getTransposeLhs() && lossOf(mm)) {
         t.heads.push_back(mm);
         dim = mm.getTransposeRhs() ? 0 : 1;
+      }
+    } else if (auto tr = llvm::dyn_cast<lcc::TransposeOp>(user)) {
+      // ONNX's tied head: x @ transpose(E).
+      Value v = tr.getResult();
+      auto mm = v.hasOneUse() ? llvm::dyn_cast<lcc::MatmulOp>(*v.getUsers().begin())
+                              : lcc::MatmulOp();
+      if (tr.getPerm() == ArrayRef<int64_t>{1, 0} && mm && mm.getRhs() == v &&
+          !mm.getTransposeLhs() && !mm.getTransposeRhs() && lossOf(mm)) {
+        t.heads.push_back(mm);
+        dim = 0;
       }
     }
     if (dim < 0 || (t.dim >= 0 && t.dim != dim))
@@ -288,6 +299,9 @@ void LccShardVocabParallelPass::runOnOperation() {
         copy = lcc::ParallelCopyOp::create(b, mm.getLoc(), x.getType(), x, kGroup);
       }
       mm.getLhsMutable().assign(copy);
+      if (auto tr = mm.getRhs().getDefiningOp<lcc::TransposeOp>())
+        tr.getResult().setType(RankedTensorType::get(
+            {typeOf(tr.getResult()).getDimSize(0), ceilDiv(vocab, tp)}, whole.getElementType()));
       SmallVector<int64_t> logits(typeOf(mm.getResult()).getShape());
       logits.back() = ceilDiv(vocab, tp);
       mm.getResult().setType(typeOf(mm.getResult()).clone(logits));

@@ -43,3 +43,22 @@ module {
     return %0, %w : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// A split value scaled by something computed from a parameter (not a
+// constant or an input) cannot stay split: that parameter's gradient would
+// be a partial sum on each rank.
+module {
+  // expected-error @+1 {{lcc-shard-tp: no matmul pair of @forward can be split}}
+  func.func @forward(%w1: tensor<4x8xf32> {lcc.param = "w1"}, %w2: tensor<8x4xf32> {lcc.param = "w2"},
+                     %s: tensor<f32> {lcc.param = "s"}, %x: tensor<2x4xf32> {lcc.input = "x"},
+                     %y: tensor<2xi32> {lcc.input = "y"}) -> tensor<f32> {
+    %h = lcc.matmul %x, %w1 : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+    %e = lcc.exp %s : tensor<f32>
+    %hs = lcc.mul %h, %e : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+    %o = lcc.matmul %hs, %w2 : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xf32>
+    %l = lcc.cross_entropy %o, %y : tensor<2x4xf32>, tensor<2xi32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
