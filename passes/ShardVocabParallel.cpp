@@ -101,7 +101,7 @@ struct LccShardVocabParallelPass
   /// The table `arg` is, or nothing when one of its uses cannot be split.
   std::optional<Table> classify(BlockArgument arg);
   /// Rewrites `gather` to look up this rank's rows; returns the whole embedding.
-  Value embedding(OpBuilder &b, lcc::GatherOp gather, Value ids);
+  Value embedding(OpBuilder &b, lcc::GatherOp gather, Value ids, int64_t vocab);
   /// The loss of `ce`, whose logits are this rank's slice.
   Value crossEntropy(OpBuilder &b, lcc::CrossEntropyOp ce, Value ids, int64_t vocab);
 };
@@ -142,14 +142,20 @@ std::optional<Table> LccShardVocabParallelPass::classify(BlockArgument arg) {
   return t;
 }
 
-Value LccShardVocabParallelPass::embedding(OpBuilder &b, lcc::GatherOp gather, Value ids) {
+Value LccShardVocabParallelPass::embedding(OpBuilder &b, lcc::GatherOp gather, Value ids,
+                                           int64_t vocab) {
   Location loc = gather.getLoc();
   Value idx = gather.getIndices();
   auto idxType = typeOf(idx);
   auto f32 = b.getF32Type();
   int64_t rows = typeOf(ids).getDimSize(0);
-  // The token's row on this rank, clamped into range; in range iff unclamped.
+  // The token, clamped into [0, vocab) as lcc.gather clamps it (so exactly
+  // one rank holds it); its row on this rank, clamped into range; in range
+  // iff unclamped.
   Value token = lcc::ConvertOp::create(b, loc, idxType.clone(f32), idx);
+  token = lcc::MaximumOp::create(b, loc, token.getType(), token, vjp::scalar(b, loc, token, 0));
+  token = lcc::MinimumOp::create(b, loc, token.getType(), token,
+                                 vjp::scalar(b, loc, token, double(vocab - 1)));
   Value first = vjp::sliceAxis(b, loc, ids, 0, 0, 1);
   Value local = vjp::sub(b, loc, token, first);
   Value lo = lcc::MaximumOp::create(b, loc, local.getType(), local, vjp::scalar(b, loc, local, 0));
@@ -288,7 +294,7 @@ void LccShardVocabParallelPass::runOnOperation() {
     t.arg.setType(RankedTensorType::get(shape, whole.getElementType()));
     for (lcc::GatherOp gather : t.gathers) {
       b.setInsertionPoint(gather);
-      embedding(b, gather, ids(vocab));
+      embedding(b, gather, ids(vocab), vocab);
     }
     for (lcc::MatmulOp mm : t.heads) {
       lcc::CrossEntropyOp ce = lossOf(mm);

@@ -125,7 +125,10 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
     // piece, and the attribute keeps how it was cut (shardAttr's `within`).
     if (auto split = step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard")) {
       auto group = split.getAs<StringAttr>("group");
-      if (!group || group.getValue() == kGroup || split.get("within"))
+      if (!group)
+        return fail(step, "argument #" + std::to_string(i) +
+                              " has an lcc.shard without a group");
+      if (group.getValue() == kGroup || split.get("within"))
         return fail(step, "argument #" + std::to_string(i) +
                               " is already partitioned over data-parallel ranks");
       for (StringRef key : {"lcc.param", "lcc.opt_state"})

@@ -16,7 +16,11 @@
 // CHECK-NEXT: %[[IDS:.*]] = lcc.shard_slice %[[ALL]] {group = "tp"} : tensor<8xf32> -> tensor<4xf32>
 // The embedding: the token's local row (clamped into 0..3), a lookup, zeros
 // for tokens another rank holds, summed over the ranks.
-// CHECK:      %[[T:.*]] = lcc.convert %[[TOK]] : tensor<2x3xi32> -> tensor<2x3xf32>
+// CHECK:      %[[T0:.*]] = lcc.convert %[[TOK]] : tensor<2x3xi32> -> tensor<2x3xf32>
+// The token clamped into 0..7 first, as lcc.gather clamps it.
+// CHECK:      lcc.maximum %[[T0]]
+// CHECK:      lcc.fill {value = 7.000000e+00 : f64} : tensor<f32>
+// CHECK-NEXT: %[[T:.*]] = lcc.minimum
 // CHECK-NEXT: %[[FIRST:.*]] = lcc.slice %[[IDS]] {limit = array<i64: 1>, start = array<i64: 0>}
 // CHECK-NEXT: %[[LOCAL:.*]] = lcc.sub %[[T]], %[[FIRST]]
 // CHECK:      %[[LO:.*]] = lcc.maximum %[[LOCAL]]
@@ -155,5 +159,26 @@ func.func @forward(%wte: tensor<5x4xf32> {lcc.param = "wte"}, %tok: tensor<3xi32
   %e = lcc.gather %wte, %tok : tensor<5x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
   %l = lcc.matmul %e, %wte {transpose_rhs = true} : tensor<3x4xf32>, tensor<5x4xf32> -> tensor<3x5xf32>
   %loss = lcc.cross_entropy %l, %tgt : tensor<3x5xf32>, tensor<3xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The tied head as PyTorch's ONNX export writes it: x @ transpose(wte); the
+// transpose's result becomes this rank's [D, V/tp] slice.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: tensor<4x4xf32> {lcc.param = "wte.weight", lcc.shard = {blocks = 1 : i64, dim = 0 : i64, group = "tp", parts = 2 : i64, shape = array<i64: 8, 4>}}
+// CHECK:      %[[WT:.*]] = lcc.transpose %arg0 {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK:      lcc.gather %arg0, %{{.*}} : tensor<4x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+// CHECK:      %[[IN:.*]] = lcc.parallel_copy
+// CHECK-NEXT: lcc.matmul %[[IN]], %[[WT]] : tensor<3x4xf32>, tensor<4x4xf32> -> tensor<3x4xf32>
+// CHECK:      lcc.all_reduce %{{.*}} {group = "tp", reduction = "max"} : tensor<3x1xf32>
+func.func @forward(%wte: tensor<8x4xf32> {lcc.param = "wte.weight"}, %tok: tensor<3xi32> {lcc.input = "tokens"},
+                   %tgt: tensor<3xi32> {lcc.input = "targets"}) -> tensor<f32> {
+  %t64 = lcc.convert %tok : tensor<3xi32> -> tensor<3xi64>
+  %wt = lcc.transpose %wte {perm = array<i64: 1, 0>} : tensor<8x4xf32> -> tensor<4x8xf32>
+  %e = lcc.gather %wte, %t64 : tensor<8x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  %l = lcc.matmul %e, %wt : tensor<3x4xf32>, tensor<4x8xf32> -> tensor<3x8xf32>
+  %loss = lcc.cross_entropy %l, %tgt : tensor<3x8xf32>, tensor<3xi32> -> tensor<f32>
   return %loss : tensor<f32>
 }
