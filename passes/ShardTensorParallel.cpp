@@ -408,13 +408,7 @@ void LccShardTensorParallelPass::rewrite(func::FuncOp fn, Analysis &a) {
     auto arg = llvm::cast<BlockArgument>(v);
     auto whole = typeOf(v);
     fn.setArgAttr(arg.getArgNumber(), "lcc.shard",
-                  b.getDictionaryAttr({
-                      b.getNamedAttr("group", b.getStringAttr(kGroup)),
-                      b.getNamedAttr("parts", b.getI64IntegerAttr(tp)),
-                      b.getNamedAttr("dim", b.getI64IntegerAttr(s.dim)),
-                      b.getNamedAttr("blocks", b.getI64IntegerAttr(s.blocks)),
-                      b.getNamedAttr("shape", b.getDenseI64ArrayAttr(whole.getShape())),
-                  }));
+                  lcc::shard::splitAttr(ctx, kGroup, tp, s.dim, s.blocks, whole.getShape()));
     arg.setType(local(whole, s.dim));
   }
   // Megatron's f before each column matmul's input (one per input value),

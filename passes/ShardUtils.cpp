@@ -74,6 +74,18 @@ DictionaryAttr shardAttr(MLIRContext *ctx, const FlatLayout &layout, StringRef g
   });
 }
 
+DictionaryAttr splitAttr(MLIRContext *ctx, StringRef group, int64_t parts, int64_t dim,
+                         int64_t blocks, ArrayRef<int64_t> shape) {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("group", b.getStringAttr(group)),
+      b.getNamedAttr("parts", b.getI64IntegerAttr(parts)),
+      b.getNamedAttr("dim", b.getI64IntegerAttr(dim)),
+      b.getNamedAttr("blocks", b.getI64IntegerAttr(blocks)),
+      b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape)),
+  });
+}
+
 DictionaryAttr shardAttr(MLIRContext *ctx, const FlatLayout &layout, StringRef group,
                          DictionaryAttr within) {
   DictionaryAttr attr = shardAttr(ctx, layout, group);

@@ -62,6 +62,10 @@ mlir::Value fromShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value shard,
 /// reassemble checkpoints.
 mlir::DictionaryAttr shardAttr(mlir::MLIRContext *ctx, const FlatLayout &layout,
                                llvm::StringRef group);
+/// The attribute of a tensor split along one dimension (tensor
+/// parallelism): `{group, parts, dim, blocks, shape = [whole shape]}`.
+mlir::DictionaryAttr splitAttr(mlir::MLIRContext *ctx, llvm::StringRef group, int64_t parts,
+                               int64_t dim, int64_t blocks, llvm::ArrayRef<int64_t> shape);
 /// The same for a part of a tensor that is itself a tensor-parallel piece
 /// (`within`, its lcc.shard): `{..., within = {group = "tp", ...}}`, so the
 /// runtime cuts the whole tensor by tp first, then by dp. A null `within`

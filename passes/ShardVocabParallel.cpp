@@ -58,6 +58,12 @@ constexpr int64_t kExactF32 = int64_t(1) << 24;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// min(max(v, 0), hi), elementwise.
+Value clampTo(OpBuilder &b, Location loc, Value v, int64_t hi) {
+  Value lo = lcc::MaximumOp::create(b, loc, v.getType(), v, vjp::scalar(b, loc, v, 0));
+  return lcc::MinimumOp::create(b, loc, v.getType(), lo, vjp::scalar(b, loc, v, double(hi)));
+}
+
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
 /// A parameter split by vocabulary rows, and the ops that use it.
@@ -152,15 +158,10 @@ Value LccShardVocabParallelPass::embedding(OpBuilder &b, lcc::GatherOp gather, V
   // The token, clamped into [0, vocab) as lcc.gather clamps it (so exactly
   // one rank holds it); its row on this rank, clamped into range; in range
   // iff unclamped.
-  Value token = lcc::ConvertOp::create(b, loc, idxType.clone(f32), idx);
-  token = lcc::MaximumOp::create(b, loc, token.getType(), token, vjp::scalar(b, loc, token, 0));
-  token = lcc::MinimumOp::create(b, loc, token.getType(), token,
-                                 vjp::scalar(b, loc, token, double(vocab - 1)));
-  Value first = vjp::sliceAxis(b, loc, ids, 0, 0, 1);
-  Value local = vjp::sub(b, loc, token, first);
-  Value lo = lcc::MaximumOp::create(b, loc, local.getType(), local, vjp::scalar(b, loc, local, 0));
-  Value row = lcc::MinimumOp::create(b, loc, local.getType(), lo,
-                                     vjp::scalar(b, loc, local, double(rows - 1)));
+  Value token = clampTo(b, loc, lcc::ConvertOp::create(b, loc, idxType.clone(f32), idx),
+                        vocab - 1);
+  Value local = vjp::sub(b, loc, token, vjp::sliceAxis(b, loc, ids, 0, 0, 1));
+  Value row = clampTo(b, loc, local, rows - 1);
   Value mine = vjp::cmp(b, loc, "eq", row, local);
   gather.getIndicesMutable().assign(lcc::ConvertOp::create(b, loc, idxType, row));
   b.setInsertionPointAfter(gather);
@@ -202,10 +203,7 @@ Value LccShardVocabParallelPass::crossEntropy(OpBuilder &b, lcc::CrossEntropyOp 
   // out of [0, vocab) are clamped into it, as lcc.cross_entropy does.
   auto targetType = RankedTensorType::get(rows, b.getF32Type());
   Value target = lcc::ConvertOp::create(b, loc, targetType, ce.getTargets());
-  Value clamped = lcc::MaximumOp::create(b, loc, targetType, target,
-                                         vjp::scalar(b, loc, target, 0));
-  clamped = lcc::MinimumOp::create(b, loc, targetType, clamped,
-                                   vjp::scalar(b, loc, target, double(vocab - 1)));
+  Value clamped = clampTo(b, loc, target, vocab - 1);
   Value hit = vjp::cmp(b, loc, "eq", vjp::reshape(b, loc, clamped, kept), ids);
   Value picked = vjp::reduceSum(
       b, loc, vjp::select(b, loc, hit, shifted, vjp::scalar(b, loc, shifted, 0)), {last}, false);
@@ -260,7 +258,6 @@ void LccShardVocabParallelPass::runOnOperation() {
     return signalPassFailure();
 
   MLIRContext *ctx = module.getContext();
-  Builder attrs(ctx);
   OpBuilder b(ctx);
   Location loc = fn.getLoc();
   // This rank's token ids, one vector per vocabulary size.
@@ -280,17 +277,11 @@ void LccShardVocabParallelPass::runOnOperation() {
   llvm::DenseMap<Value, Value> copies;
   for (Table &t : tables) {
     auto whole = typeOf(t.arg);
-    int64_t vocab = whole.getDimSize(t.dim);
+    int64_t vocab = whole.getDimSize(t.dim), width = ceilDiv(vocab, tp);
     SmallVector<int64_t> shape(whole.getShape());
-    shape[t.dim] = ceilDiv(vocab, tp);
+    shape[t.dim] = width;
     fn.setArgAttr(t.arg.getArgNumber(), "lcc.shard",
-                  attrs.getDictionaryAttr({
-                      attrs.getNamedAttr("group", attrs.getStringAttr(kGroup)),
-                      attrs.getNamedAttr("parts", attrs.getI64IntegerAttr(tp)),
-                      attrs.getNamedAttr("dim", attrs.getI64IntegerAttr(t.dim)),
-                      attrs.getNamedAttr("blocks", attrs.getI64IntegerAttr(1)),
-                      attrs.getNamedAttr("shape", attrs.getDenseI64ArrayAttr(whole.getShape())),
-                  }));
+                  lcc::shard::splitAttr(ctx, kGroup, tp, t.dim, 1, whole.getShape()));
     t.arg.setType(RankedTensorType::get(shape, whole.getElementType()));
     for (lcc::GatherOp gather : t.gathers) {
       b.setInsertionPoint(gather);
@@ -307,9 +298,9 @@ void LccShardVocabParallelPass::runOnOperation() {
       mm.getLhsMutable().assign(copy);
       if (auto tr = mm.getRhs().getDefiningOp<lcc::TransposeOp>())
         tr.getResult().setType(RankedTensorType::get(
-            {typeOf(tr.getResult()).getDimSize(0), ceilDiv(vocab, tp)}, whole.getElementType()));
+            {typeOf(tr.getResult()).getDimSize(0), width}, whole.getElementType()));
       SmallVector<int64_t> logits(typeOf(mm.getResult()).getShape());
-      logits.back() = ceilDiv(vocab, tp);
+      logits.back() = width;
       mm.getResult().setType(typeOf(mm.getResult()).clone(logits));
       b.setInsertionPoint(ce);
       Value loss = crossEntropy(b, ce, ids(vocab), vocab);

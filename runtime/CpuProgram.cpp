@@ -1,5 +1,6 @@
 //===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
 #include "runtime/CpuProgram.h"
+#include "runtime/Sharding.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -125,31 +126,16 @@ static bool parseShard(const json::Value &v, const std::vector<int64_t> &piece, 
   if (!json::getString(v, "group", spec.group, error) ||
       !json::getInt(v, "parts", spec.parts, error) || !json::getArray(v, "shape", full, error))
     return false;
-  int64_t numel = 1;
   for (const json::Value &d : full->items()) {
     if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
       return error = "bad dimension in the shard shape of '" + name + "'", false;
     spec.shape.push_back(d.asInt());
-    numel *= d.asInt();
   }
-  int64_t parts = spec.parts;
   if (const json::Value *dim = v.get("dim"))
     spec.dim = dim->isInt() ? dim->asInt() : -2;
   if (const json::Value *blocks = v.get("blocks"))
     spec.blocks = blocks->isInt() ? blocks->asInt() : 0;
-  const std::vector<int64_t> &whole = spec.shape;
-  bool ok = parts >= 1;
-  if (ok && spec.flat()) {
-    ok = spec.dim == -1 && piece.size() == 1 && piece[0] == (numel + parts - 1) / parts;
-  } else if (ok) {
-    int64_t d = spec.dim, b = spec.blocks;
-    ok = d < int64_t(whole.size()) && b >= 1 && (b == 1 || whole[d] % (b * parts) == 0) &&
-         piece.size() == whole.size();
-    // One block: rounded up (the last pieces zero-padded, lcc::shardShape).
-    for (size_t i = 0; ok && i < whole.size(); ++i)
-      ok = piece[i] == (int64_t(i) == d ? (whole[i] + parts - 1) / parts : whole[i]);
-  }
-  if (!ok)
+  if (!validShardSpec(spec) || shardShape(spec) != piece)
     return error = "the shard of '" + name + "' does not match its shape", false;
   if (const json::Value *within = v.get("within")) {
     auto inner = std::make_shared<ShardSpec>();

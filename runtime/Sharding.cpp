@@ -15,6 +15,16 @@ static int64_t product(const std::vector<int64_t> &shape) {
   return n;
 }
 
+bool validShardSpec(const ShardSpec &spec) {
+  if (spec.parts < 1)
+    return false;
+  if (spec.flat())
+    return spec.dim == -1;
+  int64_t rank = int64_t(spec.shape.size());
+  return spec.dim < rank && spec.blocks >= 1 &&
+         (spec.blocks == 1 || spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) == 0);
+}
+
 int64_t shardElements(const ShardSpec &spec) {
   if (!spec.flat())
     return product(shardShape(spec));
@@ -53,9 +63,7 @@ static void forEachRun(const ShardSpec &spec, int64_t index, Fn copy) {
     inner *= spec.shape[i];
   int64_t size = spec.shape[size_t(d)], piece = shardShape(spec)[size_t(d)];
   int64_t width = piece / spec.blocks;
-  int64_t rows = std::max<int64_t>(0, std::min(width, size - index * width));
-  if (spec.blocks > 1)
-    rows = width;
+  int64_t rows = spec.blocks > 1 ? width : std::max<int64_t>(0, std::min(width, size - index * width));
   if (rows == 0)
     return;
   for (int64_t o = 0; o < outer; ++o)
@@ -164,11 +172,7 @@ static bool parseOneShardValue(const std::string &v, ShardSpec &spec, int64_t &i
     spec.shape.push_back(d);
     pos = x + 1;
   }
-  if (!spec.flat() && (spec.dim >= int64_t(spec.shape.size()) ||
-                       (spec.blocks > 1 &&
-                        spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) != 0)))
-    return false;
-  return true;
+  return validShardSpec(spec);
 }
 
 bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole,

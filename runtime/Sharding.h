@@ -25,6 +25,11 @@
 
 namespace lcc {
 
+/// Whether the layout itself is well-formed (not its `within`): parts >= 1;
+/// flat (dim -1), or a dimension of `shape` cut in `blocks` >= 1 blocks
+/// that divide it into blocks x parts pieces exactly when there are several.
+bool validShardSpec(const ShardSpec &spec);
+
 /// Elements per piece: ceil(numel / parts) flat, else those of shardShape.
 int64_t shardElements(const ShardSpec &spec);
 /// The shape of a piece: [ceil(numel / parts)] flat, else the whole shape

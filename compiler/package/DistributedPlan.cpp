@@ -18,18 +18,24 @@ int64_t elementBytes(RankedTensorType t) {
 }
 
 /// Elements of the whole tensor an argument holds (a part or all of).
+/// Elements of the tensor an lcc.shard attribute cuts (its "shape"), or
+/// `otherwise` when it has none.
+int64_t shapeElements(DictionaryAttr shard, int64_t otherwise) {
+  auto shape = shard ? shard.getAs<DenseI64ArrayAttr>("shape") : DenseI64ArrayAttr();
+  if (!shape)
+    return otherwise;
+  int64_t n = 1;
+  for (int64_t d : shape.asArrayRef())
+    n *= d;
+  return n;
+}
+
 int64_t wholeElements(func::FuncOp fn, unsigned arg) {
   auto shard = fn.getArgAttrOfType<DictionaryAttr>(arg, "lcc.shard");
   if (auto within = shard ? shard.getAs<DictionaryAttr>("within") : DictionaryAttr())
     shard = within; // a ZeRO part of a tensor-parallel piece
-  if (shard)
-    if (auto shape = shard.getAs<DenseI64ArrayAttr>("shape")) {
-      int64_t n = 1;
-      for (int64_t d : shape.asArrayRef())
-        n *= d;
-      return n;
-    }
-  return llvm::cast<RankedTensorType>(fn.getArgument(arg).getType()).getNumElements();
+  return shapeElements(
+      shard, llvm::cast<RankedTensorType>(fn.getArgument(arg).getType()).getNumElements());
 }
 
 /// Size of `group` from the module's lcc.process_groups (1 when absent).
@@ -103,12 +109,9 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
     // otherwise.
     auto shard = step.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard");
     auto group = shard ? shard.getAs<StringAttr>("group") : StringAttr();
-    int64_t replica = group && group.getValue() == "tp" ? local : whole;
-    if (shard && shard.get("within")) {
-      replica = 1;
-      for (int64_t d : shard.getAs<DenseI64ArrayAttr>("shape").asArrayRef())
-        replica *= d;
-    }
+    int64_t replica = group && group.getValue() == "tp" ? local
+                      : shard && shard.get("within") ? shapeElements(shard, whole)
+                                                      : whole;
     p.parameters += whole;
     p.paramBytes += local * bytes;
     p.gradBytes += part(replica, gradsPartitioned) * bytes;
