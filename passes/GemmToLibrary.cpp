@@ -117,9 +117,10 @@ func::FuncOp declareKernel(ModuleOp module, StringRef name, unsigned count) {
   return f;
 }
 
-LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp module) {
+LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp module,
+                              StringRef prefix) {
   bool f32 = llvm::cast<MemRefType>(op->getOperand(2).getType()).getElementType().isF32();
-  func::FuncOp callee = declareKernel(module, f32 ? "lcc_sgemm" : "lcc_dgemm", 27);
+  func::FuncOp callee = declareKernel(module, (prefix + (f32 ? "sgemm" : "dgemm")).str(), 27);
   if (!callee)
     return failure();
   OpBuilder b(op);
@@ -165,6 +166,7 @@ LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp 
 }
 
 struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibraryPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<linalg::GenericOp, GemmDims>> matches;
@@ -173,7 +175,7 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
         matches.push_back({op, *g});
     });
     for (auto &[op, g] : matches)
-      if (failed(replaceWithCall(op, g, module)))
+      if (failed(replaceWithCall(op, g, module, prefix)))
         return signalPassFailure();
   }
 };

@@ -10,8 +10,6 @@ using namespace mlir;
 
 namespace lcc {
 
-namespace {
-
 /// Indices into an operand for the current loop variables.
 SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map, ValueRange ivs) {
   SmallVector<Value> out;
@@ -61,9 +59,12 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::LinalgOp op, ValueRange args,
   return yielded;
 }
 
-} // namespace
-
 FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgOp op) {
+  return lowerToLoopNest(b, op, ValueRange());
+}
+
+FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgOp op,
+                                                   ValueRange outer) {
   if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1)
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -72,6 +73,8 @@ FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgO
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned numLoops = ranges.size();
+  if (outer.size() > numLoops)
+    return failure();
   // Trailing reductions accumulate in registers, when no output is indexed
   // by them (then each output element is read once before and written once
   // after them).
@@ -82,6 +85,8 @@ FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgO
     for (unsigned d = firstCarried; d < numLoops; ++d)
       if (op.getMatchingIndexingMap(&init).isFunctionOfDim(d))
         firstCarried = numLoops;
+  if (firstCarried < numLoops && outer.size() > firstCarried)
+    return failure(); // only leading parallel dimensions can be fixed
 
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(b);
@@ -89,6 +94,11 @@ FailureOr<SmallVector<scf::ForOp>> lowerToLoopNest(OpBuilder &b, linalg::LinalgO
   SmallVector<scf::ForOp> loops;
   SmallVector<Value> ivs(numLoops);
   auto makeLoop = [&](unsigned d, ValueRange iterArgs) {
+    if (d < outer.size()) { // fixed by the caller (never a carried reduction)
+      loops.push_back(nullptr);
+      ivs[d] = outer[d];
+      return scf::ForOp();
+    }
     Value lo = arith::ConstantIndexOp::create(b, loc, 0);
     Value hi = arith::ConstantIndexOp::create(b, loc, ranges[d]);
     Value step = arith::ConstantIndexOp::create(b, loc, 1);

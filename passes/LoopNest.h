@@ -24,6 +24,25 @@ namespace lcc {
 mlir::FailureOr<llvm::SmallVector<mlir::scf::ForOp>> lowerToLoopNest(mlir::OpBuilder &b,
                                                                      mlir::linalg::LinalgOp op);
 
+/// The same with the first `outer.size()` dimensions not looped over but
+/// fixed to the given index values (a GPU thread's or block's coordinates,
+/// passes/GpuKernels.cpp); their entries in the result are null. The
+/// caller guarantees that different values of them write different outputs.
+mlir::FailureOr<llvm::SmallVector<mlir::scf::ForOp>>
+lowerToLoopNest(mlir::OpBuilder &b, mlir::linalg::LinalgOp op, mlir::ValueRange outer);
+
+/// Indices into an operand with indexing map `map` for loop variables `ivs`
+/// (null entries: loops not built yet, which the map must not use).
+llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b, mlir::Location loc,
+                                          mlir::AffineMap map, mlir::ValueRange ivs);
+
+/// Clones `op`'s body at `b` with its block arguments bound to `args` and
+/// linalg.index to `ivs`; returns the yielded values. `reassociate` marks the
+/// yielded combiners reassoc (a reduction LLVM may vectorize).
+llvm::SmallVector<mlir::Value> cloneBody(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
+                                         mlir::ValueRange args, mlir::ValueRange ivs,
+                                         bool reassociate);
+
 } // namespace lcc
 
 #endif

@@ -41,8 +41,13 @@ llvm::SetVector<Value> capturedValues(Operation *op) {
   return out;
 }
 
-bool isCloneableConstant(Value v) {
+/// Constants are rematerialized in the kernel. For the GPU so are constant
+/// globals (their host address means nothing on the device; lcc-gpu-kernels
+/// copies the global into the device module).
+bool isCloneableConstant(Value v, bool gpu) {
   Operation *def = v.getDefiningOp();
+  if (gpu && llvm::isa_and_nonnull<memref::GetGlobalOp>(def))
+    return true;
   return def && def->hasTrait<OpTrait::ConstantLike>() && def->getNumOperands() == 0 &&
          def->getNumRegions() == 0;
 }
@@ -103,12 +108,12 @@ std::string kernelKey(func::FuncOp kernel) {
 }
 
 LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
-                      OpBuilder &moduleBuilder, int64_t minParallelWork,
+                      OpBuilder &moduleBuilder, int64_t minParallelWork, bool gpu,
                       llvm::StringMap<func::FuncOp> &kernels, SymbolTable &symbols) {
   llvm::SetVector<Value> captured = capturedValues(op);
   SmallVector<Value> args;
   for (Value v : captured)
-    if (!isCloneableConstant(v))
+    if (!isCloneableConstant(v, gpu))
       args.push_back(v);
   SmallVector<Type> argTypes;
   for (Value v : args)
@@ -119,8 +124,7 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   // it on different threads.
   auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
   int64_t split = -1;
-  if (linalgOp && linalgOp.hasPureBufferSemantics() &&
-      minParallelWork > 0 && workOf(linalgOp) >= minParallelWork)
+  if (!gpu && linalgOp && linalgOp.hasPureBufferSemantics() && minParallelWork > 0 && workOf(linalgOp) >= minParallelWork)
     split = splitDimension(linalgOp);
   if (split >= 0)
     argTypes.append(2, moduleBuilder.getIndexType());
@@ -146,14 +150,16 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   for (auto [v, arg] : llvm::zip(args, entry->getArguments()))
     map.map(v, arg);
   for (Value v : captured)
-    if (isCloneableConstant(v))
+    if (isCloneableConstant(v, gpu))
       map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
   Operation *body = b.clone(*op, map);
   func::ReturnOp::create(b, op->getLoc(), body->getResults());
 
-  // Linalg kernels become loops here, in lcc's loop form (passes/LoopNest.h).
+  // Linalg kernels become loops here, in lcc's loop form (passes/LoopNest.h);
+  // GPU kernels keep the linalg op for lcc-gpu-kernels to map onto threads.
   SmallVector<Value> callArgs(args);
-  if (auto bodyOp = llvm::dyn_cast<linalg::LinalgOp>(body)) {
+  auto bodyOp = llvm::dyn_cast<linalg::LinalgOp>(body);
+  if (bodyOp && !gpu) {
     FailureOr<SmallVector<scf::ForOp>> loops = lcc::lowerToLoopNest(b, bodyOp);
     if (failed(loops) && split >= 0)
       return op->emitError() << "lcc-outline-kernels: cannot lower the kernel to loops";
@@ -201,11 +207,13 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
       // A copy between strided views (concat, slices) is a loop nest too:
       // as a kernel it is compiled for its shapes and can run on threads,
       // where memref.copy would call the runtime's generic element loop.
+      // On the GPU every copy is a kernel: the step's host code never
+      // touches device memory.
       for (auto copy : llvm::make_early_inc_range(fn.getBody().getOps<memref::CopyOp>())) {
         auto from = llvm::dyn_cast<MemRefType>(copy.getSource().getType());
         auto to = llvm::dyn_cast<MemRefType>(copy.getTarget().getType());
         if (!from || !to || !from.hasStaticShape() ||
-            (memref::isStaticShapeAndContiguousRowMajor(from) &&
+            (!gpu && memref::isStaticShapeAndContiguousRowMajor(from) &&
              memref::isStaticShapeAndContiguousRowMajor(to)))
           continue;
         OpBuilder b(copy);
@@ -218,7 +226,8 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
           nests.push_back(&op);
       unsigned index = 0;
       for (Operation *op : nests)
-        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, kernels, symbols)))
+        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, gpu, kernels,
+                           symbols)))
           return signalPassFailure();
     }
   }

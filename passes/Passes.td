@@ -265,15 +265,71 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
     between non-contiguous views becomes a `linalg.copy` kernel first (the
     runtime's generic `memrefCopy` is an element loop on one thread);
     contiguous copies stay (they become memcpy).
+
+    With `gpu` (the CUDA target) kernels keep their linalg op for
+    `lcc-gpu-kernels`, nothing is made splittable, every copy becomes a
+    kernel (host code never touches device memory) and constant globals are
+    referenced from inside the kernel rather than passed from the host.
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t", /*default=*/"32768",
            "Smallest work (iterations x body ops) for which a kernel is made splittable; "
            "0 never">,
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "Outline for lcc-gpu-kernels (CUDA target): linalg kept, every copy a kernel">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"];
+}
+
+def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Kernel functions become CUDA kernels (gpu.func) and their calls launches";
+  let description = [{
+    CUDA target, after `lcc-outline-kernels{gpu}`. Every `lcc.kernel`
+    function (memref arguments of static layout, one linalg op or one
+    `scf.for` of row updates) becomes a `gpu.func` kernel of the same name
+    in `gpu.module @lcc_kernels`, mapped onto threads by one of four schemes
+    recorded as `lcc.mapping` (passes/GpuKernelBodies.h):
+
+    - `threads`: one thread per point of the leading parallel dimensions
+      that index every output (row-major, so neighbouring threads touch
+      neighbouring elements); the rest of the nest is the CPU's loop form
+      inside the thread;
+    - `rows`: a reduction of at least `min-block-reduction` elements with an
+      `out = combine(out, f(in))` body (add, mul, max, min on f32), read
+      contiguously or with few outputs: one block per output, threads
+      striding over the reduced elements, partials combined by warp
+      shuffles and shared memory in a fixed order (deterministic);
+    - `slices`: the embedding gradient's loop of row updates: one thread per
+      element of the row, walking the rows in order (no atomics);
+    - `serial`: one thread, for what fits none of the above.
+
+    Constant globals a kernel reads are copied into the device module. The
+    module gets `gpu.container_module` and `lcc.gpu_kernels`, the kernel
+    names in launch-id order. Each call of a kernel from a host function
+    becomes
+
+    ```
+    func.call @lcc_cuda_launch(%id, %grid, %block, %argv, %argc) : (i64, i64, i64, i64, i64) -> ()
+    ```
+
+    where `%argv` is a stack array (one per host function) holding the
+    aligned pointer of each memref argument: kernels take bare pointers
+    (`convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv}`) and apply their
+    static offsets themselves, which is why dynamic layouts are refused.
+    Host code never dereferences a buffer, so it can run (and be recorded)
+    without a GPU: the runtime's launch-sequence tests do exactly that.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of 32, at most 1024)">,
+    Option<"minBlockReduction", "min-block-reduction", "int64_t", /*default=*/"128",
+           "Smallest reduction given a whole block (the rows mapping)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
@@ -287,7 +343,15 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     pointer, the offset, and the strides of the batch dims (3) and of the two
     matrix dims, in elements (runtime/CpuKernels.h documents the ABI). Other
     generics are left alone.
+
+    For the CUDA target the callees are `lcc_cuda_sgemm` / `lcc_cuda_dgemm`
+    (`prefix=lcc_cuda_`), the same ABI on device pointers, which the CUDA
+    runtime runs with cuBLASLt.
   }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"lcc_\"",
+           "Prefix of the runtime GEMM functions called (lcc_ for the CPU, lcc_cuda_ for CUDA)">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }

@@ -12,8 +12,11 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
 #include <mutex>
+#include <vector>
 
 using namespace mlir;
 
@@ -120,9 +123,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   addKernelsToLLVM(pm);
 }
 
-void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         int64_t overlap) {
-  buildPipelineUpTo(pm, Phase::Linalg, train);
+/// Linalg on tensors to bufferized functions whose temporaries live in one
+/// arena: what the CPU and CUDA AOT pipelines share.
+static void addAotBuffers(OpPassManager &pm, int64_t overlap) {
   // Results become caller-owned out-params while still on tensors, so that
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
@@ -142,12 +145,61 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // canonicalize drops the self-copies bufferization leaves for parameters
   // and optimizer state updated in place (memref.copy %p, %p).
   addTextual(pm, "convert-bufferization-to-memref,func.func(canonicalize)");
+}
+
+void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
+                         int64_t overlap) {
+  buildPipelineUpTo(pm, Phase::Linalg, train);
+  addAotBuffers(pm, overlap);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
   addKernelsToLLVM(pm);
   // Big kernels run in parts on the runtime's threads (runtime/Parallel.h).
   pm.addPass(createLccParallelDispatchPass());
+}
+
+void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
+                          const std::optional<TrainStepOptions> &train, int64_t overlap) {
+  buildPipelineUpTo(pm, Phase::Linalg, train);
+  addAotBuffers(pm, overlap);
+  LccGemmToLibraryPassOptions gemm;
+  gemm.prefix = "lcc_cuda_";
+  pm.addPass(createLccGemmToLibraryPass(gemm));
+  LccOutlineKernelsPassOptions outline;
+  outline.gpu = true;
+  pm.addPass(createLccOutlineKernelsPass(outline));
+  pm.addPass(createLccGpuKernelsPass());
+  // Device code: loops to branches, then NVVM with bare-pointer kernel
+  // arguments (the runtime passes one pointer per buffer), then PTX. Math
+  // functions become libdevice calls, linked from the toolkit.
+  std::string attach = "nvvm-attach-target{chip=" + target.chip + " features=" + target.features +
+                       " O=3";
+  if (!target.libdevice.empty())
+    attach += " l=" + target.libdevice;
+  attach += "}";
+  addTextual(pm, "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+                 "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
+                 "canonicalize,cse),reconcile-unrealized-casts," +
+                     attach + ",gpu-module-to-binary{format=isa}");
+  // Host code: only pointer arithmetic and calls of the runtime.
+  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+                 "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+                 "convert-to-llvm,reconcile-unrealized-casts");
+}
+
+std::string findLibdevice() {
+  std::vector<std::string> roots;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      roots.push_back(v);
+  roots.push_back("/usr/local/cuda");
+  for (const std::string &root : roots) {
+    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
+    if (llvm::sys::fs::exists(path))
+      return path;
+  }
+  return "";
 }
 
 void buildPipelineUpTo(OpPassManager &pm, Phase phase,
@@ -171,6 +223,14 @@ void registerPipelines() {
   PassPipelineRegistration<>("lcc-aot-cpu-pipeline",
                              "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
                              [](OpPassManager &pm) { buildAotCpuPipeline(pm); });
+  PassPipelineRegistration<>(
+      "lcc-aot-cuda-pipeline",
+      "lcc dialect (with @train_step) to CUDA: PTX in a gpu.binary plus LLVM host code (sm_90)",
+      [](OpPassManager &pm) {
+        CudaTargetOptions target;
+        target.libdevice = findLibdevice();
+        buildAotCudaPipeline(pm, target);
+      });
   PassPipelineRegistration<>("lcc-cpu-pipeline", "lcc dialect to the LLVM dialect for the CPU",
                              [](OpPassManager &pm) { buildPipelineUpTo(pm, Phase::LLVM); });
 }

@@ -56,6 +56,29 @@ void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
                          int64_t overlap = 2);
 
+/// What the CUDA pipeline targets (compiler/cuda).
+struct CudaTargetOptions {
+  std::string chip = "sm_90";
+  /// PTX ISA features for the NVPTX back end; PTX 8.0 is what sm_90 needs.
+  std::string features = "+ptx80";
+  /// libdevice bitcode (the CUDA toolkit's nvvm/libdevice/libdevice.10.bc)
+  /// for the math functions kernels call; empty: none linked.
+  std::string libdevice;
+};
+
+/// The ahead-of-time CUDA pipeline: the CPU one up to the memory plan, then
+/// GEMMs to cuBLASLt calls (lcc-gemm-to-library{prefix=lcc_cuda_}), kernels
+/// outlined for the GPU and made gpu.funcs plus launches (lcc-gpu-kernels),
+/// the device module to NVVM and PTX (a gpu.binary holding PTX), the host
+/// code to the LLVM dialect. compiler/cuda assembles the PTX with ptxas.
+void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &target,
+                          const std::optional<TrainStepOptions> &train = std::nullopt,
+                          int64_t overlap = 2);
+
+/// libdevice.10.bc of the CUDA toolkit ($CUDA_HOME, $CUDA_PATH, then
+/// /usr/local/cuda), or "" when there is none.
+std::string findLibdevice();
+
 /// Registers the pipelines with the pass registry (`lcc-opt --lcc-cpu-pipeline`).
 void registerPipelines();
 

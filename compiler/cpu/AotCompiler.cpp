@@ -153,6 +153,41 @@ linkShared(const std::vector<llvm::SmallVector<char, 0>> &objects) {
   return std::vector<uint8_t>(b.bytes_begin(), b.bytes_end());
 }
 
+/// The number of an "sm_NN[a]" architecture, or 0.
+static unsigned smNumber(const std::string &arch) {
+  unsigned sm = 0;
+  llvm::StringRef rest = arch;
+  if (!rest.consume_front("sm_") || rest.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return 0;
+  rest = rest.drop_while(llvm::isDigit);
+  return rest.empty() || rest == "a" ? sm : 0;
+}
+
+std::string aotTargetError(const std::string &target, const std::string &arch) {
+  if (target != "cpu" && target != "cuda")
+    return "unknown --target=" + target + "; expected cpu or cuda";
+  if (target == "cuda" && smNumber(arch) < 70)
+    return "unknown CUDA architecture --arch=" + arch +
+           "; expected sm_70 or newer (sm_90 for H100/H200, sm_80 for A100)";
+  return "";
+}
+
+/// The NVPTX features and libdevice for a GPU architecture.
+static llvm::Expected<CudaTargetOptions> cudaTargetFor(const std::string &arch) {
+  if (std::string e = aotTargetError("cuda", arch); !e.empty())
+    return error(e);
+  CudaTargetOptions target;
+  target.chip = arch;
+  unsigned sm = smNumber(arch);
+  // The oldest PTX ISA each generation needs (PTX 8.0: sm_90; 8.6: sm_100).
+  target.features = sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx80";
+  target.libdevice = findLibdevice();
+  if (target.libdevice.empty())
+    return error("libdevice.10.bc not found (looked in $CUDA_HOME, $CUDA_PATH and "
+                 "/usr/local/cuda under nvvm/libdevice); --target=cuda needs the CUDA toolkit");
+  return target;
+}
+
 llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions &options) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
@@ -193,15 +228,37 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     code.phaseSeconds.emplace_back(name, std::chrono::duration<double>(now - phaseStart).count());
     phaseStart = now;
   };
+  bool cuda = options.target == "cuda";
+  if (std::string e = aotTargetError(options.target, options.cudaArch); !e.empty())
+    return error(e);
   {
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (options.passTiming)
       pm.enableTiming(); // the report prints when pm goes out of scope
-    buildAotCpuPipeline(pm, std::nullopt, options.overlap);
+    if (cuda) {
+      auto target = cudaTargetFor(options.cudaArch);
+      if (!target)
+        return target.takeError();
+      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap);
+    } else {
+      buildAotCpuPipeline(pm, std::nullopt, options.overlap);
+    }
     if (failed(pm.run(*clone)))
-      return error("lowering for the CPU failed:\n" + diagnostics);
+      return error(llvm::Twine("lowering for the ") + (cuda ? "CUDA target" : "CPU") +
+                   " failed:\n" + diagnostics);
   }
-  endPhase("MLIR lowering (linalg, fusion, bufferization, memory plan, kernels, LLVM dialect)");
+  endPhase(cuda ? "MLIR lowering (linalg, fusion, bufferization, memory plan, GPU kernels, PTX, "
+                  "LLVM dialect)"
+                : "MLIR lowering (linalg, fusion, bufferization, memory plan, kernels, LLVM "
+                  "dialect)");
+  if (cuda) {
+    auto kernels = extractCudaKernels(*clone, options.cudaArch);
+    if (!kernels)
+      return kernels.takeError();
+    code.cuda = std::move(*kernels);
+    endPhase("ptxas (" + std::to_string(code.cuda.names.size()) + " kernels for " +
+             options.cudaArch + ")");
+  }
 
   // The arena each function got from lcc-plan-memory is its last buffer.
   if (auto fusion = (*clone)->getAttrOfType<DictionaryAttr>("lcc.fusion")) {
@@ -216,8 +273,14 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       kernels += fn->hasAttr("lcc.kernel");
     if (auto call = llvm::dyn_cast<LLVM::CallOp>(op))
       if (auto callee = call.getCallee())
-        gemms += *callee == "lcc_sgemm" || *callee == "lcc_dgemm";
+        gemms += llvm::is_contained({"lcc_sgemm", "lcc_dgemm", "lcc_cuda_sgemm", "lcc_cuda_dgemm"},
+                                    *callee);
   });
+  if (cuda) {
+    kernels = int64_t(code.cuda.names.size());
+    for (auto &[mapping, n] : code.cuda.mappings)
+      code.report["gpu_kernels_" + mapping] = n;
+  }
   code.report["kernels"] = kernels;
   code.report["gemm_calls"] = gemms;
   for (auto fn : clone->getOps<LLVM::LLVMFuncOp>()) {

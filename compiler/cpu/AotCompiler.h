@@ -18,6 +18,8 @@
 #ifndef LCC_COMPILER_CPU_AOTCOMPILER_H
 #define LCC_COMPILER_CPU_AOTCOMPILER_H
 
+#include "compiler/cuda/CudaBinary.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -45,7 +47,15 @@ struct AotOptions {
   /// Collectives in flight while the step computes (lcc-overlap-collectives
   /// depth, lcc --overlap; 0: each waits where it is issued).
   int64_t overlap = 2;
+  /// "cpu", or "cuda": kernels for an NVIDIA GPU of `cudaArch` (PTX and
+  /// cubin), host code (launches, cuBLASLt and NCCL calls) for `cpu`.
+  std::string target = "cpu";
+  std::string cudaArch = "sm_90";
 };
+
+/// Why `target` / `arch` (AotOptions::target, cudaArch) cannot be compiled
+/// for, or "" when they can: user input, checked before compiling.
+std::string aotTargetError(const std::string &target, const std::string &arch);
 
 /// The train.bin target name of code built with `options` ("cpu-x86_64-v3").
 std::string aotTargetName(const AotOptions &options);
@@ -60,12 +70,16 @@ struct CpuCode {
   /// "linalg_ops_after_fusion" (lcc-fuse), "kernels" (outlined loop nests),
   /// "gemm_calls" (lcc-gemm-to-library), each over all exported functions.
   std::map<std::string, int64_t> report;
+  /// The device code when the target is cuda (the shared object is then the
+  /// host code that launches it).
+  CudaKernels cuda;
   /// Wall seconds of each compilation phase, in order (lcc --timing).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };
 
 /// Compiles `module` (lcc dialect with @init/@forward/@train_step, not
-/// modified; a clone is lowered) into a shared object.
+/// modified; a clone is lowered) into a shared object (and, for the cuda
+/// target, the kernels it launches).
 llvm::Expected<CpuCode> compileCpuSharedObject(mlir::ModuleOp module, const AotOptions &options);
 
 } // namespace lcc

@@ -5,6 +5,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -248,12 +251,47 @@ llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &op
   for (auto &[key, value] : code->report)
     report.set(key, json::Value(static_cast<long long>(value)));
   manifest->set("compile_report", std::move(report));
+  bool cuda = options.cpu.target == "cuda";
+  manifest->set("target", std::string(cuda ? "cuda" : "cpu"));
+  if (cuda) {
+    json::Value names = json::Value::array();
+    for (const std::string &n : code->cuda.names)
+      names.push(n);
+    manifest->set("cuda", json::Value::object({{"arch", code->cuda.arch},
+                                               {"kernels", std::move(names)}}));
+  }
   Package p;
+  p.cuda = std::move(code->cuda);
   p.manifest = std::move(*manifest);
   p.target = aotTargetName(options.cpu);
   p.code = std::move(code->sharedObject);
   p.phaseSeconds = std::move(code->phaseSeconds);
   return p;
+}
+
+std::string compileReportText(const json::Value &manifest) {
+  const json::Value *r = manifest.get("compile_report");
+  if (!r)
+    return "";
+  auto get = [&](const std::string &key) -> long long {
+    const json::Value *v = r->get(key);
+    return v && v->isInt() ? v->asInt() : -1;
+  };
+  const json::Value *target = manifest.get("target");
+  bool cuda = target && target->isString() && target->asString() == "cuda";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "compile report (@init, @forward, @train_step):\n"
+     << "  linalg ops before fusion  " << get("linalg_ops_before_fusion") << "\n"
+     << "  linalg ops after fusion   " << get("linalg_ops_after_fusion") << "   (lcc-fuse)\n"
+     << "  kernels                   " << get("kernels")
+     << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
+  if (cuda)
+    for (const char *mapping : {"threads", "rows", "slices", "serial"})
+      os << "    " << llvm::left_justify(mapping, 22) << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
+  os << "  GEMM library calls        " << get("gemm_calls")
+     << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n");
+  return out;
 }
 
 llvm::Error writePackage(const std::vector<Package> &packages, const std::string &path) {
@@ -267,9 +305,17 @@ llvm::Error writePackage(const std::vector<Package> &packages, const std::string
     if (st)
       st = writer.addSection("manifest" + suffix, "any", -1,
                              reinterpret_cast<const uint8_t *>(text.data()), text.size());
+    bool cuda = !package.cuda.names.empty();
     if (st)
-      st = writer.addSection("code" + suffix, package.target, -1, package.code.data(),
-                             package.code.size());
+      st = writer.addSection((cuda ? "cuda.host" : "code") + suffix, package.target, -1,
+                             package.code.data(), package.code.size());
+    if (st && cuda)
+      st = writer.addSection("cuda.cubin" + suffix, "cuda-" + package.cuda.arch, -1,
+                             package.cuda.cubin.data(), package.cuda.cubin.size());
+    if (st && cuda)
+      st = writer.addSection("cuda.ptx" + suffix, "cuda-ptx", -1,
+                             reinterpret_cast<const uint8_t *>(package.cuda.ptx.data()),
+                             package.cuda.ptx.size());
   }
   const Package &first = packages.front();
   if (st && !first.initParams.empty())

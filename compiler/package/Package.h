@@ -40,6 +40,10 @@ struct Package {
   json::Value manifest;
   std::string target; // of the code section
   std::vector<uint8_t> code;
+  /// CUDA target: the kernels (sections cuda.cubin and cuda.ptx); `code` is
+  /// then the host code that launches them (section cuda.host), so a CPU
+  /// runtime never mistakes it for a CPU program.
+  CudaKernels cuda;
   /// The source ONNX model, when there is one: section "onnx", so that
   /// lcc-run --export-onnx can write the trained weights back into it.
   std::vector<uint8_t> onnxModel;
@@ -55,6 +59,10 @@ struct Package {
 
 /// Compiles `module` for the CPU.
 llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptions &options);
+
+/// `lcc --report`: what fusion, kernel outlining, the GPU thread mappings
+/// and the GEMM library calls did (the manifest's compile_report).
+std::string compileReportText(const json::Value &manifest);
 
 /// Writes compiled packages (one per world size; the first one's params and
 /// onnx sections serve all) to `path` atomically.

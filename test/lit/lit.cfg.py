@@ -18,3 +18,17 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.lcc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["lcc-opt", "lcc", "lcc-run", "FileCheck", "not", "count"], tool_dirs)
+
+# The CUDA target's compile-only checks need the toolkit's ptxas and
+# libdevice (not a GPU); the same search order as compiler/cuda/CudaBinary.cpp.
+def _cuda_toolkit():
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    for root in filter(None, roots):
+        if os.access(os.path.join(root, "bin", "ptxas"), os.X_OK) and os.path.exists(
+                os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc")):
+            return root
+    return None
+
+if _cuda_toolkit():
+    config.available_features.add("cuda-toolkit")
+    llvm_config.with_environment("CUDA_HOME", _cuda_toolkit())

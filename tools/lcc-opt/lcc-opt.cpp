@@ -7,6 +7,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -22,6 +23,9 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   lcc::registerCollectiveBufferization(registry);
+  // gpu-module-to-binary (lcc-aot-cuda-pipeline) translates the device module
+  // to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "lcc optimizer driver\n", registry));
 }

@@ -73,6 +73,14 @@ static cl::opt<std::string> cpuFlag("cpu",
                                     cl::desc("CPU the train.bin code targets: x86-64-v3 (AVX2, "
                                              "FMA; default), x86-64, or an LLVM CPU name"),
                                     cl::init("x86-64-v3"), cl::cat(lccCat));
+static cl::opt<std::string> targetFlag("target",
+                                       cl::desc("What train.bin runs on: cpu (default) or cuda "
+                                                "(NVIDIA GPU kernels, PTX and cubin)"),
+                                       cl::init("cpu"), cl::cat(lccCat));
+static cl::opt<std::string> archFlag("arch",
+                                     cl::desc("--target=cuda: the GPU architecture (sm_90 for "
+                                              "H100/H200, the default; sm_80 for A100)"),
+                                     cl::init("sm_90"), cl::cat(lccCat));
 static cl::opt<std::string> compileTo("compile-to",
                                       cl::desc("Stop after phase: input, train-step, linalg or llvm"),
                                       cl::init("input"), cl::cat(lccCat));
@@ -503,6 +511,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     options.cpu.cpu = cpuFlag;
     options.cpu.passTiming = timing;
     options.cpu.overlap = overlapFlag;
+    options.cpu.target = targetFlag;
+    options.cpu.cudaArch = archFlag;
     options.seed = seed;
     options.source = inputFile;
     options.sharding = shardFlag;
@@ -540,20 +550,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   if (planFlag)
     llvm::outs() << lcc::memoryPlanReport(package->manifest);
   if (reportFlag)
-    if (const lcc::json::Value *r = package->manifest.get("compile_report")) {
-      auto get = [&](const char *key) -> long long {
-        const lcc::json::Value *v = r->get(key);
-        return v && v->isInt() ? v->asInt() : -1;
-      };
-      llvm::outs() << "compile report (@init, @forward, @train_step):\n"
-                   << "  linalg ops before fusion  " << get("linalg_ops_before_fusion") << "\n"
-                   << "  linalg ops after fusion   " << get("linalg_ops_after_fusion")
-                   << "   (lcc-fuse)\n"
-                   << "  kernels                   " << get("kernels")
-                   << "   (loop nests, lcc-outline-kernels)\n"
-                   << "  GEMM library calls        " << get("gemm_calls")
-                   << "   (OpenBLAS, lcc-gemm-to-library)\n";
-    }
+    llvm::outs() << lcc::compileReportText(package->manifest);
   if (outputFile == "-")
     return 0; // --plan alone: nothing to write
   if (!initialParameters.empty()) {
@@ -570,7 +567,12 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     return 2; // the file system refused: the user's to fix
   }
   if (!quiet)
-    llvm::errs() << "wrote " << outputFile << " (code for " << packages.front().target
+    llvm::errs() << "wrote " << outputFile << " (code for "
+                 << (packages.front().cuda.names.empty()
+                         ? packages.front().target
+                         : "cuda-" + packages.front().cuda.arch + ", " +
+                               std::to_string(packages.front().cuda.names.size()) +
+                               " kernels, host " + packages.front().target)
                  << (worlds.size() > 1 ? ", " + std::to_string(worlds.size()) + " world sizes" : "")
                  << ")\n";
   return 0;
@@ -647,6 +649,8 @@ int main(int argc, char **argv) {
     return fail("lcc: error: --precision=" + precisionFlag +
                 " is only accounted by --plan so far; a train.bin trains in the model's own "
                 "types (drop -o, or --precision)");
+  if (std::string e = lcc::aotTargetError(targetFlag, archFlag); !e.empty())
+    return fail("lcc: error: " + e);
   if (overlapFlag < 0)
     return fail("lcc: error: --overlap must be 0 or more");
   if (bucketFlag <= 0)

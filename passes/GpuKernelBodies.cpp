@@ -1,0 +1,442 @@
+//===- GpuKernelBodies.cpp - thread mappings of lcc's CUDA kernels --------===//
+#include "passes/GpuKernelBodies.h"
+#include "passes/LoopNest.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace lcc {
+
+namespace {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Row-major coordinates of `linear` over `ranges` (innermost last).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<int64_t> ranges) {
+  SmallVector<Value> out(ranges.size());
+  for (size_t d = ranges.size(); d-- > 0;) {
+    if (d == 0) {
+      out[d] = linear;
+      break;
+    }
+    Value range = cIndex(b, loc, ranges[d]);
+    out[d] = arith::RemUIOp::create(b, loc, linear, range);
+    linear = arith::DivUIOp::create(b, loc, linear, range);
+  }
+  return out;
+}
+
+int64_t product(ArrayRef<int64_t> v) {
+  int64_t p = 1;
+  for (int64_t x : v)
+    p *= x;
+  return p;
+}
+
+/// Whether loop dimension `d` is parallel and indexes every output directly.
+bool ownsOutputs(linalg::LinalgOp op, unsigned d) {
+  if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+    return false;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
+      auto dim = llvm::dyn_cast<AffineDimExpr>(e);
+      return dim && dim.getPosition() == d;
+    });
+  });
+}
+
+/// A generic whose output-owning parallel dimensions are not all in front
+/// (a bias gradient: reduce over batch and time, keep the channel) is
+/// interchanged so they are: they are what threads and blocks map to.
+/// Iteration order is free in linalg's semantics (only a float reduction's
+/// rounding changes, as it does on any parallel target).
+Operation *ownedDimsFirst(Operation *payload) {
+  auto generic = llvm::dyn_cast<linalg::GenericOp>(payload);
+  if (!generic)
+    return payload;
+  SmallVector<unsigned> order, rest;
+  for (unsigned d = 0; d < generic.getNumLoops(); ++d)
+    (ownsOutputs(generic, d) ? order : rest).push_back(d);
+  if (order.empty() || llvm::is_sorted(llvm::concat<unsigned>(order, rest)))
+    return payload;
+  llvm::append_range(order, rest);
+  IRRewriter rewriter(generic.getContext());
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::GenericOp> swapped = linalg::interchangeGenericOp(rewriter, generic, order);
+  return succeeded(swapped) ? swapped->getOperation() : payload;
+}
+
+/// The reduction's combiner when the body is `out = combine(out, f(ins))`
+/// with a commutative, associative float combiner used once: what lets
+/// threads combine partial results in any grouping.
+Operation *floatCombiner(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return nullptr;
+  Block *body = op.getBlock();
+  BlockArgument acc = body->getArguments().back();
+  if (!acc.getType().isF32() || !acc.hasOneUse())
+    return nullptr;
+  Value yielded = body->getTerminator()->getOperand(0);
+  Operation *combine = yielded.getDefiningOp();
+  if (!combine || combine->getBlock() != body || combine->getNumOperands() != 2 ||
+      !llvm::isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MaxNumFOp,
+                 arith::MinimumFOp, arith::MinNumFOp>(combine))
+    return nullptr;
+  if (combine->getOperand(0) != acc && combine->getOperand(1) != acc)
+    return nullptr;
+  return combine;
+}
+
+Value identityOf(OpBuilder &b, Location loc, Operation *combiner) {
+  float v = 0.0f;
+  if (llvm::isa<arith::MulFOp>(combiner))
+    v = 1.0f;
+  else if (llvm::isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+    v = -std::numeric_limits<float>::infinity();
+  else if (llvm::isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+    v = std::numeric_limits<float>::infinity();
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value combine(OpBuilder &b, Location loc, Operation *combiner, Value x, Value y) {
+  OperationState state(loc, combiner->getName());
+  state.addOperands({x, y});
+  state.addTypes(x.getType());
+  state.addAttributes(combiner->getAttrs());
+  return b.create(state)->getResult(0);
+}
+
+/// Butterfly over the 32 lanes: every lane ends with the warp's combination.
+Value warpReduce(OpBuilder &b, Location loc, Operation *combiner, Value v) {
+  for (int32_t offset = 16; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR);
+    v = combine(b, loc, combiner, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+/// Leading parallel dimensions each of which indexes every output directly:
+/// different values of them write different output elements.
+unsigned ownedPrefix(linalg::LinalgOp op) {
+  unsigned p = 0;
+  while (p < op.getNumLoops() && ownsOutputs(op, p))
+    ++p;
+  return p;
+}
+
+/// Whether some input reads the last loop dimension along its own last,
+/// unit-stride dimension (a reduction over it is read coalesced by a block).
+bool contiguousInnermost(linalg::LinalgOp op) {
+  unsigned last = op.getNumLoops() - 1;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto type = llvm::dyn_cast<MemRefType>(in->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (!type || map.getNumResults() == 0)
+      continue;
+    auto dim = llvm::dyn_cast<AffineDimExpr>(map.getResults().back());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (dim && dim.getPosition() == last && succeeded(type.getStridesAndOffset(strides, offset)) &&
+        strides.back() == 1)
+      return true;
+  }
+  return false;
+}
+
+/// The kernel's gpu.func skeleton: same arguments, `workgroup` buffers,
+/// constants cloned, `map` from the kernel's values to the new ones.
+gpu::GPUFuncOp makeFunc(OpBuilder &b, func::FuncOp kernel, Operation *payload,
+                        const GpuLaunchShape &shape, TypeRange workgroup, IRMapping &map,
+                        OpBuilder &body) {
+  int64_t block = shape.block;
+  auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
+                                     kernel.getFunctionType(), workgroup);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr("lcc.mapping", b.getStringAttr(shape.mapping));
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(block), 1, 1}));
+  Block &entry = func.getBody().front();
+  for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
+    map.map(from, to);
+  body.setInsertionPointToStart(&entry);
+  for (Operation &op : kernel.getBody().front().without_terminator())
+    if (&op != payload)
+      body.clone(op, map);
+  return func;
+}
+
+/// One thread per point of the first `owned` dimensions.
+FailureOr<GpuLaunchShape> buildThreads(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
+                                       unsigned owned, int64_t blockSize) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
+  int64_t total = product(outer);
+  int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
+  GpuLaunchShape shape{(total + block - 1) / block, block, "threads"};
+  IRMapping map;
+  OpBuilder at(b.getContext());
+  gpu::GPUFuncOp func = makeFunc(b, kernel, op, shape, {}, map, at);
+  Location loc = op.getLoc();
+  Value tid = gpu::ThreadIdOp::create(at, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(at, loc, gpu::Dimension::x);
+  Value gid = arith::AddIOp::create(
+      at, loc, arith::MulIOp::create(at, loc, bid, cIndex(at, loc, block)), tid);
+  Value inside =
+      arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, gid, cIndex(at, loc, total));
+  auto guard = scf::IfOp::create(at, loc, inside, /*withElseRegion=*/false);
+  gpu::ReturnOp::create(at, loc);
+  OpBuilder in = guard.getThenBodyBuilder();
+  SmallVector<Value> ivs = delinearize(in, loc, gid, outer);
+  auto clone = llvm::cast<linalg::LinalgOp>(in.clone(*op, map));
+  if (failed(lowerToLoopNest(in, clone, ivs)))
+    return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
+                            << " to loops";
+  return shape;
+}
+
+/// One block per output element of a reduction (see the header).
+FailureOr<GpuLaunchShape> buildRows(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
+                                    unsigned owned, int64_t blockSize) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
+  ArrayRef<int64_t> reduced = ArrayRef<int64_t>(ranges).drop_front(owned);
+  int64_t length = product(reduced);
+  int64_t block = 32;
+  while (block < blockSize && block < length)
+    block *= 2;
+  block = std::min(block, blockSize);
+  int64_t warps = block / 32;
+  GpuLaunchShape shape{product(outer), block, "rows"};
+  MLIRContext *ctx = b.getContext();
+  Type f32 = Float32Type::get(ctx);
+  auto shared = MemRefType::get({std::max<int64_t>(warps, 1)}, f32, MemRefLayoutAttrInterface{},
+                                gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  IRMapping map;
+  OpBuilder at(ctx);
+  gpu::GPUFuncOp func =
+      makeFunc(b, kernel, op, shape, warps > 1 ? TypeRange{shared} : TypeRange{}, map, at);
+  Location loc = op.getLoc();
+  // The body is cloned from a copy inside the gpu.func, so values it uses
+  // from the kernel (constants) are already mapped.
+  auto clone = llvm::cast<linalg::LinalgOp>(at.clone(*op, map));
+  at.setInsertionPoint(clone);
+  Operation *combinerClone = floatCombiner(clone);
+  Value tid = gpu::ThreadIdOp::create(at, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(at, loc, gpu::Dimension::x);
+  SmallVector<Value> ivs = delinearize(at, loc, bid, outer);
+  Value identity = identityOf(at, loc, combinerClone);
+  auto loop = scf::ForOp::create(at, loc, tid, cIndex(at, loc, length), cIndex(at, loc, block),
+                                 ValueRange{identity});
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    SmallVector<Value> all(ivs);
+    llvm::append_range(all, delinearize(lb, loc, loop.getInductionVar(), reduced));
+    SmallVector<Value> args;
+    for (OpOperand *in : clone.getDpsInputOperands()) {
+      if (!llvm::isa<MemRefType>(in->get().getType())) {
+        args.push_back(in->get());
+        continue;
+      }
+      args.push_back(memref::LoadOp::create(
+          lb, loc, in->get(), indicesFor(lb, loc, clone.getMatchingIndexingMap(in), all)));
+    }
+    args.push_back(loop.getRegionIterArgs()[0]);
+    SmallVector<Value> results = cloneBody(lb, clone, args, all, /*reassociate=*/false);
+    scf::YieldOp::create(lb, loc, results);
+  }
+  Value partial = warpReduce(at, loc, combinerClone, loop.getResult(0));
+  OpOperand &init = clone.getDpsInitsMutable()[0];
+  SmallVector<Value> outIndices = indicesFor(at, loc, clone.getMatchingIndexingMap(&init), ivs);
+  Value c0 = cIndex(at, loc, 0);
+  auto storeFrom = [&](OpBuilder &sb, Value lane, Value value) {
+    Value first = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::eq, lane, c0);
+    auto ifFirst = scf::IfOp::create(sb, loc, first, false);
+    OpBuilder tb = ifFirst.getThenBodyBuilder();
+    Value old = memref::LoadOp::create(tb, loc, init.get(), outIndices);
+    memref::StoreOp::create(tb, loc, combine(tb, loc, combinerClone, old, value), init.get(),
+                            outIndices);
+  };
+  if (warps == 1) {
+    storeFrom(at, tid, partial);
+  } else {
+    Value c32 = cIndex(at, loc, 32);
+    Value lane = arith::RemUIOp::create(at, loc, tid, c32);
+    Value warp = arith::DivUIOp::create(at, loc, tid, c32);
+    Value buffer = func.getWorkgroupAttributions()[0];
+    Value laneZero = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, lane, c0);
+    auto write = scf::IfOp::create(at, loc, laneZero, false);
+    {
+      OpBuilder tb = write.getThenBodyBuilder();
+      memref::StoreOp::create(tb, loc, partial, buffer, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(at, loc);
+    Value warpZero = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, warp, c0);
+    auto second = scf::IfOp::create(at, loc, warpZero, false);
+    OpBuilder sb = second.getThenBodyBuilder();
+    Value has =
+        arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ult, lane, cIndex(sb, loc, warps));
+    auto read = scf::IfOp::create(sb, loc, TypeRange{f32}, has, /*withElseRegion=*/true);
+    {
+      OpBuilder tb = read.getThenBodyBuilder();
+      scf::YieldOp::create(tb, loc,
+                           ValueRange{memref::LoadOp::create(tb, loc, buffer, ValueRange{lane})});
+      OpBuilder eb = read.getElseBodyBuilder();
+      scf::YieldOp::create(eb, loc, ValueRange{identityOf(eb, loc, combinerClone)});
+    }
+    storeFrom(sb, lane, warpReduce(sb, loc, combinerClone, read.getResult(0)));
+  }
+  clone->erase();
+  at.setInsertionPointToEnd(&func.getBody().front());
+  gpu::ReturnOp::create(at, loc);
+  return shape;
+}
+
+/// The linalg op an scf.for of row updates writes, when one thread per
+/// element of the row is safe: the loop body is side-effect free except for
+/// one all-parallel linalg op whose output is a subview of a buffer from
+/// outside the loop moved only along its size-1 dimensions (so thread i
+/// always touches element i of whichever row).
+linalg::LinalgOp sliceUpdate(scf::ForOp loop) {
+  linalg::LinalgOp update;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto l = llvm::dyn_cast<linalg::LinalgOp>(op)) {
+      if (update)
+        return nullptr;
+      update = l;
+      continue;
+    }
+    if (llvm::isa<memref::LoadOp, memref::SubViewOp>(op) || isPure(&op))
+      continue;
+    return nullptr;
+  }
+  if (!update || update.getNumDpsInits() != 1 || update.getNumReductionLoops() != 0 ||
+      ownedPrefix(update) != update.getNumLoops())
+    return nullptr;
+  auto sub = update.getDpsInits()[0].getDefiningOp<memref::SubViewOp>();
+  if (!sub || sub->getBlock() != loop.getBody() || !sub.hasUnitStride() ||
+      loop->isAncestor(sub.getSource().getParentBlock()->getParentOp()))
+    return nullptr;
+  if (Operation *def = sub.getSource().getDefiningOp())
+    if (loop->isAncestor(def))
+      return nullptr;
+  for (auto [offset, size] : llvm::zip(sub.getMixedOffsets(), sub.getStaticSizes()))
+    if (llvm::isa<Value>(offset) && size != 1)
+      return nullptr;
+  return update;
+}
+
+/// One thread per element of the updated row (see the header).
+FailureOr<GpuLaunchShape> buildSlices(OpBuilder &b, func::FuncOp kernel, scf::ForOp loop,
+                                      linalg::LinalgOp update, int64_t blockSize) {
+  SmallVector<int64_t> ranges = update.getStaticLoopRanges();
+  int64_t total = product(ranges);
+  int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
+  GpuLaunchShape shape{(total + block - 1) / block, block, "slices"};
+  IRMapping map;
+  OpBuilder at(b.getContext());
+  gpu::GPUFuncOp func = makeFunc(b, kernel, loop, shape, {}, map, at);
+  Location loc = loop.getLoc();
+  Value tid = gpu::ThreadIdOp::create(at, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(at, loc, gpu::Dimension::x);
+  Value gid = arith::AddIOp::create(
+      at, loc, arith::MulIOp::create(at, loc, bid, cIndex(at, loc, block)), tid);
+  Value inside =
+      arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, gid, cIndex(at, loc, total));
+  auto guard = scf::IfOp::create(at, loc, inside, false);
+  gpu::ReturnOp::create(at, loc);
+  OpBuilder in = guard.getThenBodyBuilder();
+  SmallVector<Value> ivs = delinearize(in, loc, gid, ranges);
+  in.clone(*loop, map);
+  auto clone = llvm::cast<linalg::LinalgOp>(map.lookup(update.getOperation()));
+  if (failed(lowerToLoopNest(in, clone, ivs)))
+    return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
+                            << " to loops";
+  return shape;
+}
+
+/// The whole kernel on one thread.
+FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operation *payload) {
+  IRMapping map;
+  OpBuilder at(b.getContext());
+  GpuLaunchShape shape{1, 1, "serial"};
+  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at);
+  Operation *clone = at.clone(*payload, map);
+  gpu::ReturnOp::create(at, payload->getLoc());
+  SmallVector<linalg::LinalgOp> nests;
+  clone->walk([&](linalg::LinalgOp l) { nests.push_back(l); });
+  if (auto l = llvm::dyn_cast<linalg::LinalgOp>(clone))
+    nests = {l};
+  for (linalg::LinalgOp l : nests) {
+    OpBuilder lb(l);
+    if (failed(lowerToLoopNest(lb, l)))
+      return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
+                              << " to loops";
+  }
+  return shape;
+}
+
+} // namespace
+
+FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int64_t blockSize,
+                                         int64_t minBlockReduction) {
+  Operation *payload = nullptr;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    if (payload)
+      return kernel.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName()
+                                << " holds more than one loop nest";
+    payload = &op;
+  }
+  if (!payload)
+    return kernel.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName()
+                              << " holds no loop nest";
+  FailureOr<GpuLaunchShape> shape = failure();
+  payload = ownedDimsFirst(payload);
+  if (auto op = llvm::dyn_cast<linalg::LinalgOp>(payload)) {
+    if (!op.hasPureBufferSemantics() ||
+        llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+      return kernel.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName()
+                                << " has a linalg op on tensors or with dynamic sizes";
+    unsigned owned = ownedPrefix(op);
+    unsigned loops = op.getNumLoops();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t length = product(ArrayRef<int64_t>(ranges).drop_front(owned));
+    int64_t points = product(ArrayRef<int64_t>(ranges).take_front(owned));
+    bool trailingReductions =
+        owned < loops &&
+        llvm::all_of(ArrayRef(op.getIteratorTypesArray()).drop_front(owned),
+                     [](utils::IteratorType t) { return t == utils::IteratorType::reduction; });
+    Operation *combiner = trailingReductions ? floatCombiner(op) : nullptr;
+    // A block per output pays when the reduction is long and either read
+    // coalesced or the outputs are too few to fill the GPU with threads.
+    // A whole reduction to one value always gets a block.
+    if (combiner && ((length >= minBlockReduction && (contiguousInnermost(op) || points <= 4096)) ||
+                     owned == 0))
+      shape = buildRows(b, kernel, op, owned, blockSize);
+    else if (owned > 0)
+      shape = buildThreads(b, kernel, op, owned, blockSize);
+    else
+      shape = buildSerial(b, kernel, payload);
+  } else if (auto loop = llvm::dyn_cast<scf::ForOp>(payload)) {
+    if (linalg::LinalgOp update = sliceUpdate(loop))
+      shape = buildSlices(b, kernel, loop, update, blockSize);
+    else
+      shape = buildSerial(b, kernel, payload);
+  } else {
+    shape = buildSerial(b, kernel, payload);
+  }
+  return shape;
+}
+
+} // namespace lcc

@@ -1,0 +1,215 @@
+//===- GpuKernels.cpp - outlined kernels become CUDA kernels and launches --===//
+//
+// See Passes.td (lcc-gpu-kernels) for what and why. Each kernel function
+// that lcc-outline-kernels{gpu} made (one linalg op, or an scf.for holding
+// linalg ops) becomes a gpu.func in `gpu.module @lcc_kernels`, with one of
+// three thread mappings (GpuKernelBodies.cpp builds the bodies); each call
+// becomes a call of the runtime's `lcc_cuda_launch`.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/GpuKernelBodies.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+#include <string>
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCGPUKERNELSPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kLaunch = "lcc_cuda_launch";
+
+/// Kernel arguments travel as bare device pointers (8 bytes each, the
+/// runtime's launch ABI), so a memref's layout must be known statically:
+/// the kernel applies the static offset itself.
+LogicalResult checkArguments(func::FuncOp kernel) {
+  for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+    auto memref = llvm::dyn_cast<MemRefType>(type);
+    if (!memref)
+      return kernel.emitError() << "lcc-gpu-kernels: argument " << i << " of kernel @"
+                                << kernel.getSymName() << " is " << type
+                                << ", not a memref; CUDA kernels take device buffers only";
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (!memref.hasStaticShape() || failed(memref.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+      return kernel.emitError() << "lcc-gpu-kernels: argument " << i << " of kernel @"
+                                << kernel.getSymName() << " has type " << type
+                                << "; CUDA kernels need static shapes, strides and offsets "
+                                   "(they receive bare pointers)";
+  }
+  if (kernel.getNumResults() != 0)
+    return kernel.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName()
+                              << " returns values; kernels write their outputs in place";
+  return success();
+}
+
+/// Copies inside a kernel: a copy of a subview onto an identical subview of
+/// the same buffer (what bufferization leaves after an in-place row update)
+/// is dropped; any other becomes a linalg.copy, which the thread mappings
+/// lower (a memref.copy would be a call of the host's memrefCopy).
+void rewriteCopies(func::FuncOp kernel) {
+  kernel.walk([&](memref::CopyOp copy) {
+    auto from = copy.getSource().getDefiningOp<memref::SubViewOp>();
+    auto to = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+    auto same = [](ArrayRef<OpFoldResult> a, ArrayRef<OpFoldResult> b) {
+      return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
+               return std::get<0>(pair) == std::get<1>(pair);
+             });
+    };
+    if (copy.getSource() == copy.getTarget() ||
+        (from && to && from.getSource() == to.getSource() &&
+         same(from.getMixedOffsets(), to.getMixedOffsets()) &&
+         same(from.getMixedSizes(), to.getMixedSizes()) &&
+         same(from.getMixedStrides(), to.getMixedStrides()))) {
+      copy.erase();
+      return;
+    }
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+    copy.erase();
+  });
+}
+
+/// `func.func private @lcc_cuda_launch(id, grid, block, argv, argc)`, all i64.
+func::FuncOp declareLaunch(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(kLaunch))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  SmallVector<Type> args(5, b.getI64Type());
+  auto f = func::FuncOp::create(b, module.getLoc(), kLaunch, b.getFunctionType(args, {}));
+  f.setPrivate();
+  return f;
+}
+
+/// Replaces a host call of a kernel by the launch: the arguments' aligned
+/// pointers go into `argv` (one stack array per host function, reused by
+/// every launch: the driver copies the parameters when it launches or
+/// captures), then `lcc_cuda_launch(id, grid, block, argv, argc)`.
+void replaceCall(func::CallOp call, int64_t id, const lcc::GpuLaunchShape &shape, Value argv,
+                 func::FuncOp launch) {
+  OpBuilder b(call);
+  Location loc = call.getLoc();
+  auto i64 = [&](int64_t v) -> Value { return arith::ConstantIntOp::create(b, loc, v, 64); };
+  for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    Value word = arith::IndexCastOp::create(b, loc, b.getI64Type(), ptr);
+    Value slot = arith::ConstantIndexOp::create(b, loc, int64_t(i));
+    memref::StoreOp::create(b, loc, word, argv, slot);
+  }
+  Value argvPtr = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, loc, argv));
+  func::CallOp::create(b, loc, launch,
+                       ValueRange{i64(id), i64(shape.grid), i64(shape.block), argvPtr,
+                                  i64(int64_t(call.getNumOperands()))});
+  call.erase();
+}
+
+struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
+      module.emitError() << "lcc-gpu-kernels: block-size must be a multiple of 32 in [32, "
+                            "1024], got "
+                         << int64_t(blockSize);
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> kernels;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr("lcc.kernel") && !fn.isExternal())
+        kernels.push_back(fn);
+    for (func::FuncOp kernel : kernels)
+      if (failed(checkArguments(kernel)))
+        return signalPassFailure();
+
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(mb, module.getLoc(), "lcc_kernels");
+    OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    SymbolTable symbols(module);
+
+    // Kernel function -> (id, launch shape), ids in creation order: the
+    // runtime loads the functions by the names in `lcc.gpu_kernels`.
+    llvm::DenseMap<Operation *, std::pair<int64_t, lcc::GpuLaunchShape>> built;
+    SmallVector<Attribute> names;
+    std::map<std::string, int64_t> mappings;
+    for (func::FuncOp kernel : kernels) {
+      // Constant globals the kernel reads live in the device module.
+      WalkResult copied = kernel.walk([&](memref::GetGlobalOp get) {
+        if (gpuModule.lookupSymbol(get.getName()))
+          return WalkResult::advance();
+        auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+        if (!global || !global.getConstant()) {
+          get.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName() << " reads @"
+                          << get.getName()
+                          << ", which is not a constant global; only constants are copied "
+                             "to the device";
+          return WalkResult::interrupt();
+        }
+        OpBuilder at = OpBuilder::atBlockBegin(gpuModule.getBody());
+        at.clone(*global);
+        return WalkResult::advance();
+      });
+      if (copied.wasInterrupted())
+        return signalPassFailure();
+      rewriteCopies(kernel);
+      FailureOr<lcc::GpuLaunchShape> shape =
+          lcc::buildGpuKernel(gb, kernel, blockSize, minBlockReduction);
+      if (failed(shape))
+        return signalPassFailure();
+      built[kernel] = {int64_t(names.size()), *shape};
+      ++mappings[shape->mapping];
+      names.push_back(StringAttr::get(ctx, kernel.getSymName()));
+    }
+    module->setAttr("lcc.gpu_kernels", ArrayAttr::get(ctx, names));
+    // How many kernels got each mapping, for lcc --report (the gpu.module
+    // itself becomes a binary).
+    SmallVector<NamedAttribute> counts;
+    for (auto &[mapping, n] : mappings)
+      counts.emplace_back(StringAttr::get(ctx, mapping),
+                          IntegerAttr::get(IntegerType::get(ctx, 64), n));
+    module->setAttr("lcc.gpu_mappings", DictionaryAttr::get(ctx, counts));
+
+    // Calls become launches.
+    func::FuncOp launch = declareLaunch(module);
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || fn->hasAttr("lcc.kernel"))
+        continue;
+      SmallVector<func::CallOp> calls;
+      int64_t maxArgs = 0;
+      fn.walk([&](func::CallOp call) {
+        Operation *callee = symbols.lookup(call.getCallee());
+        if (callee && built.count(callee)) {
+          calls.push_back(call);
+          maxArgs = std::max<int64_t>(maxArgs, call.getNumOperands());
+        }
+      });
+      if (calls.empty())
+        continue;
+      OpBuilder at = OpBuilder::atBlockBegin(&fn.getBody().front());
+      Value argv = memref::AllocaOp::create(
+          at, fn.getLoc(), MemRefType::get({std::max<int64_t>(maxArgs, 1)}, at.getI64Type()));
+      for (func::CallOp call : calls) {
+        auto &[id, shape] = built[symbols.lookup(call.getCallee())];
+        replaceCall(call, id, shape, argv, launch);
+      }
+    }
+    for (func::FuncOp kernel : kernels)
+      kernel.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,61 @@
+"""Checks the CUDA sections of a train.bin (lcc --target=cuda), independently
+of lcc's reader: the container layout is docs/train-bin.md's.
+
+Prints one line per section (name, target, size), then checks that
+ - the manifest's cuda.kernels list every kernel the PTX defines (.entry),
+   and nothing else;
+ - the cubin is an ELF for the architecture, holding each kernel's code
+   (section .text.<name>);
+ - the host code is an ELF shared object exporting lcc_train_step.
+Exits 1 with the reason on the first mismatch."""
+import json
+import re
+import struct
+import sys
+
+
+def sections(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"LCCTRAIN", "not a train.bin"
+    count, table = struct.unpack_from("<QQ", data, 16)
+    out = {}
+    for i in range(count):
+        entry = data[table + 96 * i: table + 96 * (i + 1)]
+        name = entry[:32].rstrip(b"\0").decode()
+        target = entry[32:64].rstrip(b"\0").decode()
+        offset, size = struct.unpack_from("<QQ", entry, 64)
+        out[name] = (target, data[offset:offset + size])
+    return out
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def main():
+    s = sections(sys.argv[1])
+    for name, (target, payload) in s.items():
+        print(f"section {name} {target} {len(payload) > 0}")
+    manifest = json.loads(s["manifest"][1])
+    kernels = manifest["cuda"]["kernels"]
+    ptx = s["cuda.ptx"][1].decode()
+    entries = re.findall(r"^\.visible \.entry (\w+)\(", ptx, re.M)
+    if sorted(entries) != sorted(kernels):
+        fail(f"PTX entries {len(entries)} != manifest kernels {len(kernels)}")
+    if len(set(kernels)) != len(kernels):
+        fail("a kernel is listed twice")
+    cubin = s["cuda.cubin"][1]
+    if cubin[:4] != b"\x7fELF":
+        fail("the cubin is not an ELF file")
+    missing = [k for k in kernels if (".text." + k + "\0").encode() not in cubin]
+    if missing:
+        fail(f"the cubin lacks the code of {missing[:3]}")
+    host = s["cuda.host"][1]
+    if host[:4] != b"\x7fELF" or b"lcc_train_step\0" not in host:
+        fail("the host code is not a shared object exporting lcc_train_step")
+    print(f"target {manifest['target']} arch {manifest['cuda']['arch']} "
+          f"kernels {len(kernels)} ok")
+
+
+main()
