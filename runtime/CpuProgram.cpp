@@ -345,11 +345,38 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
     p.hasInitial_ = true;
   }
 
+  // A CUDA train.bin's code is the host side of its kernels (section
+  // cuda.host), compiled for a CPU like the CPU target's.
+  const json::Value *target = p.manifest_.get("target");
+  bool cuda = target && target->isString() && target->asString() == "cuda";
+  std::string codeName = (cuda ? "cuda.host" : "code") + suffix;
+  if (cuda) {
+    const json::Value *c = p.manifest_.get("cuda");
+    const json::Value *kernels = c ? c->get("kernels") : nullptr;
+    const json::Value *arch = c ? c->get("arch") : nullptr;
+    if (!kernels || !kernels->isArray() || kernels->items().empty() || !arch ||
+        !arch->isString())
+      return fail("manifest: a cuda target without its kernel list (cuda.kernels, cuda.arch)");
+    for (const json::Value &k : kernels->items()) {
+      if (!k.isString())
+        return fail("manifest: cuda.kernels must hold names");
+      p.cudaKernels_.push_back(k.asString());
+    }
+    p.cudaArch_ = arch->asString();
+    TrainBinBytes cubin = bin.find("cuda.cubin" + suffix, "cuda-" + p.cudaArch_, -1);
+    TrainBinBytes ptx = bin.find("cuda.ptx" + suffix, "cuda-ptx", -1);
+    if (!ptx.found())
+      return fail("no section cuda.ptx" + suffix + " with the kernels");
+    if (cubin.found())
+      p.cudaCubin_.assign(cubin.data, cubin.data + cubin.size);
+    p.cudaPtx_.assign(reinterpret_cast<const char *>(ptx.data), ptx.size);
+  }
+
   // The best code this CPU can run.
   std::vector<std::string> mine = hostCpuTargets();
   TrainBinBytes code;
   for (const std::string &t : mine) {
-    code = bin.find("code" + suffix, t, -1);
+    code = bin.find(codeName, t, -1);
     if (code.found()) {
       p.target_ = t;
       break;
@@ -358,7 +385,7 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
   if (!code.found()) {
     std::string have, can;
     for (const TrainBinSection &s : bin.sections())
-      if (s.name == "code" + suffix)
+      if (s.name == codeName)
         have += (have.empty() ? "" : ", ") + s.target;
     for (const std::string &t : mine)
       can += (can.empty() ? "" : ", ") + t;
@@ -418,6 +445,10 @@ Program &Program::operator=(Program &&other) noexcept {
     manifest_ = std::move(other.manifest_);
     entries_ = std::move(other.entries_);
     target_ = std::move(other.target_);
+    cudaArch_ = std::move(other.cudaArch_);
+    cudaKernels_ = std::move(other.cudaKernels_);
+    cudaCubin_ = std::move(other.cudaCubin_);
+    cudaPtx_ = std::move(other.cudaPtx_);
     initial_ = std::move(other.initial_);
     hasInitial_ = other.hasInitial_;
     other.hasInitial_ = false;

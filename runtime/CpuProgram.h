@@ -93,6 +93,16 @@ public:
   const EntryPoint *entry(const std::string &name) const;
   const std::string &target() const { return target_; }
 
+  /// A --target=cuda train.bin: the loaded code is the host side (launches,
+  /// GEMM and collective calls into runtime/cuda/CudaLaunch.h), the kernels
+  /// are below; calling an entry needs a CudaBackend.
+  bool isCuda() const { return !cudaKernels_.empty(); }
+  const std::string &cudaArch() const { return cudaArch_; }
+  /// Kernel names by launch id.
+  const std::vector<std::string> &cudaKernels() const { return cudaKernels_; }
+  const std::vector<uint8_t> &cudaCubin() const { return cudaCubin_; }
+  const std::string &cudaPtx() const { return cudaPtx_; }
+
   /// Calls `entry` with one pointer per slot, in order (each at least the
   /// slot's byte size; checked by callers through callChecked).
   void call(const EntryPoint &entry, const std::vector<void *> &buffers) const;
@@ -113,6 +123,10 @@ private:
   SafetensorsFile initial_;
   bool hasInitial_ = false;
   void *handle_ = nullptr; // dlopen handle of the code
+  std::string cudaArch_;
+  std::vector<std::string> cudaKernels_;
+  std::vector<uint8_t> cudaCubin_;
+  std::string cudaPtx_;
 };
 
 /// The memory plan of a manifest, per rank, as `lcc --plan` and lcc-run print

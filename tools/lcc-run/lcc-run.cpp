@@ -16,6 +16,7 @@
 
 #include "runtime/Checkpoint.h"
 #include "runtime/CpuProgram.h"
+#include "runtime/cuda/CudaDriver.h"
 #include "runtime/Data.h"
 #include "runtime/Metrics.h"
 #include "runtime/Parallel.h"
@@ -176,6 +177,18 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + st.error);
   if (ProgramStatus st = Program::load(opt.program, program, env.worldSize); !st)
     return fail("lcc-run: error: " + st.error);
+  if (program.isCuda()) {
+    const CudaDriver *driver = nullptr;
+    CudaDevice device;
+    std::string why;
+    if (!loadCudaDriver(0, driver, device, why))
+      return fail("lcc-run: error: no CUDA device: " + why + "; " + opt.program +
+                  " was compiled with --target=cuda (compile without it to train on the CPU)");
+    // The GPU trainer (device buffers, cuBLASLt, graph capture) is issue 7's
+    // next step; the host code's launch sequence is already tested.
+    return fail("lcc-run: error: found " + device.name + " (" + device.arch() + "), but this "
+                "lcc-run cannot train on a GPU yet (docs/cuda.md)"), 3;
+  }
   Trainer trainer;
   if (ProgramStatus st = Trainer::create(program, trainer); !st)
     return fail("lcc-run: error: " + opt.program + ": " + st.error);

@@ -1,0 +1,84 @@
+//===- CudaDriver.cpp - the CUDA driver, loaded at run time ---------------===//
+#include "runtime/cuda/CudaDriver.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace lcc {
+
+namespace {
+// Device attributes (CUdevice_attribute values of the driver API).
+constexpr int kMultiprocessorCount = 16;
+constexpr int kComputeCapabilityMajor = 75;
+constexpr int kComputeCapabilityMinor = 76;
+
+template <typename F> bool resolve(void *lib, const char *name, F &fn, std::string &missing) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn)
+    missing += (missing.empty() ? "" : ", ") + std::string(name);
+  return fn != nullptr;
+}
+} // namespace
+
+std::string CudaDriver::errorText(Result r) const {
+  const char *text = nullptr;
+  if (getErrorString && getErrorString(r, &text) == 0 && text)
+    return std::string(text) + " (CUresult " + std::to_string(r) + ")";
+  return "CUresult " + std::to_string(r);
+}
+
+bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
+                    std::string &error) {
+  static CudaDriver d;
+  static std::string loadError;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *override = std::getenv("LCC_CUDA_DRIVER");
+    const char *path = override && *override ? override : "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      loadError = std::string("the NVIDIA driver library ") + path +
+                  " cannot be loaded (no NVIDIA driver on this machine?): " + dlerror();
+      return;
+    }
+    std::string missing;
+    resolve(lib, "cuInit", d.init, missing);
+    resolve(lib, "cuDeviceGetCount", d.deviceGetCount, missing);
+    resolve(lib, "cuDeviceGet", d.deviceGet, missing);
+    resolve(lib, "cuDeviceGetName", d.deviceGetName, missing);
+    resolve(lib, "cuDeviceGetAttribute", d.deviceGetAttribute, missing);
+    resolve(lib, "cuGetErrorString", d.getErrorString, missing);
+    if (!missing.empty()) {
+      loadError = std::string(path) + " lacks " + missing + " (a driver too old for CUDA 12?)";
+      return;
+    }
+    if (CudaDriver::Result r = d.init(0); r != 0)
+      loadError = "cuInit failed: " + d.errorText(r);
+  });
+  if (!loadError.empty())
+    return error = loadError, false;
+  int count = 0;
+  if (CudaDriver::Result r = d.deviceGetCount(&count); r != 0)
+    return error = "cuDeviceGetCount failed: " + d.errorText(r), false;
+  if (count == 0)
+    return error = "the driver sees no CUDA device", false;
+  if (ordinal < 0 || ordinal >= count)
+    return error = "device " + std::to_string(ordinal) + " does not exist (the driver sees " +
+                   std::to_string(count) + ")",
+           false;
+  int handle = 0;
+  if (CudaDriver::Result r = d.deviceGet(&handle, ordinal); r != 0)
+    return error = "cuDeviceGet failed: " + d.errorText(r), false;
+  char name[256] = {};
+  d.deviceGetName(name, sizeof(name), handle);
+  device.ordinal = ordinal;
+  device.name = name;
+  d.deviceGetAttribute(&device.major, kComputeCapabilityMajor, handle);
+  d.deviceGetAttribute(&device.minor, kComputeCapabilityMinor, handle);
+  d.deviceGetAttribute(&device.multiprocessors, kMultiprocessorCount, handle);
+  driver = &d;
+  return true;
+}
+
+} // namespace lcc

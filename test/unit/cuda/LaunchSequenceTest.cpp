@@ -1,0 +1,221 @@
+//===- LaunchSequenceTest.cpp - a CUDA train.bin's host side, no GPU ------===//
+//
+// The host code of a --target=cuda train.bin only computes addresses and
+// calls the runtime (runtime/cuda/CudaLaunch.h), so it runs here under a
+// recording backend: the calls are exactly what the GPU backend launches or
+// captures into its CUDA graph. Checked against oracles independent of the
+// compiler:
+//  - the PTX in the file: each launch passes as many pointers as its
+//    kernel's .entry declares parameters;
+//  - the manifest's buffer sizes: every pointer a launch passes, and every
+//    element a GEMM's sizes and strides reach, lies inside one buffer of the
+//    call;
+//  - what a training step must do: every parameter and optimizer-state
+//    buffer is written on the device by @train_step (and every parameter by
+//    @init), the loss is produced there, and two steps issue the same
+//    sequence (one captured graph can replay every step).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CpuProgram.h"
+#include "runtime/cuda/CudaLaunch.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+using namespace lcc;
+
+namespace {
+
+const Program &program() {
+  static Program *p = [] {
+    auto *p = new Program();
+    ProgramStatus st = Program::load(LCC_CUDA_TEST_BIN, *p);
+    EXPECT_TRUE(st) << st.error;
+    return p;
+  }();
+  return *p;
+}
+
+/// Parameters of each kernel entry in the PTX, by name.
+std::map<std::string, int> ptxParams(const std::string &ptx) {
+  std::map<std::string, int> out;
+  std::regex entry(R"(\.visible \.entry (\w+)\(([^)]*)\))");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator();
+       ++it) {
+    std::string params = (*it)[2];
+    int n = 0;
+    for (size_t at = params.find(".param"); at != std::string::npos;
+         at = params.find(".param", at + 1))
+      ++n;
+    out[(*it)[1]] = n;
+  }
+  return out;
+}
+
+/// Host memory standing in for the device buffers of one call.
+struct Buffers {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<void *> pointers;
+  const EntryPoint *entry = nullptr;
+
+  explicit Buffers(const EntryPoint &e) : entry(&e) {
+    for (const Slot &s : e.slots) {
+      int64_t n = 1;
+      for (int64_t d : s.shape)
+        n *= d;
+      size_t size = s.role == Slot::Workspace ? size_t(n) : size_t(n) * elementSize(s.dtype);
+      bytes.emplace_back(std::max<size_t>(size, 1), 0);
+      pointers.push_back(bytes.back().data());
+    }
+  }
+  /// The slot whose buffer holds [p, p + size), or -1.
+  int slotOf(uint64_t p, uint64_t size = 1) const {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto base = reinterpret_cast<uint64_t>(bytes[i].data());
+      if (p >= base && p + size <= base + bytes[i].size())
+        return int(i);
+    }
+    return -1;
+  }
+};
+
+std::vector<RecordingBackend::Call> record(const std::string &function, Buffers &buffers) {
+  RecordingBackend recorder;
+  setCudaBackend(&recorder);
+  program().call(*buffers.entry, buffers.pointers);
+  setCudaBackend(nullptr);
+  return recorder.calls;
+}
+
+/// Slots a recorded sequence passes to kernels (read or written).
+std::set<int> slotsTouched(const std::vector<RecordingBackend::Call> &calls, const Buffers &b) {
+  std::set<int> out;
+  for (const auto &c : calls) {
+    if (c.isGemm) {
+      for (int operand = 0; operand < 3; ++operand)
+        out.insert(b.slotOf(uint64_t(c.gemm.args[6 + 7 * operand])));
+      continue;
+    }
+    for (uint64_t p : c.launch.args)
+      out.insert(b.slotOf(p));
+  }
+  return out;
+}
+
+TEST(CudaLaunchSequence, ProgramIsCuda) {
+  const Program &p = program();
+  ASSERT_TRUE(p.isCuda());
+  EXPECT_EQ(p.cudaArch(), "sm_90");
+  EXPECT_FALSE(p.cudaCubin().empty());
+  std::map<std::string, int> params = ptxParams(p.cudaPtx());
+  EXPECT_EQ(params.size(), p.cudaKernels().size());
+  for (const std::string &k : p.cudaKernels())
+    EXPECT_TRUE(params.count(k)) << k << " is listed but not in the PTX";
+}
+
+TEST(CudaLaunchSequence, LaunchesMatchTheKernelsAndStayInsideTheBuffers) {
+  const Program &p = program();
+  std::map<std::string, int> params = ptxParams(p.cudaPtx());
+  std::set<int64_t> launched;
+  for (const char *function : {"init", "forward", "train_step"}) {
+    SCOPED_TRACE(function);
+    const EntryPoint *e = p.entry(function);
+    ASSERT_NE(e, nullptr);
+    Buffers b(*e);
+    std::vector<RecordingBackend::Call> calls = record(function, b);
+    ASSERT_FALSE(calls.empty());
+    for (const auto &c : calls) {
+      if (c.isGemm)
+        continue;
+      const auto &l = c.launch;
+      ASSERT_GE(l.kernel, 0);
+      ASSERT_LT(l.kernel, int64_t(p.cudaKernels().size()));
+      const std::string &name = p.cudaKernels()[l.kernel];
+      launched.insert(l.kernel);
+      EXPECT_GE(l.grid, 1) << name;
+      EXPECT_GE(l.block, 1) << name;
+      EXPECT_LE(l.block, 1024) << name;
+      EXPECT_EQ(int(l.args.size()), params[name]) << name << ": pointers vs PTX parameters";
+      for (uint64_t ptr : l.args)
+        EXPECT_GE(b.slotOf(ptr), 0) << name << " gets a pointer outside every buffer";
+    }
+  }
+  // No kernel in the file is dead.
+  EXPECT_EQ(launched.size(), p.cudaKernels().size());
+}
+
+TEST(CudaLaunchSequence, GemmsReachOnlyTheirBuffers) {
+  const Program &p = program();
+  const EntryPoint *e = p.entry("train_step");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  int gemms = 0;
+  for (const auto &c : record("train_step", b)) {
+    if (!c.isGemm)
+      continue;
+    ++gemms;
+    const auto &a = c.gemm.args;
+    int64_t batch[3] = {a[0], a[1], a[2]}, m = a[3], n = a[4], k = a[5];
+    int64_t rows[3] = {m, k, m}, cols[3] = {k, n, n};
+    size_t element = c.gemm.f64 ? 8 : 4;
+    for (int operand = 0; operand < 3; ++operand) {
+      const int64_t *o = &a[6 + 7 * operand]; // base, offset, 3 batch strides, 2 matrix strides
+      int64_t last = o[1];
+      for (int d = 0; d < 3; ++d)
+        last += (batch[d] - 1) * o[2 + d];
+      last += (rows[operand] - 1) * o[5] + (cols[operand] - 1) * o[6];
+      uint64_t first = uint64_t(o[0]) + uint64_t(o[1]) * element;
+      uint64_t end = uint64_t(o[0]) + uint64_t(last + 1) * element;
+      int slot = b.slotOf(first, end - first);
+      EXPECT_GE(slot, 0) << "GEMM #" << gemms << " operand " << operand
+                         << " reaches outside its buffer";
+    }
+  }
+  EXPECT_GT(gemms, 0);
+}
+
+TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
+  const Program &p = program();
+  const EntryPoint *e = p.entry("train_step");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  std::vector<RecordingBackend::Call> first = record("train_step", b);
+  std::set<int> touched = slotsTouched(first, b);
+  for (size_t i = 0; i < e->slots.size(); ++i) {
+    const Slot &s = e->slots[i];
+    bool mustWrite = s.out && (s.role == Slot::Param || s.role == Slot::State ||
+                               (s.role == Slot::Output && s.name == "loss"));
+    if (mustWrite)
+      EXPECT_TRUE(touched.count(int(i))) << slotRoleName(s.role) << " " << s.name
+                                         << " is never passed to a kernel or GEMM";
+  }
+  // A CUDA graph captured from one step replays the next: same calls, same
+  // addresses.
+  std::vector<RecordingBackend::Call> second = record("train_step", b);
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].isGemm, second[i].isGemm);
+    EXPECT_EQ(first[i].gemm.args, second[i].gemm.args);
+    EXPECT_EQ(first[i].launch.kernel, second[i].launch.kernel);
+    EXPECT_EQ(first[i].launch.args, second[i].launch.args);
+  }
+
+  const EntryPoint *init = p.entry("init");
+  ASSERT_NE(init, nullptr);
+  Buffers ib(*init);
+  std::set<int> initialized = slotsTouched(record("init", ib), ib);
+  for (size_t i = 0; i < init->slots.size(); ++i)
+    EXPECT_TRUE(initialized.count(int(i))) << init->slots[i].name << " is not initialized";
+}
+
+TEST(CudaLaunchSequenceDeathTest, HostCodeWithoutABackendStopsWithAMessage) {
+  const EntryPoint *e = program().entry("forward");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  EXPECT_DEATH(program().call(*e, b.pointers), "without a CUDA backend");
+}
+
+} // namespace
