@@ -1,9 +1,11 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
 #include "runtime/Trainer.h"
 #include "runtime/Sharding.h"
+#include "runtime/cuda/CudaSession.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace lcc {
 
@@ -66,6 +68,8 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
 
 ProgramStatus Trainer::run(const EntryPoint &entry,
                            const std::map<std::string, const HostTensor *> &inputs, bool swap) {
+  if (cuda_)
+    return runOnDevice(entry, inputs, swap);
   std::vector<void *> buffers;
   for (const Slot &s : entry.slots) {
     HostTensor *t = nullptr;
@@ -105,6 +109,130 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
       if (s.out && (s.role == Slot::Param || s.role == Slot::State))
         std::swap(current_[s.name], next_[s.name]);
   return {};
+}
+
+void Trainer::useCuda(CudaSession *session, bool graphs) {
+  cuda_ = session;
+  graphs_ = graphs;
+  deviceStale_ = true;
+}
+
+ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
+                                   const std::map<std::string, const HostTensor *> &inputs,
+                                   bool swap) {
+  CudaSession &gpu = *cuda_;
+  auto fail = [&](const std::string &m) { return ProgramStatus::failure("@" + entry.name + ": " + m); };
+  // Device buffers are allocated once, on first use (the eager first step),
+  // so a captured graph's addresses stay valid.
+  auto ensure = [&](std::map<std::string, uint64_t> &m, const std::string &key, size_t bytes) {
+    auto it = m.find(key);
+    return it != m.end() ? it->second : (m[key] = gpu.allocate(bytes));
+  };
+  if (deviceStale_) {
+    for (auto &[n, t] : current_)
+      gpu.upload(ensure(devCurrent_, n, t.byteSize()), t.rawData(), t.byteSize());
+    for (auto &[n, t] : next_)
+      ensure(devNext_, n, t.byteSize());
+    deviceStale_ = false;
+  }
+  std::vector<void *> buffers;
+  for (const Slot &s : entry.slots) {
+    uint64_t p = 0;
+    switch (s.role) {
+    case Slot::Param:
+    case Slot::State: {
+      auto &set = s.out && swap ? devNext_ : devCurrent_;
+      auto it = set.find(s.name);
+      if (it == set.end())
+        return fail("no device buffer for " + std::string(slotRoleName(s.role)) + " '" + s.name +
+                    "'");
+      p = it->second;
+      break;
+    }
+    case Slot::Step:
+      p = ensure(devArenas_, "step counter", stepTensor_.byteSize());
+      gpu.upload(p, stepTensor_.rawData(), stepTensor_.byteSize());
+      break;
+    case Slot::Input: {
+      auto it = inputs.find(s.name);
+      if (it == inputs.end() || !it->second)
+        return ProgramStatus::failure("no data for input '" + s.name + "'");
+      const HostTensor &t = *it->second;
+      if (t.elementType() != s.dtype || t.shape() != s.shape)
+        return fail("input '" + s.name + "' has the wrong type or shape");
+      p = ensure(devInputs_, entry.name + "/" + s.name, t.byteSize());
+      gpu.upload(p, t.rawData(), t.byteSize());
+      break;
+    }
+    case Slot::Output: {
+      HostTensor &t = outputs_[s.name];
+      if (t.elementType() != s.dtype || t.shape() != s.shape)
+        t = HostTensor(s.dtype, s.shape);
+      p = ensure(devOutputs_, s.name, t.byteSize());
+      break;
+    }
+    case Slot::Workspace:
+      p = ensure(devArenas_, entry.name, size_t(s.shape.empty() ? 0 : s.shape[0]));
+      break;
+    }
+    if (!p)
+      return fail("cannot allocate device memory for '" + s.name + "'");
+    buffers.push_back(reinterpret_cast<void *>(p));
+  }
+
+  std::string error;
+  CudaBackend *previous = cudaBackend();
+  setCudaBackend(cuda_);
+  // After one eager step (which also sets up every GEMM plan and buffer),
+  // each parameter-set parity is captured once and replayed from then on.
+  int parity = int(steps_ % 2);
+  bool ok = true;
+  if (graphs_ && &entry == step_ && steps_ >= 1) {
+    if (!gpu.hasGraph(parity)) {
+      ok = gpu.beginCapture(error);
+      if (ok)
+        program_->call(entry, buffers);
+      ok = ok && gpu.endCapture(parity, error);
+    }
+    ok = ok && gpu.replay(parity, error);
+    replays_ += ok;
+  } else {
+    program_->call(entry, buffers);
+  }
+  setCudaBackend(previous);
+  if (!ok)
+    return fail("on the GPU: " + error);
+  // Back to the host: the outputs, and what @init computed.
+  for (const Slot &s : entry.slots) {
+    if (s.role == Slot::Output) {
+      HostTensor &t = outputs_[s.name];
+      gpu.download(t.rawData(), devOutputs_.at(s.name), t.byteSize());
+    } else if (s.out && !swap && (s.role == Slot::Param || s.role == Slot::State)) {
+      HostTensor &t = current_.at(s.name);
+      gpu.download(t.rawData(), devCurrent_.at(s.name), t.byteSize());
+    }
+  }
+  if (!gpu.synchronize(error))
+    return fail("on the GPU: " + error);
+  if (swap) {
+    for (const Slot &s : entry.slots)
+      if (s.out && (s.role == Slot::Param || s.role == Slot::State)) {
+        std::swap(current_[s.name], next_[s.name]);
+        std::swap(devCurrent_[s.name], devNext_[s.name]);
+      }
+    hostStale_ = true;
+  }
+  return {};
+}
+
+void Trainer::pullHost() const {
+  if (!cuda_ || !hostStale_)
+    return;
+  for (auto &[n, t] : current_)
+    cuda_->download(t.rawData(), devCurrent_.at(n), t.byteSize());
+  std::string ignored; // a failure shows at the next step
+  cuda_->synchronize(ignored);
+  hostStale_ = false;
 }
 
 void Trainer::setGroupRanks(std::map<std::string, int64_t> ranks) {
@@ -154,6 +282,8 @@ ProgramStatus Trainer::init() {
   for (const std::string &n : stateNames_)
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;
+  deviceStale_ = true;
+  hostStale_ = false;
   return {};
 }
 
@@ -183,7 +313,7 @@ ProgramStatus Trainer::evalLoss(const std::map<std::string, const HostTensor *> 
 
 int64_t Trainer::allocatedBytes() const {
   int64_t total = int64_t(stepTensor_.byteSize());
-  for (const auto *set : {&current_, &next_, &outputs_})
+  for (const std::map<std::string, HostTensor> *set : {&std::as_const(current_), &next_, &outputs_})
     for (const auto &[name, t] : *set)
       total += int64_t(t.byteSize());
   for (const EntryPoint *e : {init_, step_, forward_})
@@ -201,6 +331,7 @@ int64_t Trainer::stepMemoryBytes() const {
 }
 
 const HostTensor *Trainer::param(const std::string &name) const {
+  pullHost();
   auto it = current_.find(name);
   return it == current_.end() ? nullptr : &it->second;
 }
@@ -208,6 +339,7 @@ const HostTensor *Trainer::param(const std::string &name) const {
 SafetensorsFile Trainer::snapshot(bool withState,
                                   const std::map<std::string, std::string> &extra,
                                   bool withWhole) const {
+  pullHost();
   SafetensorsFile f;
   auto add = [&](const std::string &n) {
     auto layout = layouts_.find(n);
@@ -264,6 +396,8 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
   for (const std::string &n : names)
     current_[n] = local(n, file.tensors.at(n));
   steps_ = step;
+  deviceStale_ = true;
+  hostStale_ = false;
   return {};
 }
 

@@ -21,6 +21,8 @@
 
 namespace lcc {
 
+class CudaSession;
+
 struct StepResult {
   double loss = 0, gradNorm = 0, lr = 0;
 };
@@ -35,6 +37,17 @@ public:
   /// partitioned tensor it holds); groups not named are rank 0. Set before
   /// init() or restore().
   void setGroupRanks(std::map<std::string, int64_t> ranks);
+
+  /// Runs the compiled functions on a GPU (a --target=cuda program, whose
+  /// session must outlive the trainer): parameters, state, outputs and
+  /// arenas live in device memory, inputs are copied in before each call and
+  /// outputs (the loss, grad norm, lr) copied back after it. With `graphs`
+  /// the step is captured once as a CUDA graph after an eager warm-up step
+  /// (one graph per parameter buffer set: two, as the step double-buffers)
+  /// and replayed from then on. Call before init() or restore().
+  void useCuda(CudaSession *session, bool graphs);
+  /// Steps run as graph replays so far (0 without graphs).
+  int64_t graphReplays() const { return replays_; }
 
   /// Fresh parameters from @init, zero optimizer state, step 0.
   ProgramStatus init();
@@ -85,8 +98,10 @@ private:
   const Program *program_ = nullptr;
   const EntryPoint *init_ = nullptr, *step_ = nullptr, *forward_ = nullptr;
   // Persistent buffers by name ("wte", "m:wte", ...), two sets for the step's
-  // in/out double buffering.
-  std::map<std::string, HostTensor> current_, next_;
+  // in/out double buffering. On a GPU the host copies are refreshed lazily
+  // (mutable: snapshot() and param() refresh them).
+  mutable std::map<std::string, HostTensor> current_;
+  std::map<std::string, HostTensor> next_;
   std::map<std::string, HostTensor> outputs_;
   std::vector<std::string> paramNames_, stateNames_;
   std::vector<Slot> stepInputs_, forwardInputs_;
@@ -104,6 +119,18 @@ private:
 
   ProgramStatus run(const EntryPoint &entry,
                     const std::map<std::string, const HostTensor *> &inputs, bool swap);
+
+  // The GPU side (runtime/cuda/CudaSession.h): device buffers by name, in the
+  // same roles as the host ones; allocated once, so captured graphs stay valid.
+  CudaSession *cuda_ = nullptr;
+  bool graphs_ = false;
+  bool deviceStale_ = true;       // host parameters/state newer than the device's
+  mutable bool hostStale_ = false; // the device's newer than the host's
+  std::map<std::string, uint64_t> devCurrent_, devNext_, devOutputs_, devInputs_, devArenas_;
+  int64_t replays_ = 0;
+  ProgramStatus runOnDevice(const EntryPoint &entry,
+                            const std::map<std::string, const HostTensor *> &inputs, bool swap);
+  void pullHost() const;
 };
 
 } // namespace lcc

@@ -42,8 +42,7 @@ struct CudaDriver {
 /// Loads libcuda.so.1 (or $LCC_CUDA_DRIVER, for tests and unusual
 /// installs), initializes it and describes device `ordinal`. Fails with a
 /// one-line reason: no driver library, no device, a driver too old.
-bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
-                    std::string &error);
+bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device, std::string &error);
 
 } // namespace lcc
 

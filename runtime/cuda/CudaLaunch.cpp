@@ -11,9 +11,8 @@ CudaBackend *current = nullptr;
 
 CudaBackend &backendOrDie(const char *what) {
   if (!current) {
-    std::fprintf(stderr,
-                 "lcc-run: internal error: CUDA host code called %s without a CUDA backend\n",
-                 what);
+    std::fprintf(
+        stderr, "lcc-run: internal error: CUDA host code called %s without a CUDA backend\n", what);
     std::abort();
   }
   return *current;
@@ -47,14 +46,16 @@ void RecordingBackend::gemm(const GemmCall &call) {
 
 } // namespace lcc
 
-#define LCC_GEMM_PARAMS                                                                         \
-  int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,            \
-      int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,   \
-      int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,   \
-      int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN
-#define LCC_GEMM_ARGS                                                                           \
-  {nb0, nb1, nb2, m,   n,   k,   a,   aOff, aB0, aB1, aB2, aM, aK, b,                          \
-   bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN}
+#define LCC_GEMM_PARAMS                                                                            \
+  int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOff, \
+      int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff,      \
+      int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,      \
+      int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN
+#define LCC_GEMM_ARGS                                                                              \
+  {                                                                                                \
+    nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK, bN, c,     \
+        cOff, cB0, cB1, cB2, cM, cN                                                                \
+  }
 
 extern "C" __attribute__((visibility("default"))) void
 lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64_t argc) {

@@ -43,6 +43,9 @@ checkpoints:
   --export-onnx FILE   (models compiled from .onnx) the original model with the trained
                        weights, for ONNX Runtime and other engines
   --quiet              only errors and the final summary
+gpu (the train.bin compiled with lcc --target=cuda):
+  --no-graph           run each step eagerly instead of replaying it as one CUDA
+                       graph (for debugging; slower)
 distributed (the train.bin compiled with lcc --shard=MODE --world=N):
   -n N, --nproc N      start N ranks on this machine (RANK, WORLD_SIZE, MASTER_ADDR,
                        MASTER_PORT set as torchrun does); without -n, lcc-run is the
@@ -130,6 +133,10 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
     }
     if (arg == "--quiet") {
       o.quiet = true;
+      continue;
+    }
+    if (arg == "--no-graph") {
+      o.noGraph = true;
       continue;
     }
     if (arg.rfind("--", 0) == 0) {

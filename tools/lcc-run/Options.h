@@ -27,6 +27,7 @@ struct Options {
   std::string exportPath;   // trained weights as safetensors
   std::string exportOnnx;   // trained weights in a copy of the original ONNX model
   bool quiet = false;
+  bool noGraph = false;     // CUDA: run every step eagerly (no graph capture)
   // Distributed runs (docs/distributed.md).
   int64_t ranks = 0;        // -n N: start N local ranks (0: one process, or the
                             // rank an external launcher describes in the environment)

@@ -17,6 +17,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/CudaSession.h"
 #include "runtime/Data.h"
 #include "runtime/Metrics.h"
 #include "runtime/Parallel.h"
@@ -177,6 +178,10 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + st.error);
   if (ProgramStatus st = Program::load(opt.program, program, env.worldSize); !st)
     return fail("lcc-run: error: " + st.error);
+  Trainer trainer;
+  if (ProgramStatus st = Trainer::create(program, trainer); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.error);
+  std::unique_ptr<CudaSession> gpu;
   if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
     CudaDevice device;
@@ -184,14 +189,11 @@ int main(int argc, char **argv) {
     if (!loadCudaDriver(0, driver, device, why))
       return fail("lcc-run: error: no CUDA device: " + why + "; " + opt.program +
                   " was compiled with --target=cuda (compile without it to train on the CPU)");
-    // The GPU trainer (device buffers, cuBLASLt, graph capture) is issue 7's
-    // next step; the host code's launch sequence is already tested.
-    return fail("lcc-run: error: found " + device.name + " (" + device.arch() + "), but this "
-                "lcc-run cannot train on a GPU yet (docs/cuda.md)"), 3;
+    gpu = CudaSession::create(program, 0, why);
+    if (!gpu)
+      return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " + why);
+    trainer.useCuda(gpu.get(), !opt.noGraph);
   }
-  Trainer trainer;
-  if (ProgramStatus st = Trainer::create(program, trainer); !st)
-    return fail("lcc-run: error: " + opt.program + ": " + st.error);
 
   std::string error;
   run::DistributedRun job;
@@ -273,10 +275,14 @@ int main(int argc, char **argv) {
   const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq;
   const int64_t first = trainer.stepCount() + 1;
   if (!opt.quiet)
-    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %d threads%s\n",
+    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %s%s\n",
                 opt.program.c_str(), static_cast<long long>(first),
                 static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
-                program.target().c_str(), numThreads(),
+                program.target().c_str(),
+                gpu ? (gpu->device().name + " (" + gpu->device().arch() + ", kernels from " +
+                       gpu->loadedFrom() + (opt.noGraph ? ", eager)" : ", CUDA graph)"))
+                          .c_str()
+                    : (std::to_string(numThreads()) + " threads").c_str(),
                 job.active() ? (", " + std::to_string(job.world) + " ranks (" + opt.backend +
                                 ")").c_str()
                              : "");

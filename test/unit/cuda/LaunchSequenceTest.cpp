@@ -189,8 +189,8 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
     bool mustWrite = s.out && (s.role == Slot::Param || s.role == Slot::State ||
                                (s.role == Slot::Output && s.name == "loss"));
     if (mustWrite)
-      EXPECT_TRUE(touched.count(int(i))) << slotRoleName(s.role) << " " << s.name
-                                         << " is never passed to a kernel or GEMM";
+      EXPECT_TRUE(touched.count(int(i)))
+          << slotRoleName(s.role) << " " << s.name << " is never passed to a kernel or GEMM";
   }
   // A CUDA graph captured from one step replays the next: same calls, same
   // addresses.

@@ -1,0 +1,471 @@
+//===- CudaSession.cpp - one GPU running a CUDA train.bin -----------------===//
+#include "runtime/cuda/CudaSession.h"
+
+#ifdef LCC_HAVE_CUDA_HEADERS
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <map>
+#include <tuple>
+#include <vector>
+#endif
+
+namespace lcc {
+
+#ifndef LCC_HAVE_CUDA_HEADERS
+
+struct CudaSession::Impl {};
+std::unique_ptr<CudaSession> CudaSession::create(const Program &, int, std::string &error) {
+  error = "this lcc-run was built without the CUDA headers (cuda.h, cublasLt.h); rebuild it "
+          "where the CUDA toolkit is installed";
+  return nullptr;
+}
+CudaSession::~CudaSession() = default;
+const CudaDevice &CudaSession::device() const { std::abort(); }
+const std::string &CudaSession::loadedFrom() const { std::abort(); }
+uint64_t CudaSession::allocate(size_t) { std::abort(); }
+void CudaSession::upload(uint64_t, const void *, size_t) { std::abort(); }
+void CudaSession::download(void *, uint64_t, size_t) { std::abort(); }
+bool CudaSession::synchronize(std::string &) { std::abort(); }
+bool CudaSession::beginCapture(std::string &) { std::abort(); }
+bool CudaSession::endCapture(int, std::string &) { std::abort(); }
+bool CudaSession::hasGraph(int) const { return false; }
+bool CudaSession::replay(int, std::string &) { std::abort(); }
+void CudaSession::launch(int64_t, int64_t, int64_t, const uint64_t *, int64_t) { std::abort(); }
+void CudaSession::gemm(const GemmCall &) { std::abort(); }
+
+#else
+
+namespace {
+
+/// The driver entry points a session uses (dlsym'd by their versioned names:
+/// cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2 with macros).
+struct Api {
+  decltype(&cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
+  decltype(&cuCtxSetCurrent) ctxSetCurrent = nullptr;
+  decltype(&cuStreamCreate) streamCreate = nullptr;
+  decltype(&cuStreamSynchronize) streamSynchronize = nullptr;
+  decltype(&cuModuleLoadData) moduleLoadData = nullptr;
+  decltype(&cuModuleGetFunction) moduleGetFunction = nullptr;
+  decltype(&cuLaunchKernel) launchKernel = nullptr;
+  decltype(&cuMemAlloc) memAlloc = nullptr;
+  decltype(&cuMemFree) memFree = nullptr;
+  decltype(&cuMemsetD8Async) memsetD8Async = nullptr;
+  decltype(&cuMemcpyHtoDAsync) memcpyHtoDAsync = nullptr;
+  decltype(&cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;
+  decltype(&cuStreamBeginCapture) streamBeginCapture = nullptr;
+  decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
+  decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
+  decltype(&cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&cuGetErrorString) getErrorString = nullptr;
+
+  decltype(&cublasLtCreate) ltCreate = nullptr;
+  decltype(&cublasLtMatmulDescCreate) ltDescCreate = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) ltDescSet = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) ltLayoutCreate = nullptr;
+  decltype(&cublasLtMatrixLayoutSetAttribute) ltLayoutSet = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) ltPrefCreate = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) ltPrefSet = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) ltHeuristic = nullptr;
+  decltype(&cublasLtMatmul) ltMatmul = nullptr;
+};
+
+template <typename F> void load(void *lib, const char *name, F &fn, std::string &missing) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn)
+    missing += (missing.empty() ? "" : ", ") + std::string(name);
+}
+
+void *openFirst(const std::vector<std::string> &names) {
+  for (const std::string &n : names)
+    if (void *lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return lib;
+  return nullptr;
+}
+
+/// A matrix operand as cuBLASLt sees it (column-major), from the row-major
+/// logical matrix of `rows` x `cols` whose element (r, c) is at
+/// r * rowStride + c * colStride: itself when its rows are contiguous,
+/// else its transpose.
+struct Operand {
+  bool transpose = false;
+  uint64_t rows = 0, cols = 0;
+  int64_t ld = 0;
+  bool ok = false;
+};
+Operand describe(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
+  Operand o;
+  if (rowStride == 1 || rows == 1) { // column-major rows x cols
+    o = {false, uint64_t(rows), uint64_t(cols), cols == 1 ? rows : colStride, true};
+  } else if (colStride == 1 || cols == 1) { // its transpose is column-major
+    o = {true, uint64_t(cols), uint64_t(rows), rows == 1 ? cols : rowStride, true};
+  }
+  if (o.ok && o.ld < int64_t(o.rows))
+    o.ok = false;
+  return o;
+}
+
+} // namespace
+
+struct CudaSession::Impl {
+  Api api;
+  CudaDevice device;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions;
+  std::string loadedFrom;
+  std::vector<CUdeviceptr> allocations;
+  std::map<int, CUgraphExec> graphs;
+  std::string error; // the first failure inside a launch or GEMM (sticky)
+
+  cublasLtHandle_t lt = nullptr;
+  CUdeviceptr workspace = 0;
+  size_t workspaceBytes = 32u << 20;
+  struct Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t x = nullptr, y = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool ok = false;
+  };
+  std::map<std::vector<int64_t>, Plan> plans;
+
+  bool check(CUresult r, const char *what) {
+    if (r == CUDA_SUCCESS)
+      return true;
+    const char *text = nullptr;
+    api.getErrorString(r, &text);
+    if (error.empty())
+      error = std::string(what) + " failed: " + (text ? text : "unknown error") + " (CUresult " +
+              std::to_string(int(r)) + ")";
+    return false;
+  }
+  bool checkLt(cublasStatus_t s, const char *what) {
+    if (s == CUBLAS_STATUS_SUCCESS)
+      return true;
+    if (error.empty())
+      error = std::string(what) + " failed: cublasStatus " + std::to_string(int(s));
+    return false;
+  }
+  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const Operand &x,
+                   const Operand &y, uint64_t m, uint64_t n, uint64_t k, int32_t batch,
+                   const int64_t strides[3]);
+};
+
+std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
+                                                 std::string &error) {
+  const CudaDriver *driver = nullptr;
+  auto session = std::unique_ptr<CudaSession>(new CudaSession());
+  session->impl_ = std::make_unique<Impl>();
+  Impl &s = *session->impl_;
+  if (!loadCudaDriver(ordinal, driver, s.device, error))
+    return nullptr;
+  void *cuda = openFirst({"libcuda.so.1"});
+  if (const char *o = std::getenv("LCC_CUDA_DRIVER"); o && *o)
+    cuda = openFirst({o});
+  std::vector<std::string> ltNames;
+  if (const char *o = std::getenv("LCC_CUBLASLT"); o && *o)
+    ltNames.push_back(o);
+  for (const char *root : {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH")})
+    if (root && *root)
+      ltNames.push_back(std::string(root) + "/lib64/libcublasLt.so");
+  for (const char *n : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+                        "/usr/local/cuda/lib64/libcublasLt.so"})
+    ltNames.push_back(n);
+  void *lt = openFirst(ltNames);
+  if (!cuda)
+    return error = "libcuda.so.1 cannot be loaded", nullptr;
+  if (!lt)
+    return error = "cuBLASLt (libcublasLt.so) cannot be loaded; install the CUDA toolkit's "
+                   "cuBLAS or set LCC_CUBLASLT to the library",
+           nullptr;
+  std::string missing;
+  Api &a = s.api;
+  load(cuda, "cuDevicePrimaryCtxRetain", a.primaryCtxRetain, missing);
+  load(cuda, "cuCtxSetCurrent", a.ctxSetCurrent, missing);
+  load(cuda, "cuStreamCreate", a.streamCreate, missing);
+  load(cuda, "cuStreamSynchronize", a.streamSynchronize, missing);
+  load(cuda, "cuModuleLoadData", a.moduleLoadData, missing);
+  load(cuda, "cuModuleGetFunction", a.moduleGetFunction, missing);
+  load(cuda, "cuLaunchKernel", a.launchKernel, missing);
+  load(cuda, "cuMemAlloc_v2", a.memAlloc, missing);
+  load(cuda, "cuMemFree_v2", a.memFree, missing);
+  load(cuda, "cuMemsetD8Async", a.memsetD8Async, missing);
+  load(cuda, "cuMemcpyHtoDAsync_v2", a.memcpyHtoDAsync, missing);
+  load(cuda, "cuMemcpyDtoHAsync_v2", a.memcpyDtoHAsync, missing);
+  load(cuda, "cuStreamBeginCapture_v2", a.streamBeginCapture, missing);
+  load(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
+  load(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
+  load(cuda, "cuGraphLaunch", a.graphLaunch, missing);
+  load(cuda, "cuGetErrorString", a.getErrorString, missing);
+  load(lt, "cublasLtCreate", a.ltCreate, missing);
+  load(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
+  load(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
+  load(lt, "cublasLtMatrixLayoutCreate", a.ltLayoutCreate, missing);
+  load(lt, "cublasLtMatrixLayoutSetAttribute", a.ltLayoutSet, missing);
+  load(lt, "cublasLtMatmulPreferenceCreate", a.ltPrefCreate, missing);
+  load(lt, "cublasLtMatmulPreferenceSetAttribute", a.ltPrefSet, missing);
+  load(lt, "cublasLtMatmulAlgoGetHeuristic", a.ltHeuristic, missing);
+  load(lt, "cublasLtMatmul", a.ltMatmul, missing);
+  if (!missing.empty())
+    return error = "the CUDA driver or cuBLASLt lacks " + missing, nullptr;
+
+  CUdevice dev = 0;
+  dev = CUdevice(ordinal);
+  if (!s.check(a.primaryCtxRetain(&s.context, dev), "cuDevicePrimaryCtxRetain") ||
+      !s.check(a.ctxSetCurrent(s.context), "cuCtxSetCurrent") ||
+      !s.check(a.streamCreate(&s.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"))
+    return error = s.error, nullptr;
+  // The cubin when it is for this GPU; otherwise the PTX, compiled by the
+  // driver for whatever GPU this is (newer architectures).
+  if (program.cudaArch() == s.device.arch() && !program.cudaCubin().empty() &&
+      a.moduleLoadData(&s.module, program.cudaCubin().data()) == CUDA_SUCCESS) {
+    s.loadedFrom = "cubin";
+  } else {
+    std::string ptx = program.cudaPtx(); // NUL-terminated for the driver
+    if (!s.check(a.moduleLoadData(&s.module, ptx.c_str()), "loading the kernels' PTX"))
+      return error = s.error + " (the train.bin is for " + program.cudaArch() + ", this GPU is " +
+                     s.device.arch() + ")",
+             nullptr;
+    s.loadedFrom = "ptx";
+  }
+  for (const std::string &name : program.cudaKernels()) {
+    CUfunction f = nullptr;
+    if (!s.check(a.moduleGetFunction(&f, s.module, name.c_str()),
+                 ("cuModuleGetFunction(" + name + ")").c_str()))
+      return error = s.error, nullptr;
+    s.functions.push_back(f);
+  }
+  if (!s.checkLt(a.ltCreate(&s.lt), "cublasLtCreate"))
+    return error = s.error, nullptr;
+  s.workspace = session->allocate(s.workspaceBytes);
+  if (!s.error.empty())
+    return error = s.error, nullptr;
+  return session;
+}
+
+CudaSession::~CudaSession() {
+  if (!impl_ || !impl_->stream)
+    return;
+  std::string ignored;
+  synchronize(ignored);
+  for (CUdeviceptr p : impl_->allocations)
+    impl_->api.memFree(p);
+}
+
+const CudaDevice &CudaSession::device() const { return impl_->device; }
+const std::string &CudaSession::loadedFrom() const { return impl_->loadedFrom; }
+
+uint64_t CudaSession::allocate(size_t bytes) {
+  CUdeviceptr p = 0;
+  if (!impl_->check(impl_->api.memAlloc(&p, bytes ? bytes : 1), "cuMemAlloc"))
+    return 0;
+  impl_->allocations.push_back(p);
+  impl_->check(impl_->api.memsetD8Async(p, 0, bytes ? bytes : 1, impl_->stream), "cuMemsetD8Async");
+  return p;
+}
+
+void CudaSession::upload(uint64_t device, const void *host, size_t bytes) {
+  if (bytes)
+    impl_->check(impl_->api.memcpyHtoDAsync(device, host, bytes, impl_->stream), "cuMemcpyHtoD");
+}
+
+void CudaSession::download(void *host, uint64_t device, size_t bytes) {
+  if (bytes)
+    impl_->check(impl_->api.memcpyDtoHAsync(host, device, bytes, impl_->stream), "cuMemcpyDtoH");
+}
+
+bool CudaSession::synchronize(std::string &error) {
+  impl_->check(impl_->api.streamSynchronize(impl_->stream), "the step on the GPU");
+  error = impl_->error;
+  return impl_->error.empty();
+}
+
+bool CudaSession::beginCapture(std::string &error) {
+  if (!impl_->check(impl_->api.streamBeginCapture(impl_->stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                    "cuStreamBeginCapture"))
+    return error = impl_->error, false;
+  return true;
+}
+
+bool CudaSession::endCapture(int slot, std::string &error) {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  if (!impl_->check(impl_->api.streamEndCapture(impl_->stream, &graph), "cuStreamEndCapture") ||
+      !impl_->check(impl_->api.graphInstantiate(&exec, graph, 0), "cuGraphInstantiate"))
+    return error = impl_->error, false;
+  impl_->graphs[slot] = exec;
+  return true;
+}
+
+bool CudaSession::hasGraph(int slot) const { return impl_->graphs.count(slot) > 0; }
+
+bool CudaSession::replay(int slot, std::string &error) {
+  if (!impl_->check(impl_->api.graphLaunch(impl_->graphs.at(slot), impl_->stream), "cuGraphLaunch"))
+    return error = impl_->error, false;
+  return true;
+}
+
+void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
+                         int64_t argc) {
+  Impl &s = *impl_;
+  if (kernel < 0 || kernel >= int64_t(s.functions.size())) {
+    if (s.error.empty())
+      s.error = "the code launched kernel #" + std::to_string(kernel) + ", which does not exist";
+    return;
+  }
+  // cuLaunchKernel takes a pointer to each parameter; the values are copied
+  // at launch (or capture), so pointers into `args` are enough.
+  std::vector<void *> params(static_cast<size_t>(argc));
+  for (int64_t i = 0; i < argc; ++i)
+    params[size_t(i)] = const_cast<uint64_t *>(&args[i]);
+  s.check(s.api.launchKernel(s.functions[size_t(kernel)], unsigned(grid), 1, 1, unsigned(block), 1,
+                             1, 0, s.stream, params.data(), nullptr),
+          "cuLaunchKernel");
+}
+
+const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
+                                                       const std::vector<int64_t> &key,
+                                                       const Operand &x, const Operand &y,
+                                                       uint64_t m, uint64_t n, uint64_t k,
+                                                       int32_t batch, const int64_t strides[3]) {
+  auto found = plans.find(key);
+  if (found != plans.end())
+    return found->second;
+  Plan &p = plans[key];
+  cudaDataType_t type = call.f64 ? CUDA_R_64F : CUDA_R_32F;
+  // fp32 GEMMs in fp32 (no TF32): the CUDA target matches the CPU's losses
+  // to 1e-4; mixed precision (--precision=bf16) is where tensor cores come in.
+  cublasComputeType_t compute = call.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  if (!checkLt(api.ltDescCreate(&p.desc, compute, type), "cublasLtMatmulDescCreate"))
+    return p;
+  cublasOperation_t tx = x.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t ty = y.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &tx, sizeof(tx));
+  api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &ty, sizeof(ty));
+  auto layout = [&](cublasLtMatrixLayout_t &l, uint64_t rows, uint64_t cols, int64_t ld,
+                    int64_t stride) {
+    if (!checkLt(api.ltLayoutCreate(&l, type, rows, cols, ld), "cublasLtMatrixLayoutCreate"))
+      return false;
+    api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch));
+    api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+    return true;
+  };
+  int64_t ldc = key[key.size() - 1];
+  if (!layout(p.x, x.rows, x.cols, x.ld, strides[0]) ||
+      !layout(p.y, y.rows, y.cols, y.ld, strides[1]) || !layout(p.c, m, n, ldc, strides[2]))
+    return p;
+  (void)k;
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (!checkLt(api.ltPrefCreate(&pref), "cublasLtMatmulPreferenceCreate"))
+    return p;
+  uint64_t ws = workspaceBytes;
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found_ = 0;
+  if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &found_),
+               "cublasLtMatmulAlgoGetHeuristic"))
+    return p;
+  if (found_ == 0) {
+    if (error.empty())
+      error = "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) +
+              "x" + std::to_string(k) + " GEMM";
+    return p;
+  }
+  p.algo = result.algo;
+  p.ok = true;
+  return p;
+}
+
+void CudaSession::gemm(const GemmCall &call) {
+  Impl &s = *impl_;
+  const auto &a = call.args;
+  int64_t nb[3] = {a[0], a[1], a[2]}, m = a[3], n = a[4], k = a[5];
+  const int64_t *A = &a[6], *B = &a[13], *C = &a[20]; // base, offset, 3 batch, 2 matrix strides
+  // Column-major output either as C (m x n) or, when C's rows are
+  // contiguous, as C^T (n x m) = B^T A^T.
+  Operand out = describe(m, n, C[5], C[6]);
+  bool swapped = !out.ok || out.transpose;
+  const int64_t *X = A, *Y = B;
+  uint64_t rows = uint64_t(m), cols = uint64_t(n);
+  Operand x, y;
+  int64_t ldc = 0;
+  if (!swapped) {
+    x = describe(m, k, A[5], A[6]);
+    y = describe(k, n, B[5], B[6]);
+    ldc = out.ld;
+  } else {
+    Operand t = describe(n, m, C[6], C[5]);
+    if (!t.ok || t.transpose) {
+      if (s.error.empty())
+        s.error = "a GEMM output with neither rows nor columns contiguous";
+      return;
+    }
+    X = B, Y = A, rows = uint64_t(n), cols = uint64_t(m);
+    x = describe(n, k, B[6], B[5]);
+    y = describe(k, m, A[6], A[5]);
+    ldc = t.ld;
+  }
+  if (!x.ok || !y.ok) {
+    if (s.error.empty())
+      s.error = "a GEMM operand with neither rows nor columns contiguous";
+    return;
+  }
+  // Batches: the innermost batch dimension of size > 1 is cuBLASLt's strided
+  // batch; outer ones fold into it when every operand's strides nest
+  // (attention's batch x heads), else they are a loop of calls.
+  std::vector<int> dims;
+  for (int d = 0; d < 3; ++d)
+    if (nb[d] > 1)
+      dims.push_back(d);
+  bool flat = true;
+  for (const int64_t *o : {A, B, C})
+    for (size_t i = 1; i < dims.size(); ++i)
+      flat = flat && o[2 + dims[i - 1]] == nb[dims[i]] * o[2 + dims[i]];
+  int inner = dims.empty() ? -1 : dims.back();
+  int32_t batch = int32_t(flat ? nb[0] * nb[1] * nb[2] : nb[inner]);
+  int64_t strides[3] = {inner < 0 ? 0 : X[2 + inner], inner < 0 ? 0 : Y[2 + inner],
+                        inner < 0 ? 0 : C[2 + inner]};
+  std::vector<int> outer; // looped over when the batches do not fold
+  if (!flat)
+    outer.assign(dims.begin(), dims.end() - 1);
+  std::vector<int64_t> key(a.begin(), a.end());
+  for (int i : {6, 13, 20}) // pointers and offsets do not change the plan
+    key[size_t(i)] = key[size_t(i) + 1] = 0;
+  key.push_back(swapped);
+  key.push_back(ldc);
+  const Impl::Plan &p = s.plan(call, key, x, y, rows, cols, uint64_t(k), batch, strides);
+  if (!p.ok)
+    return;
+  size_t element = call.f64 ? 8 : 4;
+  double oneD = 1.0;
+  float oneF = 1.0f;
+  const void *one = call.f64 ? static_cast<const void *>(&oneD) : &oneF;
+  int64_t calls = 1;
+  for (int d : outer)
+    calls *= nb[d];
+  for (int64_t call_ = 0; call_ < calls; ++call_) {
+    int64_t index[3] = {0, 0, 0};
+    for (int64_t rest = call_, i = int64_t(outer.size()) - 1; i >= 0; --i) {
+      index[outer[size_t(i)]] = rest % nb[outer[size_t(i)]];
+      rest /= nb[outer[size_t(i)]];
+    }
+    auto at = [&](const int64_t *o) {
+      int64_t e = o[1];
+      for (int d : outer)
+        e += index[d] * o[2 + d];
+      return reinterpret_cast<void *>(uint64_t(o[0]) + uint64_t(e) * element);
+    };
+    // C accumulates (beta 1): lcc's GEMMs add into their zero-filled output.
+    s.checkLt(s.api.ltMatmul(s.lt, p.desc, one, at(X), p.x, at(Y), p.y, one, at(C), p.c, at(C), p.c,
+                             &p.algo, reinterpret_cast<void *>(s.workspace), s.workspaceBytes,
+                             s.stream),
+              "cublasLtMatmul");
+  }
+}
+
+#endif
+
+} // namespace lcc

@@ -1,0 +1,69 @@
+//===- CudaSession.h - one GPU running a CUDA train.bin ---------*- C++ -*-===//
+//
+// The CudaBackend that really runs: the kernels of the train.bin loaded into
+// a module (the cubin for the GPU it was compiled for, else the PTX, which
+// the driver compiles), one stream everything is issued on, cuBLASLt for the
+// GEMMs (descriptors and algorithm chosen once per GEMM shape, a workspace
+// allocated up front, so a step can be captured), device memory, and CUDA
+// graphs: a step issued between beginCapture() and endCapture() is recorded,
+// not run, and replay() runs it again with one launch.
+//
+// The driver and cuBLASLt are loaded at run time (CudaDriver.h); this file
+// is compiled only where the CUDA headers exist (LCC_HAVE_CUDA_HEADERS),
+// for their types and constants.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_RUNTIME_CUDA_CUDASESSION_H
+#define LCC_RUNTIME_CUDA_CUDASESSION_H
+
+#include "runtime/CpuProgram.h"
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/CudaLaunch.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace lcc {
+
+class CudaSession : public CudaBackend {
+public:
+  /// Opens device `ordinal`, loads `program`'s kernels and cuBLASLt. Null
+  /// with a one-line `error` when anything is missing; without CUDA headers
+  /// at build time, always null ("built without CUDA support").
+  static std::unique_ptr<CudaSession> create(const Program &program, int ordinal,
+                                             std::string &error);
+  ~CudaSession() override;
+
+  const CudaDevice &device() const;
+  /// "cubin" or "ptx": what the kernels were loaded from.
+  const std::string &loadedFrom() const;
+
+  /// Device memory, zero-filled; freed with the session.
+  uint64_t allocate(size_t bytes);
+  /// Copies on the stream (the host memory must stay valid until synchronize()).
+  void upload(uint64_t device, const void *host, size_t bytes);
+  void download(void *host, uint64_t device, size_t bytes);
+  /// Waits for everything issued; false (with `error`) when a kernel faulted.
+  bool synchronize(std::string &error);
+
+  /// Graph capture of what is issued in between (slot: which graph).
+  bool beginCapture(std::string &error);
+  bool endCapture(int slot, std::string &error);
+  bool hasGraph(int slot) const;
+  bool replay(int slot, std::string &error);
+
+  void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
+              int64_t argc) override;
+  void gemm(const GemmCall &call) override;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace lcc
+
+#endif
