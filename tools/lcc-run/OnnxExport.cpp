@@ -1,15 +1,25 @@
 //===- OnnxExport.cpp - trained weights back into the user's ONNX model ----===//
 #include "tools/lcc-run/OnnxExport.h"
 
+#ifdef LCC_HAVE_ONNX_PROTO
 #include "frontends/onnx/OnnxTypes.h"
 #include "runtime/AtomicFile.h"
 
 #include "lcc_onnx.pb.h"
+#endif
 
 #include <set>
 
 namespace lcc {
 
+#ifndef LCC_HAVE_ONNX_PROTO
+// The runtime-only build (LCC_RUNTIME_ONLY, for GPU machines) has no protobuf.
+bool exportOnnx(const uint8_t *, size_t, const SafetensorsFile &, const std::string &,
+                std::string &error) {
+  error = "this lcc-run was built without protobuf (LCC_RUNTIME_ONLY); use --export (safetensors)";
+  return false;
+}
+#else
 bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
                 const std::string &path, std::string &error) {
   onnx::ModelProto proto;
@@ -59,5 +69,7 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
   }
   return writeFileAtomically(path, bytes.data(), bytes.size(), error);
 }
+
+#endif
 
 } // namespace lcc

@@ -1,0 +1,205 @@
+"""The GPU verification of the CUDA target (issue 7), run by verify.sh on a
+machine with an NVIDIA GPU after it built lcc-run there (runtime only):
+
+ (a) gpt-tiny trained 50 steps on the GPU against the CPU target's losses
+     (benchmarks/gpu/bins/gpt-tiny-cpu.csv, from prepare.sh): fp32, relative
+     difference at most 1e-4 per step; the same with --no-graph (eager
+     launches) against the graph run;
+ (b) GPT-2 124M (batch 8, context 1024) tokens/s in lcc and in PyTorch eager
+     and torch.compile in the same run (fp32 for both: lcc's bf16 policy is
+     not built yet; PyTorch bf16 autocast is shown for reference), MFU
+     against the peak GEMM rate measured in the same run;
+ (c) graph replay against --no-graph, tokens/s.
+
+Every phase has a timeout and reports its failure instead of stopping the
+others; the table is printed last."""
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+CORPUS = os.path.join(ROOT, "data", "kjv-genesis-exodus.txt")
+GPT2 = dict(vocab=50257, dim=768, heads=12, layers=12, batch=8, seq=1024, ctx=1024)
+
+rows = []  # (check, result, detail)
+
+
+def row(check, result, detail=""):
+    rows.append((check, result, detail))
+    print(f"[verify] {check}: {result} {detail}", flush=True)
+
+
+def read_csv(path):
+    with open(path) as f:
+        return [r for r in csv.DictReader(f)]
+
+
+def lcc_run(args, binary, steps, csv_path, extra=(), timeout=240):
+    cmd = [args.lcc_run, binary, "--data", CORPUS, "--steps", str(steps), "--val-fraction", "0",
+           "--quiet", "--csv", csv_path] + list(extra)
+    t0 = time.time()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    log = os.path.join(args.out, os.path.basename(csv_path) + ".log")
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise RuntimeError(f"exit {done.returncode}: {(done.stderr or done.stdout).strip()[-400:]}")
+    return read_csv(csv_path), time.time() - t0
+
+
+def steady_rate(records, skip=5):
+    rates = [float(r["tokens_per_s"]) for r in records[skip:]] or \
+            [float(r["tokens_per_s"]) for r in records]
+    return statistics.median(rates)
+
+
+def max_rel(a, b):
+    return max(abs(float(x["loss"]) - float(y["loss"])) / abs(float(y["loss"]))
+               for x, y in zip(a, b))
+
+
+def phase_tiny(args, results):
+    cpu = read_csv(os.path.join(args.bins, "gpt-tiny-cpu.csv"))
+    gpu, _ = lcc_run(args, os.path.join(args.bins, "gpt-tiny-cuda.bin"), len(cpu),
+                     os.path.join(args.out, "tiny-graph.csv"))
+    rel = max_rel(gpu, cpu)
+    row("(a) gpt-tiny fp32 GPU vs CPU losses, 50 steps", "PASS" if rel <= 1e-4 else "FAIL",
+        f"max rel diff {rel:.2e} (tolerance 1e-4); final {float(gpu[-1]['loss']):.4f} vs "
+        f"{float(cpu[-1]['loss']):.4f}")
+    eager, _ = lcc_run(args, os.path.join(args.bins, "gpt-tiny-cuda.bin"), len(cpu),
+                       os.path.join(args.out, "tiny-eager.csv"), ["--no-graph"])
+    rel = max_rel(eager, gpu)
+    row("(a) gpt-tiny --no-graph vs graph losses", "PASS" if rel <= 1e-6 else "FAIL",
+        f"max rel diff {rel:.2e}")
+    results["tiny graph"] = steady_rate(gpu)
+    results["tiny eager"] = steady_rate(eager)
+
+
+def phase_gpt2_lcc(args, results):
+    binary = os.path.join(args.bins, "gpt2-cuda.bin")
+    graph, seconds = lcc_run(args, binary, args.gpt2_steps, os.path.join(args.out, "gpt2.csv"),
+                             timeout=300)
+    results["gpt2 lcc graph"] = steady_rate(graph, skip=3)
+    row("(b) GPT-2 124M lcc fp32 (graph)", "ran",
+        f"{results['gpt2 lcc graph']:.0f} tok/s, loss {float(graph[0]['loss']):.3f} -> "
+        f"{float(graph[-1]['loss']):.3f}, {seconds:.0f} s")
+    eager, _ = lcc_run(args, binary, 8, os.path.join(args.out, "gpt2-eager.csv"), ["--no-graph"],
+                       timeout=300)
+    results["gpt2 lcc eager"] = steady_rate(eager, skip=3)
+
+
+def phase_torch(args, results):
+    import torch
+    from cpu_train_step import flops_per_token, sample_batch, torch_model
+    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32, as in lcc
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+
+    def peak(dtype):
+        a = torch.randn(8192, 8192, device=dev, dtype=dtype)
+        b = torch.randn(8192, 8192, device=dev, dtype=dtype)
+        for _ in range(3):
+            a @ b
+        torch.cuda.synchronize()
+        t0 = time.time()
+        for _ in range(10):
+            a @ b
+        torch.cuda.synchronize()
+        return 10 * 2 * 8192 ** 3 / (time.time() - t0)
+
+    results["peak fp32"] = peak(torch.float32)
+    results["peak bf16"] = peak(torch.bfloat16)
+    results["flops/token"] = flops_per_token(GPT2)
+    data = torch.tensor(list(open(CORPUS, "rb").read()), dtype=torch.long)
+    B, T = GPT2["batch"], GPT2["seq"]
+    for name, compiled, bf16 in [("eager fp32", False, False), ("compile fp32", True, False),
+                                 ("eager bf16", False, True), ("compile bf16", True, True)]:
+        try:
+            p, forward, _ = torch_model(torch, GPT2)
+            for k in list(p):
+                p[k] = p[k].detach().to(dev).requires_grad_(True)
+            decay = [t for t in p.values() if t.dim() >= 2]
+            no_decay = [t for t in p.values() if t.dim() < 2]
+            opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                                     {"params": no_decay, "weight_decay": 0.0}],
+                                    lr=6e-4, betas=(0.9, 0.95), eps=1e-8)
+            fn = torch.compile(forward) if compiled else forward
+            gen = torch.Generator().manual_seed(7)
+
+            def step():
+                tokens, targets = (t.to(dev) for t in sample_batch(torch, data, B, T, gen))
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    loss = fn(tokens, targets)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
+                opt.step()
+                return loss
+
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize()
+            t0 = time.time()
+            for _ in range(args.torch_steps):
+                loss = step()
+            torch.cuda.synchronize()
+            results["gpt2 torch " + name] = B * T * args.torch_steps / (time.time() - t0)
+            row(f"(b) GPT-2 124M torch {name}", "ran",
+                f"{results['gpt2 torch ' + name]:.0f} tok/s, loss {loss.item():.3f}")
+            del p, opt, fn
+            torch.cuda.empty_cache()
+        except Exception as e:  # one variant failing must not hide the others
+            row(f"(b) GPT-2 124M torch {name}", "FAILED", str(e).splitlines()[0][:200])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lcc-run", required=True)
+    ap.add_argument("--bins", default=os.path.join(HERE, "bins"))
+    ap.add_argument("--out", default="/tmp/lcc-gpu")
+    ap.add_argument("--gpt2-steps", type=int, default=20)
+    ap.add_argument("--torch-steps", type=int, default=10)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    results = {}
+    for name, phase in [("gpt-tiny", phase_tiny), ("GPT-2 lcc", phase_gpt2_lcc),
+                        ("GPT-2 torch", phase_torch)]:
+        t0 = time.time()
+        try:
+            phase(args, results)
+        except Exception as e:
+            row(f"{name}", "FAILED", str(e).strip()[:400])
+        print(f"[verify] phase {name}: {time.time() - t0:.0f} s", flush=True)
+
+    print("\n## lcc GPU verification\n")
+    print("| check | result | detail |\n|---|---|---|")
+    for check, result, detail in rows:
+        print(f"| {check} | {result} | {detail} |")
+    fpt = results.get("flops/token")
+    print("\n| GPT-2 124M, B=8 T=1024 | tokens/s | MFU | lcc (graph) / this |\n|---|---:|---:|---:|")
+    lcc = results.get("gpt2 lcc graph")
+    for key in ["gpt2 lcc graph", "gpt2 lcc eager", "gpt2 torch eager fp32",
+                "gpt2 torch compile fp32", "gpt2 torch eager bf16", "gpt2 torch compile bf16"]:
+        if key not in results:
+            print(f"| {key[5:]} | - | - | - |")
+            continue
+        peak = results.get("peak bf16" if "bf16" in key else "peak fp32")
+        mfu = f"{100 * fpt * results[key] / peak:.1f}%" if fpt and peak else "-"
+        ratio = f"{lcc / results[key]:.2f}x" if lcc else "-"
+        print(f"| {key[5:]} | {results[key]:,.0f} | {mfu} | {ratio} |")
+    if "peak fp32" in results:
+        print(f"\nmeasured GEMM peaks: fp32 {results['peak fp32'] / 1e12:.1f} TFLOP/s, "
+              f"bf16 {results['peak bf16'] / 1e12:.1f} TFLOP/s (8192^3)")
+    for pair in [("tiny graph", "tiny eager"), ("gpt2 lcc graph", "gpt2 lcc eager")]:
+        if all(k in results for k in pair):
+            print(f"(c) {pair[0]} vs --no-graph: {results[pair[0]]:,.0f} vs "
+                  f"{results[pair[1]]:,.0f} tok/s = {results[pair[0]] / results[pair[1]]:.2f}x")
+
+
+main()
