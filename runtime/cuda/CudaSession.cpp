@@ -1,5 +1,6 @@
 //===- CudaSession.cpp - one GPU running a CUDA train.bin -----------------===//
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/GemmLayout.h"
 
 #ifdef LCC_HAVE_CUDA_HEADERS
 #include <cublasLt.h>
@@ -85,28 +86,6 @@ void *openFirst(const std::vector<std::string> &names) {
   return nullptr;
 }
 
-/// A matrix operand as cuBLASLt sees it (column-major), from the row-major
-/// logical matrix of `rows` x `cols` whose element (r, c) is at
-/// r * rowStride + c * colStride: itself when its rows are contiguous,
-/// else its transpose.
-struct Operand {
-  bool transpose = false;
-  uint64_t rows = 0, cols = 0;
-  int64_t ld = 0;
-  bool ok = false;
-};
-Operand describe(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
-  Operand o;
-  if (rowStride == 1 || rows == 1) { // column-major rows x cols
-    o = {false, uint64_t(rows), uint64_t(cols), cols == 1 ? rows : colStride, true};
-  } else if (colStride == 1 || cols == 1) { // its transpose is column-major
-    o = {true, uint64_t(cols), uint64_t(rows), rows == 1 ? cols : rowStride, true};
-  }
-  if (o.ok && o.ld < int64_t(o.rows))
-    o.ok = false;
-  return o;
-}
-
 } // namespace
 
 struct CudaSession::Impl {
@@ -149,9 +128,7 @@ struct CudaSession::Impl {
       error = std::string(what) + " failed: cublasStatus " + std::to_string(int(s));
     return false;
   }
-  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const Operand &x,
-                   const Operand &y, uint64_t m, uint64_t n, uint64_t k, int32_t batch,
-                   const int64_t strides[3]);
+  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g);
 };
 
 std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
@@ -326,11 +303,8 @@ void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint
           "cuLaunchKernel");
 }
 
-const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
-                                                       const std::vector<int64_t> &key,
-                                                       const Operand &x, const Operand &y,
-                                                       uint64_t m, uint64_t n, uint64_t k,
-                                                       int32_t batch, const int64_t strides[3]) {
+const CudaSession::Impl::Plan &
+CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g) {
   auto found = plans.find(key);
   if (found != plans.end())
     return found->second;
@@ -341,37 +315,38 @@ const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
   cublasComputeType_t compute = call.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   if (!checkLt(api.ltDescCreate(&p.desc, compute, type), "cublasLtMatmulDescCreate"))
     return p;
-  cublasOperation_t tx = x.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t ty = y.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t tx = g.x.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t ty = g.y.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &tx, sizeof(tx));
   api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &ty, sizeof(ty));
-  auto layout = [&](cublasLtMatrixLayout_t &l, uint64_t rows, uint64_t cols, int64_t ld,
+  int32_t batch = g.batch;
+  auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
-    if (!checkLt(api.ltLayoutCreate(&l, type, rows, cols, ld), "cublasLtMatrixLayoutCreate"))
+    if (!checkLt(api.ltLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld),
+                 "cublasLtMatrixLayoutCreate"))
       return false;
     api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch));
     api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
     return true;
   };
-  int64_t ldc = key[key.size() - 1];
-  if (!layout(p.x, x.rows, x.cols, x.ld, strides[0]) ||
-      !layout(p.y, y.rows, y.cols, y.ld, strides[1]) || !layout(p.c, m, n, ldc, strides[2]))
+  if (!layout(p.x, g.x.rows, g.x.cols, g.x.ld, g.strideX) ||
+      !layout(p.y, g.y.rows, g.y.cols, g.y.ld, g.strideY) ||
+      !layout(p.c, g.m, g.n, g.ldc, g.strideC))
     return p;
-  (void)k;
   cublasLtMatmulPreference_t pref = nullptr;
   if (!checkLt(api.ltPrefCreate(&pref), "cublasLtMatmulPreferenceCreate"))
     return p;
   uint64_t ws = workspaceBytes;
   api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
   cublasLtMatmulHeuristicResult_t result{};
-  int found_ = 0;
-  if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &found_),
+  int count = 0;
+  if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &count),
                "cublasLtMatmulAlgoGetHeuristic"))
     return p;
-  if (found_ == 0) {
+  if (count == 0) {
     if (error.empty())
-      error = "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) +
-              "x" + std::to_string(k) + " GEMM";
+      error = "cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) +
+              "x" + std::to_string(g.k) + " GEMM";
     return p;
   }
   p.algo = result.algo;
@@ -381,85 +356,26 @@ const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
 
 void CudaSession::gemm(const GemmCall &call) {
   Impl &s = *impl_;
-  const auto &a = call.args;
-  int64_t nb[3] = {a[0], a[1], a[2]}, m = a[3], n = a[4], k = a[5];
-  const int64_t *A = &a[6], *B = &a[13], *C = &a[20]; // base, offset, 3 batch, 2 matrix strides
-  // Column-major output either as C (m x n) or, when C's rows are
-  // contiguous, as C^T (n x m) = B^T A^T.
-  Operand out = describe(m, n, C[5], C[6]);
-  bool swapped = !out.ok || out.transpose;
-  const int64_t *X = A, *Y = B;
-  uint64_t rows = uint64_t(m), cols = uint64_t(n);
-  Operand x, y;
-  int64_t ldc = 0;
-  if (!swapped) {
-    x = describe(m, k, A[5], A[6]);
-    y = describe(k, n, B[5], B[6]);
-    ldc = out.ld;
-  } else {
-    Operand t = describe(n, m, C[6], C[5]);
-    if (!t.ok || t.transpose) {
-      if (s.error.empty())
-        s.error = "a GEMM output with neither rows nor columns contiguous";
-      return;
-    }
-    X = B, Y = A, rows = uint64_t(n), cols = uint64_t(m);
-    x = describe(n, k, B[6], B[5]);
-    y = describe(k, m, A[6], A[5]);
-    ldc = t.ld;
-  }
-  if (!x.ok || !y.ok) {
+  LtGemm g = planLtGemm(call);
+  if (!g.error.empty()) {
     if (s.error.empty())
-      s.error = "a GEMM operand with neither rows nor columns contiguous";
+      s.error = g.error;
     return;
   }
-  // Batches: the innermost batch dimension of size > 1 is cuBLASLt's strided
-  // batch; outer ones fold into it when every operand's strides nest
-  // (attention's batch x heads), else they are a loop of calls.
-  std::vector<int> dims;
-  for (int d = 0; d < 3; ++d)
-    if (nb[d] > 1)
-      dims.push_back(d);
-  bool flat = true;
-  for (const int64_t *o : {A, B, C})
-    for (size_t i = 1; i < dims.size(); ++i)
-      flat = flat && o[2 + dims[i - 1]] == nb[dims[i]] * o[2 + dims[i]];
-  int inner = dims.empty() ? -1 : dims.back();
-  int32_t batch = int32_t(flat ? nb[0] * nb[1] * nb[2] : nb[inner]);
-  int64_t strides[3] = {inner < 0 ? 0 : X[2 + inner], inner < 0 ? 0 : Y[2 + inner],
-                        inner < 0 ? 0 : C[2 + inner]};
-  std::vector<int> outer; // looped over when the batches do not fold
-  if (!flat)
-    outer.assign(dims.begin(), dims.end() - 1);
-  std::vector<int64_t> key(a.begin(), a.end());
+  std::vector<int64_t> key(call.args.begin(), call.args.end());
   for (int i : {6, 13, 20}) // pointers and offsets do not change the plan
     key[size_t(i)] = key[size_t(i) + 1] = 0;
-  key.push_back(swapped);
-  key.push_back(ldc);
-  const Impl::Plan &p = s.plan(call, key, x, y, rows, cols, uint64_t(k), batch, strides);
+  key.push_back(call.f64);
+  const Impl::Plan &p = s.plan(call, key, g);
   if (!p.ok)
     return;
-  size_t element = call.f64 ? 8 : 4;
   double oneD = 1.0;
   float oneF = 1.0f;
   const void *one = call.f64 ? static_cast<const void *>(&oneD) : &oneF;
-  int64_t calls = 1;
-  for (int d : outer)
-    calls *= nb[d];
-  for (int64_t call_ = 0; call_ < calls; ++call_) {
-    int64_t index[3] = {0, 0, 0};
-    for (int64_t rest = call_, i = int64_t(outer.size()) - 1; i >= 0; --i) {
-      index[outer[size_t(i)]] = rest % nb[outer[size_t(i)]];
-      rest /= nb[outer[size_t(i)]];
-    }
-    auto at = [&](const int64_t *o) {
-      int64_t e = o[1];
-      for (int d : outer)
-        e += index[d] * o[2 + d];
-      return reinterpret_cast<void *>(uint64_t(o[0]) + uint64_t(e) * element);
-    };
+  for (int64_t i = 0, n = ltCalls(call, g); i < n; ++i) {
+    auto at = [&](int which) { return reinterpret_cast<void *>(ltAddress(call, g, which, i)); };
     // C accumulates (beta 1): lcc's GEMMs add into their zero-filled output.
-    s.checkLt(s.api.ltMatmul(s.lt, p.desc, one, at(X), p.x, at(Y), p.y, one, at(C), p.c, at(C), p.c,
+    s.checkLt(s.api.ltMatmul(s.lt, p.desc, one, at(0), p.x, at(1), p.y, one, at(2), p.c, at(2), p.c,
                              &p.algo, reinterpret_cast<void *>(s.workspace), s.workspaceBytes,
                              s.stream),
               "cublasLtMatmul");

@@ -16,12 +16,17 @@
 //    sequence (one captured graph can replay every step).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/CpuKernels.h"
 #include "runtime/CpuProgram.h"
 #include "runtime/cuda/CudaLaunch.h"
+#include "runtime/cuda/GemmLayout.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <map>
+#include <random>
 #include <regex>
 #include <set>
 
@@ -209,6 +214,82 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
   std::set<int> initialized = slotsTouched(record("init", ib), ib);
   for (size_t i = 0; i < init->slots.size(); ++i)
     EXPECT_TRUE(initialized.count(int(i))) << init->slots[i].name << " is not initialized";
+}
+
+/// What cuBLASLt computes for `plan` (column-major D += op(X) op(Y) per
+/// batch and call), written from its documented semantics, in double.
+void emulateCuBlasLt(const GemmCall &call, const LtGemm &g) {
+  for (int64_t c = 0; c < ltCalls(call, g); ++c) {
+    auto *X = reinterpret_cast<const float *>(ltAddress(call, g, 0, c));
+    auto *Y = reinterpret_cast<const float *>(ltAddress(call, g, 1, c));
+    auto *D = reinterpret_cast<float *>(ltAddress(call, g, 2, c));
+    for (int32_t b = 0; b < g.batch; ++b) {
+      const float *x = X + b * g.strideX, *y = Y + b * g.strideY;
+      float *d = D + b * g.strideC;
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          double sum = 0;
+          for (int64_t k = 0; k < g.k; ++k) {
+            double xv = g.x.transpose ? x[k + i * g.x.ld] : x[i + k * g.x.ld];
+            double yv = g.y.transpose ? y[j + k * g.y.ld] : y[k + j * g.y.ld];
+            sum += xv * yv;
+          }
+          d[i + j * g.ldc] += float(sum);
+        }
+    }
+  }
+}
+
+// The GEMM calls of a step, mapped to cuBLASLt (GemmLayout.h) and computed
+// as cuBLASLt would, give what the CPU's lcc_sgemm gives on the same
+// buffers: transposes, leading dimensions, batch folding and C^T = B^T A^T.
+TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
+  const EntryPoint *e = program().entry("train_step");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  std::vector<RecordingBackend::Call> calls = record("train_step", b);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (auto &buffer : b.bytes)
+    for (size_t i = 0; i + 4 <= buffer.size(); i += 4) {
+      float v = uniform(rng);
+      std::memcpy(buffer.data() + i, &v, 4);
+    }
+  int checked = 0, swapped = 0, batched = 0;
+  for (const auto &c : calls) {
+    if (!c.isGemm)
+      continue;
+    ASSERT_FALSE(c.gemm.f64);
+    LtGemm g = planLtGemm(c.gemm);
+    ASSERT_EQ(g.error, "") << "GEMM #" << checked;
+    std::vector<std::vector<uint8_t>> before = b.bytes;
+    const auto &a = c.gemm.args;
+    lcc_sgemm(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+              a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24],
+              a[25], a[26]);
+    std::vector<std::vector<uint8_t>> reference = b.bytes;
+    for (size_t i = 0; i < b.bytes.size(); ++i)
+      std::memcpy(b.bytes[i].data(), before[i].data(), before[i].size());
+    emulateCuBlasLt(c.gemm, g);
+    size_t changed = 0;
+    for (size_t i = 0; i < b.bytes.size(); ++i)
+      for (size_t j = 0; j + 4 <= b.bytes[i].size(); j += 4) {
+        float want, got, was;
+        std::memcpy(&want, reference[i].data() + j, 4);
+        std::memcpy(&got, b.bytes[i].data() + j, 4);
+        std::memcpy(&was, before[i].data() + j, 4);
+        changed += want != was;
+        ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want)))
+            << "GEMM #" << checked << " buffer " << e->slots[i].name << " element " << j / 4;
+      }
+    EXPECT_GT(changed, 0u) << "GEMM #" << checked << " wrote nothing";
+    ++checked;
+    swapped += g.swapped;
+    batched += g.batch > 1;
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(swapped, 0); // row-major outputs: C^T = B^T A^T
+  EXPECT_GT(batched, 0); // attention's per-head GEMMs
 }
 
 TEST(CudaLaunchSequenceDeathTest, HostCodeWithoutABackendStopsWithAMessage) {
