@@ -128,7 +128,8 @@ struct CudaSession::Impl {
       error = std::string(what) + " failed: cublasStatus " + std::to_string(int(s));
     return false;
   }
-  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g);
+  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g,
+                   const uint32_t alignment[3]);
 };
 
 std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
@@ -304,7 +305,8 @@ void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint
 }
 
 const CudaSession::Impl::Plan &
-CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g) {
+CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g,
+                        const uint32_t alignment[3]) {
   auto found = plans.find(key);
   if (found != plans.end())
     return found->second;
@@ -338,6 +340,16 @@ CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, c
     return p;
   uint64_t ws = workspaceBytes;
   api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // The heuristic assumes 256-byte aligned matrices unless told otherwise;
+  // views into the arena (q, k, v of one projection) are less aligned.
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignment[0],
+                sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignment[1],
+                sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignment[2],
+                sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignment[2],
+                sizeof(uint32_t));
   cublasLtMatmulHeuristicResult_t result{};
   int count = 0;
   if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &count),
@@ -366,7 +378,18 @@ void CudaSession::gemm(const GemmCall &call) {
   for (int i : {6, 13, 20}) // pointers and offsets do not change the plan
     key[size_t(i)] = key[size_t(i) + 1] = 0;
   key.push_back(call.f64);
-  const Impl::Plan &p = s.plan(call, key, g);
+  // The least alignment of each matrix over the calls (and batches) it makes.
+  uint32_t alignment[3] = {256, 256, 256};
+  int64_t strides[3] = {g.strideX, g.strideY, g.strideC};
+  for (int which = 0; which < 3; ++which) {
+    for (int64_t i = 0, n = ltCalls(call, g); i < n; ++i)
+      while (ltAddress(call, g, which, i) % alignment[which])
+        alignment[which] /= 2;
+    while (g.batch > 1 && (uint64_t(strides[which]) * (call.f64 ? 8 : 4)) % alignment[which])
+      alignment[which] /= 2;
+    key.push_back(alignment[which]);
+  }
+  const Impl::Plan &p = s.plan(call, key, g, alignment);
   if (!p.ok)
     return;
   double oneD = 1.0;
