@@ -132,6 +132,33 @@ def LccShardTensorParallelPass : Pass<"lcc-shard-tp", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccPrecisionPass : Pass<"lcc-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: matmul and attention of @forward in bf16/f16, the rest in f32";
+  let description = [{
+    Runs on `@<function>` before `lcc-autodiff` (an error after it). Every f32
+    `lcc.matmul` and `lcc.attention` gets its operands converted to bf16 (or
+    f16) and its result converted back to f32; their lowering multiplies in
+    the low type and accumulates in f32 (tensor-core semantics; on the CPU
+    target the rounding is emulated exactly). Everything else (norms,
+    softmax, GELU, the loss, residual adds) stays f32, as under PyTorch's
+    autocast. Autodiff then builds the backward's matmuls in bf16 as well and
+    returns f32 parameter gradients (the convert's VJP converts back), so the
+    master weights, the optimizer state and the gradient norm stay f32. The
+    module gets `lcc.precision`. `precision=fp32` changes nothing; a function
+    without f32 matmuls gets a warning.
+
+    fp16 needs dynamic loss scaling in the train step, which is not built
+    yet: the driver refuses `--precision=fp16` with `-o`.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The loss function the policy applies to">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (nothing), bf16 or fp16">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect"];
+}
+
 def LccShardVocabParallelPass : Pass<"lcc-shard-vocab", "::mlir::ModuleOp"> {
   let summary = "Megatron vocab parallelism: embedding, LM head and cross-entropy split by vocabulary rows over tp ranks";
   let description = [{

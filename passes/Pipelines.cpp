@@ -49,6 +49,13 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     vocab.tp = options.tp;
     pm.addPass(createLccShardVocabParallelPass(vocab));
   }
+  // The precision policy on the forward; autodiff derives the backward's.
+  if (options.precision != "fp32") {
+    LccPrecisionPassOptions precision;
+    precision.function = options.function;
+    precision.precision = options.precision;
+    pm.addPass(createLccPrecisionPass(precision));
+  }
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;
   autodiff.function = options.function;

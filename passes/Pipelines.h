@@ -30,6 +30,8 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
+  /// fp32, or bf16/fp16 (lcc-precision before autodiff).
+  std::string precision = "fp32";
 };
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)

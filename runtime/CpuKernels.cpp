@@ -184,6 +184,23 @@ lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
                bN, c, cOff, cB0, cB1, cB2, cM, cN);
 }
 
+// f32 -> bf16 rounding (round to nearest even, NaN kept quiet), which LLVM
+// calls as a compiler-rt builtin: mixed-precision code (lcc --precision=bf16)
+// on the CPU emulates bf16 with it, and lcc-run links no compiler-rt. Only
+// compilers with the __bf16 type (clang, GCC 13) can define it with the ABI
+// LLVM expects (the result in an SSE register).
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13)
+extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  uint16_t r = (u & 0x7fffffffu) > 0x7f800000u
+                   ? uint16_t((u >> 16) | 0x40u)
+                   : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return __builtin_bit_cast(__bf16, r);
+}
+#define LCC_HAVE_TRUNCSFBF2 1
+#endif
+
 namespace lcc {
 
 const CpuKernelSymbol *cpuKernelSymbols() {

@@ -147,8 +147,8 @@ static cl::opt<int64_t> tpFlag("tp",
                                cl::init(1), cl::cat(distCat));
 static cl::opt<std::string> precisionFlag(
     "precision",
-    cl::desc("fp32 (default), or bf16/fp16 for --plan's mixed-precision accounting (ZeRO "
-             "paper: 2-byte parameters and gradients, 12 bytes of optimizer state)"),
+    cl::desc("fp32 (default) or bf16: matmul and attention in bf16, the rest and the optimizer "
+             "in f32 (lcc-precision); fp16 only for --plan's accounting so far"),
     cl::init("fp32"), cl::cat(distCat));
 static cl::opt<double> bucketFlag("bucket-mb",
                                   cl::desc("Largest bucket of gradients per collective (MiB)"),
@@ -207,6 +207,7 @@ static lcc::TrainStepOptions trainStepOptions() {
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
+  o.precision = precisionFlag;
   return o;
 }
 
@@ -645,10 +646,8 @@ int main(int argc, char **argv) {
                 "runs with lcc-run -n N (compile it with -o)");
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
     return fail("lcc: error: unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16");
-  if (precisionFlag != "fp32" && outputFile != "-")
-    return fail("lcc: error: --precision=" + precisionFlag +
-                " is only accounted by --plan so far; a train.bin trains in the model's own "
-                "types (drop -o, or --precision)");
+  if (precisionFlag == "fp16" && outputFile != "-")
+    return fail("lcc: error: --precision=fp16 needs dynamic loss scaling, not built yet; use bf16");
   if (std::string e = lcc::aotTargetError(targetFlag, archFlag); !e.empty())
     return fail("lcc: error: " + e);
   if (overlapFlag < 0)

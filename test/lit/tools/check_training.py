@@ -10,6 +10,12 @@
                                           B ran exactly steps FROM..TO, A ran them too, and
                                           each loss and grad norm of B is within RTOL
                                           (relative) of A's
+  check_training.py near CSV_A CSV_B ABS REL
+                                          mixed precision (A) against fp32 (B): at every
+                                          step |loss_A - loss_B| <= ABS + REL * loss_B; A
+                                          differs from B somewhere (the policy changed the
+                                          arithmetic); A learns (its last loss is more
+                                          than 1 nat below its first)
   check_training.py close-tensors A.safetensors B.safetensors RTOL TENSOR_RTOL
                                           the same f32 tensors; the relative 2-norm error
                                           |B - A| / |A| over all of them <= RTOL, and of
@@ -54,6 +60,33 @@ def main(argv):
         start = entropy + 1.0 if symbols else 5.0
         if not (float(first["loss"]) > start and val < threshold):
             print("FAIL: the loss did not fall below the threshold")
+            return 1
+        return 0
+    if argv[1] == "near":
+        a, b = rows(argv[2]), rows(argv[3])
+        tol_abs, tol_rel = float(argv[4]), float(argv[5])
+        if sorted(a) != sorted(b):
+            print("FAIL: the runs have different steps")
+            return 1
+        worst, at, bad = 0.0, 0, []
+        for step in sorted(b):
+            la, lb = float(a[step]["loss"]), float(b[step]["loss"])
+            d = abs(la - lb)
+            if d > worst:
+                worst, at = d, step
+            if not d <= tol_abs + tol_rel * abs(lb):
+                bad.append(step)
+        first, last = float(a[min(a)]["loss"]), float(a[max(a)]["loss"])
+        print(f"near: {len(b)} steps, max |diff| {worst:.4f} at step {at}, "
+              f"{'differs' if worst > 0 else 'identical'}; loss {first:.4f} -> {last:.4f}")
+        if bad:
+            print(f"FAIL: outside {tol_abs} + {tol_rel} x loss at steps {bad[:5]}")
+            return 1
+        if worst == 0:
+            print("FAIL: identical losses: the precision policy changed nothing")
+            return 1
+        if not last < first - 1.0:
+            print("FAIL: the mixed-precision run does not learn")
             return 1
         return 0
     if argv[1] == "same":

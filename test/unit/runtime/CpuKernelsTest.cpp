@@ -10,6 +10,7 @@
 #include "runtime/Parallel.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <random>
 #include <vector>
@@ -110,5 +111,56 @@ TEST(CpuKernels, BuiltWithBlas) {
   // CI installs OpenBLAS; a build without it would silently be 5x slower.
   EXPECT_TRUE(lcc::cpuKernelsHaveBlas());
 }
+
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13)
+extern "C" __bf16 __truncsfbf2(float);
+
+/// The bf16 bits of the runtime's f32 -> bf16 rounding.
+uint16_t bf16Bits(float x) {
+  __bf16 b = __truncsfbf2(x);
+  uint16_t bits;
+  std::memcpy(&bits, &b, 2);
+  return bits;
+}
+
+/// The reference: the nearest of the two bf16 neighbours of x (the
+/// truncation and the next one up in magnitude), ties to the even one,
+/// decided in double.
+uint16_t nearestBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  uint16_t lo = uint16_t(u >> 16), hi = uint16_t(lo + 1);
+  auto value = [](uint16_t bits) {
+    uint32_t w = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return double(f);
+  };
+  double dl = std::fabs(double(x) - value(lo)), dh = std::fabs(value(hi) - double(x));
+  if (dl != dh)
+    return dl < dh ? lo : hi;
+  return (lo & 1) ? hi : lo;
+}
+
+// --precision=bf16 on the CPU rounds with this builtin (LLVM calls it for
+// fptrunc to bfloat); lcc-run must provide it and round to nearest even.
+TEST(CpuKernels, TruncSfBf2RoundsToNearestEven) {
+  EXPECT_EQ(bf16Bits(1.0f), 0x3F80);
+  EXPECT_EQ(bf16Bits(1.0f + 0x1p-8f), 0x3F80);           // a tie: to the even 0x3F80
+  EXPECT_EQ(bf16Bits(1.0f + 0x1p-7f + 0x1p-8f), 0x3F82); // a tie: to the even 0x3F82
+  EXPECT_EQ(bf16Bits(-2.5f), 0xC020);
+  EXPECT_EQ(bf16Bits(3.4e38f), 0x7F80);                  // rounds up to infinity
+  EXPECT_EQ(bf16Bits(INFINITY), 0x7F80);
+  uint16_t nan = bf16Bits(NAN);
+  EXPECT_EQ(nan & 0x7F80, 0x7F80);
+  EXPECT_NE(nan & 0x7F, 0); // still a NaN
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1000, 1000);
+  for (int i = 0; i < 100000; ++i) {
+    float x = uniform(rng) * std::pow(2.0f, float(int(rng() % 60) - 30));
+    ASSERT_EQ(bf16Bits(x), nearestBf16(x)) << x;
+  }
+}
+#endif
 
 } // namespace
