@@ -46,20 +46,28 @@ std::optional<SmallVector<unsigned>> mapDims(AffineMap map) {
   return dims;
 }
 
-/// out = out + a * b (either order of the operands of + and *).
-bool isMulAddBody(linalg::GenericOp op) {
+/// out = out + a * b (either order of the operands of + and *); with
+/// `widened`, a and b are bf16 arguments each extended to f32 first (a bf16
+/// matmul accumulating in f32, as lcc lowers it).
+bool isMulAddBody(linalg::GenericOp op, bool widened) {
   Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+  if (body.getNumArguments() != 3 || body.getOperations().size() != (widened ? 5u : 3u))
     return false;
   auto yield = llvm::cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
     return false;
-  Value a = body.getArgument(0), b = body.getArgument(1), c = body.getArgument(2);
+  Value c = body.getArgument(2);
+  auto operand = [&](Value v, unsigned arg) {
+    if (!widened)
+      return v == body.getArgument(arg);
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == body.getArgument(arg);
+  };
   auto isMul = [&](Value v) {
     auto mul = v.getDefiningOp<arith::MulFOp>();
-    return mul && ((mul.getLhs() == a && mul.getRhs() == b) ||
-                   (mul.getLhs() == b && mul.getRhs() == a));
+    return mul && ((operand(mul.getLhs(), 0) && operand(mul.getRhs(), 1)) ||
+                   (operand(mul.getLhs(), 1) && operand(mul.getRhs(), 0)));
   };
   return (add.getLhs() == c && isMul(add.getRhs())) || (add.getRhs() == c && isMul(add.getLhs()));
 }
@@ -70,10 +78,14 @@ std::optional<GemmDims> matchGemm(linalg::GenericOp op) {
   Type elem = llvm::cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
   if (!elem.isF32() && !elem.isF64())
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (llvm::cast<MemRefType>(v.getType()).getElementType() != elem)
-      return std::nullopt;
-  if (!isMulAddBody(op))
+  // f32/f64 throughout, or bf16 operands into an f32 accumulator.
+  Type in = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType();
+  bool widened = in.isBF16() && elem.isF32();
+  if (in != elem && !widened)
+    return std::nullopt;
+  if (llvm::cast<MemRefType>(op->getOperand(1).getType()).getElementType() != in)
+    return std::nullopt;
+  if (!isMulAddBody(op, widened))
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   if (llvm::count(iters, utils::IteratorType::reduction) != 1)
@@ -120,7 +132,9 @@ func::FuncOp declareKernel(ModuleOp module, StringRef name, unsigned count) {
 LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp module,
                               StringRef prefix) {
   bool f32 = llvm::cast<MemRefType>(op->getOperand(2).getType()).getElementType().isF32();
-  func::FuncOp callee = declareKernel(module, (prefix + (f32 ? "sgemm" : "dgemm")).str(), 27);
+  bool bf16 = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType().isBF16();
+  func::FuncOp callee = declareKernel(
+      module, (prefix + (bf16 ? "bf16gemm" : f32 ? "sgemm" : "dgemm")).str(), 27);
   if (!callee)
     return failure();
   OpBuilder b(op);

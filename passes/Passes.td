@@ -365,7 +365,9 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     CPU only, after bufferization. A `linalg.generic` computing
     `C[b..., m, n] += A * B` with one reduction dimension (A over batch, m, k;
     B over batch, k, n; up to 3 batch dimensions, broadcasts allowed; f32 or
-    f64) becomes `func.call @lcc_sgemm` / `@lcc_dgemm` with 27 i64
+    f64; or bf16 A and B extended to an f32 C, the bf16 matmul of
+    `lcc-precision`) becomes `func.call @lcc_sgemm` / `@lcc_dgemm` /
+    `@lcc_bf16gemm` with 27 i64
     arguments: batch sizes (3), M, N, K, then for A, B and C the aligned base
     pointer, the offset, and the strides of the batch dims (3) and of the two
     matrix dims, in elements (runtime/CpuKernels.h documents the ABI). Other

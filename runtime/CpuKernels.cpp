@@ -201,12 +201,48 @@ extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
 #define LCC_HAVE_TRUNCSFBF2 1
 #endif
 
+namespace {
+/// f32 copies of the bf16 elements a GEMM operand reaches (offset plus the
+/// extent of its strides), so the call keeps its offset and strides.
+std::vector<float> widenBf16(int64_t base, int64_t offset, const int64_t sizes[5],
+                             const int64_t strides[5]) {
+  int64_t extent = offset + 1;
+  for (int d = 0; d < 5; ++d)
+    extent += (sizes[d] - 1) * strides[d];
+  std::vector<float> out(size_t(extent > 0 ? extent : 0));
+  const auto *in = reinterpret_cast<const uint16_t *>(base);
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = uint32_t(in[i]) << 16;
+    std::memcpy(&out[i], &bits, sizeof(float));
+  }
+  return out;
+}
+} // namespace
+
+// bf16 A and B, f32 C (lcc --precision=bf16): bf16 -> f32 is exact, so
+// widening the operands and running the f32 GEMM is the tensor-core
+// arithmetic (products of bf16 values, f32 accumulation).
+extern "C" __attribute__((visibility("default"))) void
+lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
+             int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
+             int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
+             int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
+             int64_t cM, int64_t cN) {
+  const int64_t aSizes[5] = {nb0, nb1, nb2, m, k}, aStrides[5] = {aB0, aB1, aB2, aM, aK};
+  const int64_t bSizes[5] = {nb0, nb1, nb2, k, n}, bStrides[5] = {bB0, bB1, bB2, bK, bN};
+  std::vector<float> wa = widenBf16(a, aOff, aSizes, aStrides);
+  std::vector<float> wb = widenBf16(b, bOff, bSizes, bStrides);
+  gemm<float>(nb0, nb1, nb2, m, n, k, int64_t(wa.data()), aOff, aB0, aB1, aB2, aM, aK,
+              int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+}
+
 namespace lcc {
 
 const CpuKernelSymbol *cpuKernelSymbols() {
   static const CpuKernelSymbol table[] = {
       {"lcc_sgemm", reinterpret_cast<void *>(&lcc_sgemm)},
       {"lcc_dgemm", reinterpret_cast<void *>(&lcc_dgemm)},
+      {"lcc_bf16gemm", reinterpret_cast<void *>(&lcc_bf16gemm)},
       {"lcc_parallel_for", reinterpret_cast<void *>(&lcc_parallel_for)},
       {nullptr, nullptr}};
   return table;

@@ -304,14 +304,17 @@ void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint
           "cuLaunchKernel");
 }
 
-const CudaSession::Impl::Plan &
-CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g,
-                        const uint32_t alignment[3]) {
+const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
+                                                       const std::vector<int64_t> &key,
+                                                       const LtGemm &g,
+                                                       const uint32_t alignment[3]) {
   auto found = plans.find(key);
   if (found != plans.end())
     return found->second;
   Plan &p = plans[key];
   cudaDataType_t type = call.f64 ? CUDA_R_64F : CUDA_R_32F;
+  // bf16 operands into an f32 output (tensor cores, f32 accumulation).
+  cudaDataType_t inType = call.bf16 ? CUDA_R_16BF : type;
   // fp32 GEMMs in fp32 (no TF32): the CUDA target matches the CPU's losses
   // to 1e-4; mixed precision (--precision=bf16) is where tensor cores come in.
   cublasComputeType_t compute = call.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
@@ -322,18 +325,18 @@ CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, c
   api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &tx, sizeof(tx));
   api.ltDescSet(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &ty, sizeof(ty));
   int32_t batch = g.batch;
-  auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
-                    int64_t stride) {
-    if (!checkLt(api.ltLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld),
+  auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t t, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) {
+    if (!checkLt(api.ltLayoutCreate(&l, t, uint64_t(rows), uint64_t(cols), ld),
                  "cublasLtMatrixLayoutCreate"))
       return false;
     api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch));
     api.ltLayoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
     return true;
   };
-  if (!layout(p.x, g.x.rows, g.x.cols, g.x.ld, g.strideX) ||
-      !layout(p.y, g.y.rows, g.y.cols, g.y.ld, g.strideY) ||
-      !layout(p.c, g.m, g.n, g.ldc, g.strideC))
+  if (!layout(p.x, inType, g.x.rows, g.x.cols, g.x.ld, g.strideX) ||
+      !layout(p.y, inType, g.y.rows, g.y.cols, g.y.ld, g.strideY) ||
+      !layout(p.c, type, g.m, g.n, g.ldc, g.strideC))
     return p;
   cublasLtMatmulPreference_t pref = nullptr;
   if (!checkLt(api.ltPrefCreate(&pref), "cublasLtMatmulPreferenceCreate"))
@@ -342,14 +345,10 @@ CudaSession::Impl::plan(const GemmCall &call, const std::vector<int64_t> &key, c
   api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
   // The heuristic assumes 256-byte aligned matrices unless told otherwise;
   // views into the arena (q, k, v of one projection) are less aligned.
-  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignment[0],
-                sizeof(uint32_t));
-  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignment[1],
-                sizeof(uint32_t));
-  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignment[2],
-                sizeof(uint32_t));
-  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignment[2],
-                sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignment[0], sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignment[1], sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignment[2], sizeof(uint32_t));
+  api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignment[2], sizeof(uint32_t));
   cublasLtMatmulHeuristicResult_t result{};
   int count = 0;
   if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &count),
@@ -378,6 +377,7 @@ void CudaSession::gemm(const GemmCall &call) {
   for (int i : {6, 13, 20}) // pointers and offsets do not change the plan
     key[size_t(i)] = key[size_t(i) + 1] = 0;
   key.push_back(call.f64);
+  key.push_back(call.bf16);
   // The least alignment of each matrix over the calls (and batches) it makes.
   uint32_t alignment[3] = {256, 256, 256};
   int64_t strides[3] = {g.strideX, g.strideY, g.strideC};
@@ -385,7 +385,7 @@ void CudaSession::gemm(const GemmCall &call) {
     for (int64_t i = 0, n = ltCalls(call, g); i < n; ++i)
       while (ltAddress(call, g, which, i) % alignment[which])
         alignment[which] /= 2;
-    while (g.batch > 1 && (uint64_t(strides[which]) * (call.f64 ? 8 : 4)) % alignment[which])
+    while (g.batch > 1 && (uint64_t(strides[which]) * call.elementSize(which)) % alignment[which])
       alignment[which] /= 2;
     key.push_back(alignment[which]);
   }

@@ -79,7 +79,7 @@ uint64_t ltAddress(const GemmCall &call, const LtGemm &plan, int which, int64_t 
     e += (index % call.args[size_t(d)]) * o[2 + d];
     index /= call.args[size_t(d)];
   }
-  return uint64_t(o[0]) + uint64_t(e) * (call.f64 ? 8 : 4);
+  return uint64_t(o[0]) + uint64_t(e) * call.elementSize(real);
 }
 
 } // namespace lcc

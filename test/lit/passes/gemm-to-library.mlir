@@ -64,3 +64,42 @@ func.func @not_gemm(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32
   }
   return
 }
+
+// bf16 operands widened into an f32 accumulator (lcc-precision's matmul):
+// lcc_bf16gemm. A bf16 operand that is not simply widened (truncated again
+// after the extension) is not a GEMM and stays a loop nest.
+// CHECK-LABEL: func.func @bf16(
+// CHECK:         call @lcc_bf16gemm(
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @not_widened(
+// CHECK-NOT:     call @lcc_bf16gemm
+// CHECK:         linalg.generic
+#bfa = affine_map<(m, n, k) -> (m, k)>
+#bfb = affine_map<(m, n, k) -> (k, n)>
+#bfc = affine_map<(m, n, k) -> (m, n)>
+func.func @bf16(%x: memref<3x4xbf16>, %w: memref<4x5xbf16>, %out: memref<3x5xf32>) {
+  linalg.generic {indexing_maps = [#bfa, #bfb, #bfc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<3x4xbf16>, memref<4x5xbf16>) outs(%out : memref<3x5xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @not_widened(%x: memref<3x4xbf16>, %w: memref<4x5xbf16>, %out: memref<3x5xf32>) {
+  linalg.generic {indexing_maps = [#bfa, #bfb, #bfc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<3x4xbf16>, memref<4x5xbf16>) outs(%out : memref<3x5xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %qr = arith.mulf %qe, %qe : f32
+    %m = arith.mulf %pe, %qr : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -112,6 +112,37 @@ TEST(CpuKernels, BuiltWithBlas) {
   EXPECT_TRUE(lcc::cpuKernelsHaveBlas());
 }
 
+// bf16 A (transposed) and B into f32 C, batched: C += A B with the bf16
+// values widened exactly, against a double-precision loop.
+TEST(CpuKernels, Bf16GemmWidensExactly) {
+  const int64_t nb = 2, m = 5, n = 7, k = 33;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> bits(0x3C00, 0x4000); // bf16 values in [2^-7, 2]
+  std::vector<uint16_t> a(nb * k * m), b(nb * k * n);
+  for (auto &v : a)
+    v = uint16_t(bits(rng)) | uint16_t((rng() & 1) << 15);
+  for (auto &v : b)
+    v = uint16_t(bits(rng));
+  auto widen = [](uint16_t h) {
+    uint32_t w = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return double(f);
+  };
+  std::vector<float> c(nb * m * n, 1.0f);
+  // A is stored [batch, k, m] (transposed), B [batch, k, n], C [batch, m, n].
+  lcc_bf16gemm(nb, 1, 1, m, n, k, int64_t(a.data()), 0, k * m, 0, 0, 1, m, int64_t(b.data()), 0,
+               k * n, 0, 0, n, 1, int64_t(c.data()), 0, m * n, 0, 0, n, 1);
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double want = 1.0;
+        for (int64_t x = 0; x < k; ++x)
+          want += widen(a[i * k * m + x * m + r]) * widen(b[i * k * n + x * n + col]);
+        EXPECT_NEAR(c[i * m * n + r * n + col], want, 1e-5 * (1 + std::fabs(want)));
+      }
+}
+
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13)
 extern "C" __bf16 __truncsfbf2(float);
 
