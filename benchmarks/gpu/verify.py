@@ -2,13 +2,16 @@
 machine with an NVIDIA GPU after it built lcc-run there (runtime only):
 
  (a) gpt-tiny trained 50 steps on the GPU against the CPU target's losses
-     (benchmarks/gpu/bins/gpt-tiny-cpu.csv, from prepare.sh): fp32, relative
-     difference at most 1e-4 per step; the same with --no-graph (eager
-     launches) against the graph run;
- (b) GPT-2 124M (batch 8, context 1024) tokens/s in lcc and in PyTorch eager
-     and torch.compile in the same run (fp32 for both: lcc's bf16 policy is
-     not built yet; PyTorch bf16 autocast is shown for reference), MFU
-     against the peak GEMM rate measured in the same run;
+     (benchmarks/gpu/bins/gpt-tiny-cpu*.csv, from prepare.sh): fp32, relative
+     difference at most 1e-4 per step; bf16 against the CPU's bf16 emulation,
+     |difference| at most 0.02 + 0.5% of the loss per step (the tolerance the
+     CPU's bf16 run keeps from fp32, lcc-precision.test: both sides round the
+     same operands to bf16 and accumulate in f32, only the summation order
+     differs, and a one-ulp bf16 flip is 2^-8 relative); the same with
+     --no-graph (eager launches) against the graph run;
+ (b) GPT-2 124M (batch 8, context 1024) tokens/s in lcc (fp32 and bf16) and
+     in PyTorch eager and torch.compile (fp32, bf16 autocast) in the same run,
+     MFU against the peak GEMM rate measured in the same run;
  (c) graph replay against --no-graph, tokens/s.
 
 Every phase has a timeout and reports its failure instead of stopping the
@@ -79,6 +82,14 @@ def phase_tiny(args, results):
         f"max rel diff {rel:.2e}")
     results["tiny graph"] = steady_rate(gpu)
     results["tiny eager"] = steady_rate(eager)
+    cpu16 = read_csv(os.path.join(args.bins, "gpt-tiny-cpu-bf16.csv"))
+    gpu16, _ = lcc_run(args, os.path.join(args.bins, "gpt-tiny-cuda-bf16.bin"), len(cpu16),
+                       os.path.join(args.out, "tiny-bf16.csv"))
+    worst = max(abs(float(x["loss"]) - float(y["loss"])) - 0.005 * float(y["loss"])
+                for x, y in zip(gpu16, cpu16))
+    row("(a) gpt-tiny bf16 GPU vs CPU bf16 emulation", "PASS" if worst <= 0.02 else "FAIL",
+        f"max |diff| - 0.5% loss = {worst:.4f} (tolerance 0.02); final "
+        f"{float(gpu16[-1]['loss']):.4f} vs {float(cpu16[-1]['loss']):.4f}")
 
 
 def phase_gpt2_lcc(args, results):
@@ -92,6 +103,12 @@ def phase_gpt2_lcc(args, results):
     eager, _ = lcc_run(args, binary, 8, os.path.join(args.out, "gpt2-eager.csv"), ["--no-graph"],
                        timeout=300)
     results["gpt2 lcc eager"] = steady_rate(eager, skip=3)
+    bf16, seconds = lcc_run(args, os.path.join(args.bins, "gpt2-cuda-bf16.bin"), args.gpt2_steps,
+                            os.path.join(args.out, "gpt2-bf16.csv"), timeout=300)
+    results["gpt2 lcc bf16 graph"] = steady_rate(bf16, skip=3)
+    row("(b) GPT-2 124M lcc bf16 (graph)", "ran",
+        f"{results['gpt2 lcc bf16 graph']:.0f} tok/s, loss {float(bf16[0]['loss']):.3f} -> "
+        f"{float(bf16[-1]['loss']):.3f}, {seconds:.0f} s")
 
 
 def phase_torch(args, results):
@@ -182,15 +199,16 @@ def main():
     for check, result, detail in rows:
         print(f"| {check} | {result} | {detail} |")
     fpt = results.get("flops/token")
-    print("\n| GPT-2 124M, B=8 T=1024 | tokens/s | MFU | lcc (graph) / this |\n|---|---:|---:|---:|")
-    lcc = results.get("gpt2 lcc graph")
-    for key in ["gpt2 lcc graph", "gpt2 lcc eager", "gpt2 torch eager fp32",
+    print("\n| GPT-2 124M, B=8 T=1024 | tokens/s | MFU | lcc / this (same precision) |\n"
+          "|---|---:|---:|---:|")
+    for key in ["gpt2 lcc graph", "gpt2 lcc eager", "gpt2 lcc bf16 graph", "gpt2 torch eager fp32",
                 "gpt2 torch compile fp32", "gpt2 torch eager bf16", "gpt2 torch compile bf16"]:
         if key not in results:
             print(f"| {key[5:]} | - | - | - |")
             continue
         peak = results.get("peak bf16" if "bf16" in key else "peak fp32")
         mfu = f"{100 * fpt * results[key] / peak:.1f}%" if fpt and peak else "-"
+        lcc = results.get("gpt2 lcc bf16 graph" if "bf16" in key else "gpt2 lcc graph")
         ratio = f"{lcc / results[key]:.2f}x" if lcc else "-"
         print(f"| {key[5:]} | {results[key]:,.0f} | {mfu} | {ratio} |")
     if "peak fp32" in results:
