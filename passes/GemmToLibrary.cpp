@@ -133,8 +133,12 @@ LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp 
                               StringRef prefix) {
   bool f32 = llvm::cast<MemRefType>(op->getOperand(2).getType()).getElementType().isF32();
   bool bf16 = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType().isBF16();
-  func::FuncOp callee = declareKernel(
-      module, (prefix + (bf16 ? "bf16gemm" : f32 ? "sgemm" : "dgemm")).str(), 27);
+  func::FuncOp callee = declareKernel(module,
+                                      (prefix + (bf16  ? "bf16gemm"
+                                                 : f32 ? "sgemm"
+                                                       : "dgemm"))
+                                          .str(),
+                                      27);
   if (!callee)
     return failure();
   OpBuilder b(op);
@@ -142,9 +146,7 @@ LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp 
   auto i64 = [&](Value index) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   };
-  auto constant = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, v, 64);
-  };
+  auto constant = [&](int64_t v) -> Value { return arith::ConstantIntOp::create(b, loc, v, 64); };
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<Value> args;
   // Batch sizes, outermost first, padded with 1 to kMaxBatchDims.

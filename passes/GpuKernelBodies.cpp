@@ -175,18 +175,16 @@ gpu::GPUFuncOp makeFunc(OpBuilder &b, func::FuncOp kernel, Operation *payload,
   return func;
 }
 
-/// One thread per point of the first `owned` dimensions.
-FailureOr<GpuLaunchShape> buildThreads(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
-                                       unsigned owned, int64_t blockSize) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
-  int64_t total = product(outer);
+/// Launch shape of one thread per point of `total`.
+GpuLaunchShape flatShape(int64_t total, int64_t blockSize, const char *mapping) {
   int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
-  GpuLaunchShape shape{(total + block - 1) / block, block, "threads"};
-  IRMapping map;
-  OpBuilder at(b.getContext());
-  gpu::GPUFuncOp func = makeFunc(b, kernel, op, shape, {}, map, at);
-  Location loc = op.getLoc();
+  return GpuLaunchShape{(total + block - 1) / block, block, mapping};
+}
+
+/// The flat thread index, and a builder inside `if (index < total)`; the
+/// function's return follows the guard.
+std::pair<Value, OpBuilder> guardedThreadIndex(OpBuilder &at, Location loc, int64_t block,
+                                               int64_t total) {
   Value tid = gpu::ThreadIdOp::create(at, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(at, loc, gpu::Dimension::x);
   Value gid = arith::AddIOp::create(
@@ -195,7 +193,21 @@ FailureOr<GpuLaunchShape> buildThreads(OpBuilder &b, func::FuncOp kernel, linalg
       arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, gid, cIndex(at, loc, total));
   auto guard = scf::IfOp::create(at, loc, inside, /*withElseRegion=*/false);
   gpu::ReturnOp::create(at, loc);
-  OpBuilder in = guard.getThenBodyBuilder();
+  return {gid, guard.getThenBodyBuilder()};
+}
+
+/// One thread per point of the first `owned` dimensions.
+FailureOr<GpuLaunchShape> buildThreads(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
+                                       unsigned owned, int64_t blockSize) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
+  int64_t total = product(outer);
+  GpuLaunchShape shape = flatShape(total, blockSize, "threads");
+  IRMapping map;
+  OpBuilder at(b.getContext());
+  gpu::GPUFuncOp func = makeFunc(b, kernel, op, shape, {}, map, at);
+  Location loc = op.getLoc();
+  auto [gid, in] = guardedThreadIndex(at, loc, shape.block, total);
   SmallVector<Value> ivs = delinearize(in, loc, gid, outer);
   auto clone = llvm::cast<linalg::LinalgOp>(in.clone(*op, map));
   if (failed(lowerToLoopNest(in, clone, ivs)))
@@ -340,21 +352,12 @@ FailureOr<GpuLaunchShape> buildSlices(OpBuilder &b, func::FuncOp kernel, scf::Fo
                                       linalg::LinalgOp update, int64_t blockSize) {
   SmallVector<int64_t> ranges = update.getStaticLoopRanges();
   int64_t total = product(ranges);
-  int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
-  GpuLaunchShape shape{(total + block - 1) / block, block, "slices"};
+  GpuLaunchShape shape = flatShape(total, blockSize, "slices");
   IRMapping map;
   OpBuilder at(b.getContext());
   gpu::GPUFuncOp func = makeFunc(b, kernel, loop, shape, {}, map, at);
   Location loc = loop.getLoc();
-  Value tid = gpu::ThreadIdOp::create(at, loc, gpu::Dimension::x);
-  Value bid = gpu::BlockIdOp::create(at, loc, gpu::Dimension::x);
-  Value gid = arith::AddIOp::create(
-      at, loc, arith::MulIOp::create(at, loc, bid, cIndex(at, loc, block)), tid);
-  Value inside =
-      arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, gid, cIndex(at, loc, total));
-  auto guard = scf::IfOp::create(at, loc, inside, false);
-  gpu::ReturnOp::create(at, loc);
-  OpBuilder in = guard.getThenBodyBuilder();
+  auto [gid, in] = guardedThreadIndex(at, loc, shape.block, total);
   SmallVector<Value> ivs = delinearize(in, loc, gid, ranges);
   in.clone(*loop, map);
   auto clone = llvm::cast<linalg::LinalgOp>(map.lookup(update.getOperation()));

@@ -5,14 +5,14 @@
 // kernel arguments in first-use order, constants are rematerialized inside.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
 #include "passes/LoopNest.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -107,9 +107,9 @@ std::string kernelKey(func::FuncOp kernel) {
   return key;
 }
 
-LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
-                      OpBuilder &moduleBuilder, int64_t minParallelWork, bool gpu,
-                      llvm::StringMap<func::FuncOp> &kernels, SymbolTable &symbols) {
+LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index, OpBuilder &moduleBuilder,
+                      int64_t minParallelWork, bool gpu, llvm::StringMap<func::FuncOp> &kernels,
+                      SymbolTable &symbols) {
   llvm::SetVector<Value> captured = capturedValues(op);
   SmallVector<Value> args;
   for (Value v : captured)
@@ -124,7 +124,8 @@ LogicalResult outline(Operation *op, func::FuncOp parent, unsigned index,
   // it on different threads.
   auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
   int64_t split = -1;
-  if (!gpu && linalgOp && linalgOp.hasPureBufferSemantics() && minParallelWork > 0 && workOf(linalgOp) >= minParallelWork)
+  if (!gpu && linalgOp && linalgOp.hasPureBufferSemantics() && minParallelWork > 0 &&
+      workOf(linalgOp) >= minParallelWork)
     split = splitDimension(linalgOp);
   if (split >= 0)
     argTypes.append(2, moduleBuilder.getIndexType());
@@ -226,8 +227,7 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
           nests.push_back(&op);
       unsigned index = 0;
       for (Operation *op : nests)
-        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, gpu, kernels,
-                           symbols)))
+        if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, gpu, kernels, symbols)))
           return signalPassFailure();
     }
   }
