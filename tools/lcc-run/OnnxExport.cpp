@@ -1,7 +1,7 @@
 //===- OnnxExport.cpp - trained weights back into the user's ONNX model ----===//
 #include "tools/lcc-run/OnnxExport.h"
 
-#ifdef LCC_HAVE_ONNX_PROTO
+#ifndef LCC_NO_ONNX_PROTO
 #include "frontends/onnx/OnnxTypes.h"
 #include "runtime/AtomicFile.h"
 
@@ -12,7 +12,7 @@
 
 namespace lcc {
 
-#ifndef LCC_HAVE_ONNX_PROTO
+#ifdef LCC_NO_ONNX_PROTO
 // The runtime-only build (LCC_RUNTIME_ONLY, for GPU machines) has no protobuf.
 bool exportOnnx(const uint8_t *, size_t, const SafetensorsFile &, const std::string &,
                 std::string &error) {
