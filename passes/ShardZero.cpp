@@ -331,6 +331,29 @@ void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
 void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,
                                         const llvm::SetVector<Operation *> &keep) {
   Block *block = &fn.getBody().front();
+  // A parameter's low-precision copy (lcc-precision) is part of the
+  // parameter: where the backward uses a copy made in the forward, the copy
+  // is made again there, so the gather is repeated there too instead of the
+  // whole copy living from the forward to the backward.
+  {
+    llvm::DenseMap<Operation *, int64_t> at;
+    int64_t i = 0;
+    for (Operation &op : *block)
+      at[&op] = i++;
+    for (unsigned a : args)
+      for (Operation *user : llvm::to_vector(fn.getArgument(a).getUsers())) {
+        auto convert = llvm::dyn_cast<lcc::ConvertOp>(user);
+        if (!convert || convert->getBlock() != block || keep.contains(convert))
+          continue;
+        for (OpOperand &use : llvm::make_early_inc_range(convert->getUses())) {
+          Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
+          if (!owner || at[owner] - at[convert] <= kGatherReuseDistance)
+            continue;
+          OpBuilder b(owner);
+          use.set(b.clone(*convert)->getResult(0));
+        }
+      }
+  }
   llvm::DenseMap<Operation *, int64_t> order;
   int64_t n = 0;
   for (Operation &op : *block)
