@@ -10,7 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
-#include <limits>
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -35,25 +35,6 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRe
     linear = arith::DivUIOp::create(b, loc, linear, range);
   }
   return out;
-}
-
-int64_t product(ArrayRef<int64_t> v) {
-  int64_t p = 1;
-  for (int64_t x : v)
-    p *= x;
-  return p;
-}
-
-/// Whether loop dimension `d` is parallel and indexes every output directly.
-bool ownsOutputs(linalg::LinalgOp op, unsigned d) {
-  if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
-    return false;
-  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-    return llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
-      auto dim = llvm::dyn_cast<AffineDimExpr>(e);
-      return dim && dim.getPosition() == d;
-    });
-  });
 }
 
 /// A generic whose output-owning parallel dimensions are not all in front
@@ -90,23 +71,16 @@ Operation *floatCombiner(linalg::LinalgOp op) {
   Value yielded = body->getTerminator()->getOperand(0);
   Operation *combine = yielded.getDefiningOp();
   if (!combine || combine->getBlock() != body || combine->getNumOperands() != 2 ||
-      !llvm::isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MaxNumFOp,
-                 arith::MinimumFOp, arith::MinNumFOp>(combine))
+      !arith::getNeutralElement(combine))
     return nullptr;
   if (combine->getOperand(0) != acc && combine->getOperand(1) != acc)
     return nullptr;
   return combine;
 }
 
+/// Where each thread's partial result starts.
 Value identityOf(OpBuilder &b, Location loc, Operation *combiner) {
-  float v = 0.0f;
-  if (llvm::isa<arith::MulFOp>(combiner))
-    v = 1.0f;
-  else if (llvm::isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-    v = -std::numeric_limits<float>::infinity();
-  else if (llvm::isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-    v = std::numeric_limits<float>::infinity();
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  return arith::ConstantOp::create(b, loc, *arith::getNeutralElement(combiner));
 }
 
 Value combine(OpBuilder &b, Location loc, Operation *combiner, Value x, Value y) {
@@ -175,6 +149,15 @@ gpu::GPUFuncOp makeFunc(OpBuilder &b, func::FuncOp kernel, Operation *payload,
   return func;
 }
 
+/// `nest` (inside `func`) as loops with its leading dimensions at `outer`.
+LogicalResult lowerInKernel(OpBuilder &b, linalg::LinalgOp nest, ValueRange outer,
+                            gpu::GPUFuncOp func) {
+  if (succeeded(lowerToLoopNest(b, nest, outer)))
+    return success();
+  return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << func.getName()
+                          << " to loops";
+}
+
 /// Launch shape of one thread per point of `total`.
 GpuLaunchShape flatShape(int64_t total, int64_t blockSize, const char *mapping) {
   int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
@@ -196,23 +179,24 @@ std::pair<Value, OpBuilder> guardedThreadIndex(OpBuilder &at, Location loc, int6
   return {gid, guard.getThenBodyBuilder()};
 }
 
-/// One thread per point of the first `owned` dimensions.
-FailureOr<GpuLaunchShape> buildThreads(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
-                                       unsigned owned, int64_t blockSize) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
-  int64_t total = product(outer);
-  GpuLaunchShape shape = flatShape(total, blockSize, "threads");
+/// One thread per point of `ranges`, the leading dimensions of `nest`, run
+/// by a clone of `payload` (`nest` itself, or the loop holding it) inside
+/// the guard; `nest` becomes the CPU's loop form over the rest.
+FailureOr<GpuLaunchShape> buildFlat(OpBuilder &b, func::FuncOp kernel, Operation *payload,
+                                    linalg::LinalgOp nest, ArrayRef<int64_t> ranges,
+                                    const char *mapping, int64_t blockSize) {
+  int64_t total = computeProduct(ranges);
+  GpuLaunchShape shape = flatShape(total, blockSize, mapping);
   IRMapping map;
   OpBuilder at(b.getContext());
-  gpu::GPUFuncOp func = makeFunc(b, kernel, op, shape, {}, map, at);
-  Location loc = op.getLoc();
+  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at);
+  Location loc = payload->getLoc();
   auto [gid, in] = guardedThreadIndex(at, loc, shape.block, total);
-  SmallVector<Value> ivs = delinearize(in, loc, gid, outer);
-  auto clone = llvm::cast<linalg::LinalgOp>(in.clone(*op, map));
-  if (failed(lowerToLoopNest(in, clone, ivs)))
-    return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
-                            << " to loops";
+  SmallVector<Value> ivs = delinearize(in, loc, gid, ranges);
+  in.clone(*payload, map);
+  auto clone = llvm::cast<linalg::LinalgOp>(map.lookup(nest.getOperation()));
+  if (failed(lowerInKernel(in, clone, ivs, func)))
+    return failure();
   return shape;
 }
 
@@ -222,13 +206,13 @@ FailureOr<GpuLaunchShape> buildRows(OpBuilder &b, func::FuncOp kernel, linalg::L
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
   ArrayRef<int64_t> reduced = ArrayRef<int64_t>(ranges).drop_front(owned);
-  int64_t length = product(reduced);
+  int64_t length = computeProduct(reduced);
   int64_t block = 32;
   while (block < blockSize && block < length)
     block *= 2;
   block = std::min(block, blockSize);
   int64_t warps = block / 32;
-  GpuLaunchShape shape{product(outer), block, "rows"};
+  GpuLaunchShape shape{computeProduct(outer), block, "rows"};
   MLIRContext *ctx = b.getContext();
   Type f32 = Float32Type::get(ctx);
   auto shared = MemRefType::get({std::max<int64_t>(warps, 1)}, f32, MemRefLayoutAttrInterface{},
@@ -338,33 +322,10 @@ linalg::LinalgOp sliceUpdate(scf::ForOp loop) {
   if (!sub || sub->getBlock() != loop.getBody() || !sub.hasUnitStride() ||
       loop->isAncestor(sub.getSource().getParentBlock()->getParentOp()))
     return nullptr;
-  if (Operation *def = sub.getSource().getDefiningOp())
-    if (loop->isAncestor(def))
-      return nullptr;
   for (auto [offset, size] : llvm::zip(sub.getMixedOffsets(), sub.getStaticSizes()))
     if (llvm::isa<Value>(offset) && size != 1)
       return nullptr;
   return update;
-}
-
-/// One thread per element of the updated row (see the header).
-FailureOr<GpuLaunchShape> buildSlices(OpBuilder &b, func::FuncOp kernel, scf::ForOp loop,
-                                      linalg::LinalgOp update, int64_t blockSize) {
-  SmallVector<int64_t> ranges = update.getStaticLoopRanges();
-  int64_t total = product(ranges);
-  GpuLaunchShape shape = flatShape(total, blockSize, "slices");
-  IRMapping map;
-  OpBuilder at(b.getContext());
-  gpu::GPUFuncOp func = makeFunc(b, kernel, loop, shape, {}, map, at);
-  Location loc = loop.getLoc();
-  auto [gid, in] = guardedThreadIndex(at, loc, shape.block, total);
-  SmallVector<Value> ivs = delinearize(in, loc, gid, ranges);
-  in.clone(*loop, map);
-  auto clone = llvm::cast<linalg::LinalgOp>(map.lookup(update.getOperation()));
-  if (failed(lowerToLoopNest(in, clone, ivs)))
-    return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
-                            << " to loops";
-  return shape;
 }
 
 /// The whole kernel on one thread.
@@ -381,9 +342,8 @@ FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operati
     nests = {l};
   for (linalg::LinalgOp l : nests) {
     OpBuilder lb(l);
-    if (failed(lowerToLoopNest(lb, l)))
-      return func.emitError() << "lcc-gpu-kernels: cannot lower kernel @" << kernel.getSymName()
-                              << " to loops";
+    if (failed(lowerInKernel(lb, l, {}, func)))
+      return failure();
   }
   return shape;
 }
@@ -414,8 +374,8 @@ FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int6
     unsigned owned = ownedPrefix(op);
     unsigned loops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t length = product(ArrayRef<int64_t>(ranges).drop_front(owned));
-    int64_t points = product(ArrayRef<int64_t>(ranges).take_front(owned));
+    int64_t length = computeProduct(ArrayRef<int64_t>(ranges).drop_front(owned));
+    int64_t points = computeProduct(ArrayRef<int64_t>(ranges).take_front(owned));
     bool trailingReductions =
         owned < loops &&
         llvm::all_of(ArrayRef(op.getIteratorTypesArray()).drop_front(owned),
@@ -428,12 +388,13 @@ FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int6
                      owned == 0))
       shape = buildRows(b, kernel, op, owned, blockSize);
     else if (owned > 0)
-      shape = buildThreads(b, kernel, op, owned, blockSize);
+      shape = buildFlat(b, kernel, op, op, ArrayRef<int64_t>(ranges).take_front(owned), "threads",
+                        blockSize);
     else
       shape = buildSerial(b, kernel, payload);
   } else if (auto loop = llvm::dyn_cast<scf::ForOp>(payload)) {
     if (linalg::LinalgOp update = sliceUpdate(loop))
-      shape = buildSlices(b, kernel, loop, update, blockSize);
+      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(), "slices", blockSize);
     else
       shape = buildSerial(b, kernel, payload);
   } else {

@@ -3,7 +3,7 @@
 // See Passes.td (lcc-gpu-kernels) for what and why. Each kernel function
 // that lcc-outline-kernels{gpu} made (one linalg op, or an scf.for holding
 // linalg ops) becomes a gpu.func in `gpu.module @lcc_kernels`, with one of
-// three thread mappings (GpuKernelBodies.cpp builds the bodies); each call
+// four thread mappings (GpuKernelBodies.cpp builds the bodies); each call
 // becomes a call of the runtime's `lcc_cuda_launch`.
 //
 //===----------------------------------------------------------------------===//
@@ -63,16 +63,10 @@ void rewriteCopies(func::FuncOp kernel) {
   kernel.walk([&](memref::CopyOp copy) {
     auto from = copy.getSource().getDefiningOp<memref::SubViewOp>();
     auto to = copy.getTarget().getDefiningOp<memref::SubViewOp>();
-    auto same = [](ArrayRef<OpFoldResult> a, ArrayRef<OpFoldResult> b) {
-      return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
-               return std::get<0>(pair) == std::get<1>(pair);
-             });
-    };
-    if (copy.getSource() == copy.getTarget() ||
-        (from && to && from.getSource() == to.getSource() &&
-         same(from.getMixedOffsets(), to.getMixedOffsets()) &&
-         same(from.getMixedSizes(), to.getMixedSizes()) &&
-         same(from.getMixedStrides(), to.getMixedStrides()))) {
+    if (copy.getSource() == copy.getTarget() || (from && to && from.getSource() == to.getSource() &&
+                                                 from.getMixedOffsets() == to.getMixedOffsets() &&
+                                                 from.getMixedSizes() == to.getMixedSizes() &&
+                                                 from.getMixedStrides() == to.getMixedStrides())) {
       copy.erase();
       return;
     }

@@ -10,6 +10,17 @@ using namespace mlir;
 
 namespace lcc {
 
+bool ownsOutputs(linalg::LinalgOp op, unsigned d) {
+  if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+    return false;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
+      auto dim = llvm::dyn_cast<AffineDimExpr>(e);
+      return dim && dim.getPosition() == d;
+    });
+  });
+}
+
 /// Indices into an operand for the current loop variables.
 SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map, ValueRange ivs) {
   SmallVector<Value> out;

@@ -31,6 +31,11 @@ mlir::FailureOr<llvm::SmallVector<mlir::scf::ForOp>> lowerToLoopNest(mlir::OpBui
 mlir::FailureOr<llvm::SmallVector<mlir::scf::ForOp>>
 lowerToLoopNest(mlir::OpBuilder &b, mlir::linalg::LinalgOp op, mlir::ValueRange outer);
 
+/// Whether loop dimension `d` of `op` is parallel and indexes every output
+/// directly (a plain dimension of each output map): different values of it
+/// write different output elements, so they can run on different threads.
+bool ownsOutputs(mlir::linalg::LinalgOp op, unsigned d);
+
 /// Indices into an operand with indexing map `map` for loop variables `ivs`
 /// (null entries: loops not built yet, which the map must not use).
 llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b, mlir::Location loc,

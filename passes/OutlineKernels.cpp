@@ -58,19 +58,9 @@ bool isCloneableConstant(Value v, bool gpu) {
 /// least 8 iterations (contiguous chunks, few of them), else the largest.
 int64_t splitDimension(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   int64_t best = -1;
   for (int64_t d = 0; d < int64_t(ranges.size()); ++d) {
-    if (iterators[d] != utils::IteratorType::parallel || ShapedType::isDynamic(ranges[d]) ||
-        ranges[d] < 2)
-      continue;
-    bool indexesOutputs = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-      return llvm::any_of(op.getMatchingIndexingMap(&init).getResults(), [&](AffineExpr e) {
-        auto dim = llvm::dyn_cast<AffineDimExpr>(e);
-        return dim && dim.getPosition() == d;
-      });
-    });
-    if (!indexesOutputs)
+    if (ShapedType::isDynamic(ranges[d]) || ranges[d] < 2 || !lcc::ownsOutputs(op, unsigned(d)))
       continue;
     if (ranges[d] >= 8)
       return d;

@@ -195,19 +195,21 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                  "convert-to-llvm,reconcile-unrealized-casts");
 }
 
-std::string findLibdevice() {
+std::string findInCudaToolkit(const std::string &relative) {
   std::vector<std::string> roots;
   for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
     if (const char *v = std::getenv(var); v && *v)
       roots.push_back(v);
   roots.push_back("/usr/local/cuda");
   for (const std::string &root : roots) {
-    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
+    std::string path = root + "/" + relative;
     if (llvm::sys::fs::exists(path))
       return path;
   }
   return "";
 }
+
+std::string findLibdevice() { return findInCudaToolkit("nvvm/libdevice/libdevice.10.bc"); }
 
 void buildPipelineUpTo(OpPassManager &pm, Phase phase,
                        const std::optional<TrainStepOptions> &train) {

@@ -77,8 +77,10 @@ void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &targ
                           const std::optional<TrainStepOptions> &train = std::nullopt,
                           int64_t overlap = 2);
 
-/// libdevice.10.bc of the CUDA toolkit ($CUDA_HOME, $CUDA_PATH, then
-/// /usr/local/cuda), or "" when there is none.
+/// `relative` (e.g. "bin/ptxas") under the CUDA toolkit's root: $CUDA_HOME,
+/// $CUDA_PATH, then /usr/local/cuda; "" when none has it.
+std::string findInCudaToolkit(const std::string &relative);
+/// The toolkit's nvvm/libdevice/libdevice.10.bc, or "".
 std::string findLibdevice();
 
 /// Registers the pipelines with the pass registry (`lcc-opt --lcc-cpu-pipeline`).

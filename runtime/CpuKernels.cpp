@@ -198,7 +198,6 @@ extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
                    : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
   return __builtin_bit_cast(__bf16, r);
 }
-#define LCC_HAVE_TRUNCSFBF2 1
 #endif
 
 namespace {

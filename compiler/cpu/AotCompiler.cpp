@@ -172,10 +172,9 @@ std::string aotTargetError(const std::string &target, const std::string &arch) {
   return "";
 }
 
-/// The NVPTX features and libdevice for a GPU architecture.
+/// The NVPTX features and libdevice for a GPU architecture (checked by
+/// aotTargetError).
 static llvm::Expected<CudaTargetOptions> cudaTargetFor(const std::string &arch) {
-  if (std::string e = aotTargetError("cuda", arch); !e.empty())
-    return error(e);
   CudaTargetOptions target;
   target.chip = arch;
   unsigned sm = smNumber(arch);

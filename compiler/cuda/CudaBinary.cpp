@@ -1,5 +1,6 @@
 //===- CudaBinary.cpp - the device code of a CUDA train.bin ---------------===//
 #include "compiler/cuda/CudaBinary.h"
+#include "passes/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -8,8 +9,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <cstdlib>
 
 using namespace mlir;
 
@@ -20,15 +19,9 @@ static llvm::Error error(const llvm::Twine &message) {
 }
 
 std::string findCudaTool(const std::string &name) {
-  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char *root = std::getenv(var); root && *root) {
-      std::string path = std::string(root) + "/bin/" + name;
-      if (llvm::sys::fs::can_execute(path))
-        return path;
-    }
-  std::string standard = "/usr/local/cuda/bin/" + name;
-  if (llvm::sys::fs::can_execute(standard))
-    return standard;
+  std::string path = findInCudaToolkit("bin/" + name);
+  if (!path.empty() && llvm::sys::fs::can_execute(path))
+    return path;
   if (auto found = llvm::sys::findProgramByName(name))
     return *found;
   return "";

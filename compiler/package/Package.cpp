@@ -6,7 +6,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -288,7 +287,8 @@ std::string compileReportText(const json::Value &manifest) {
      << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
   if (cuda)
     for (const char *mapping : {"threads", "rows", "slices", "serial"})
-      os << "    " << llvm::left_justify(mapping, 22) << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
+      os << "    " << llvm::left_justify(mapping, 22)
+         << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
   os << "  GEMM library calls        " << get("gemm_calls")
      << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n");
   return out;

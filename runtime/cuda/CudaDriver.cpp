@@ -13,13 +13,14 @@ constexpr int kMultiprocessorCount = 16;
 constexpr int kComputeCapabilityMajor = 75;
 constexpr int kComputeCapabilityMinor = 76;
 
-template <typename F> bool resolve(void *lib, const char *name, F &fn, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
+} // namespace
+
+void *lookupSymbol(void *library, const char *name, std::string &missing) {
+  void *fn = dlsym(library, name);
   if (!fn)
     missing += (missing.empty() ? "" : ", ") + std::string(name);
-  return fn != nullptr;
+  return fn;
 }
-} // namespace
 
 std::string CudaDriver::errorText(Result r) const {
   const char *text = nullptr;
@@ -43,12 +44,13 @@ bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
       return;
     }
     std::string missing;
-    resolve(lib, "cuInit", d.init, missing);
-    resolve(lib, "cuDeviceGetCount", d.deviceGetCount, missing);
-    resolve(lib, "cuDeviceGet", d.deviceGet, missing);
-    resolve(lib, "cuDeviceGetName", d.deviceGetName, missing);
-    resolve(lib, "cuDeviceGetAttribute", d.deviceGetAttribute, missing);
-    resolve(lib, "cuGetErrorString", d.getErrorString, missing);
+    resolveSymbol(lib, "cuInit", d.init, missing);
+    resolveSymbol(lib, "cuDeviceGetCount", d.deviceGetCount, missing);
+    resolveSymbol(lib, "cuDeviceGet", d.deviceGet, missing);
+    resolveSymbol(lib, "cuDeviceGetName", d.deviceGetName, missing);
+    resolveSymbol(lib, "cuDeviceGetAttribute", d.deviceGetAttribute, missing);
+    resolveSymbol(lib, "cuGetErrorString", d.getErrorString, missing);
+    d.library = lib;
     if (!missing.empty()) {
       loadError = std::string(path) + " lacks " + missing + " (a driver too old for CUDA 12?)";
       return;
@@ -73,6 +75,7 @@ bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
   char name[256] = {};
   d.deviceGetName(name, sizeof(name), handle);
   device.ordinal = ordinal;
+  device.handle = handle;
   device.name = name;
   d.deviceGetAttribute(&device.major, kComputeCapabilityMajor, handle);
   d.deviceGetAttribute(&device.minor, kComputeCapabilityMinor, handle);

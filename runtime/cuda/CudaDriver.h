@@ -19,6 +19,7 @@ namespace lcc {
 struct CudaDevice {
   int ordinal = 0;
   std::string name;
+  int handle = 0;           // the driver's CUdevice
   int major = 0, minor = 0; // compute capability
   int multiprocessors = 0;
   /// "sm_90" from the compute capability.
@@ -28,7 +29,8 @@ struct CudaDevice {
 /// The driver library and its entry points lcc uses; opened once per
 /// process (loadCudaDriver).
 struct CudaDriver {
-  using Result = int; // CUresult: 0 is CUDA_SUCCESS
+  using Result = int;      // CUresult: 0 is CUDA_SUCCESS
+  void *library = nullptr; // the dlopen handle, for more entry points (CudaSession)
   Result (*init)(unsigned) = nullptr;
   Result (*deviceGetCount)(int *) = nullptr;
   Result (*deviceGet)(int *, int) = nullptr;
@@ -38,6 +40,13 @@ struct CudaDriver {
   /// Why a call failed: "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
   std::string errorText(Result r) const;
 };
+
+/// dlsym of `name` in `library`; a missing name is appended to `missing`.
+void *lookupSymbol(void *library, const char *name, std::string &missing);
+template <typename F>
+void resolveSymbol(void *library, const char *name, F &fn, std::string &missing) {
+  fn = reinterpret_cast<F>(lookupSymbol(library, name, missing));
+}
 
 /// Loads libcuda.so.1 (or $LCC_CUDA_DRIVER, for tests and unusual
 /// installs), initializes it and describes device `ordinal`. Fails with a

@@ -60,7 +60,6 @@ struct Api {
   decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
   decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
   decltype(&cuGraphLaunch) graphLaunch = nullptr;
-  decltype(&cuGetErrorString) getErrorString = nullptr;
 
   decltype(&cublasLtCreate) ltCreate = nullptr;
   decltype(&cublasLtMatmulDescCreate) ltDescCreate = nullptr;
@@ -73,12 +72,6 @@ struct Api {
   decltype(&cublasLtMatmul) ltMatmul = nullptr;
 };
 
-template <typename F> void load(void *lib, const char *name, F &fn, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn)
-    missing += (missing.empty() ? "" : ", ") + std::string(name);
-}
-
 void *openFirst(const std::vector<std::string> &names) {
   for (const std::string &n : names)
     if (void *lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))
@@ -90,6 +83,7 @@ void *openFirst(const std::vector<std::string> &names) {
 
 struct CudaSession::Impl {
   Api api;
+  const CudaDriver *driver = nullptr;
   CudaDevice device;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
@@ -114,11 +108,8 @@ struct CudaSession::Impl {
   bool check(CUresult r, const char *what) {
     if (r == CUDA_SUCCESS)
       return true;
-    const char *text = nullptr;
-    api.getErrorString(r, &text);
     if (error.empty())
-      error = std::string(what) + " failed: " + (text ? text : "unknown error") + " (CUresult " +
-              std::to_string(int(r)) + ")";
+      error = std::string(what) + " failed: " + driver->errorText(int(r));
     return false;
   }
   bool checkLt(cublasStatus_t s, const char *what) {
@@ -134,15 +125,12 @@ struct CudaSession::Impl {
 
 std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
                                                  std::string &error) {
-  const CudaDriver *driver = nullptr;
   auto session = std::unique_ptr<CudaSession>(new CudaSession());
   session->impl_ = std::make_unique<Impl>();
   Impl &s = *session->impl_;
-  if (!loadCudaDriver(ordinal, driver, s.device, error))
+  if (!loadCudaDriver(ordinal, s.driver, s.device, error))
     return nullptr;
-  void *cuda = openFirst({"libcuda.so.1"});
-  if (const char *o = std::getenv("LCC_CUDA_DRIVER"); o && *o)
-    cuda = openFirst({o});
+  void *cuda = s.driver->library;
   std::vector<std::string> ltNames;
   if (const char *o = std::getenv("LCC_CUBLASLT"); o && *o)
     ltNames.push_back(o);
@@ -153,46 +141,42 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
                         "/usr/local/cuda/lib64/libcublasLt.so"})
     ltNames.push_back(n);
   void *lt = openFirst(ltNames);
-  if (!cuda)
-    return error = "libcuda.so.1 cannot be loaded", nullptr;
   if (!lt)
     return error = "cuBLASLt (libcublasLt.so) cannot be loaded; install the CUDA toolkit's "
                    "cuBLAS or set LCC_CUBLASLT to the library",
            nullptr;
   std::string missing;
   Api &a = s.api;
-  load(cuda, "cuDevicePrimaryCtxRetain", a.primaryCtxRetain, missing);
-  load(cuda, "cuCtxSetCurrent", a.ctxSetCurrent, missing);
-  load(cuda, "cuStreamCreate", a.streamCreate, missing);
-  load(cuda, "cuStreamSynchronize", a.streamSynchronize, missing);
-  load(cuda, "cuModuleLoadData", a.moduleLoadData, missing);
-  load(cuda, "cuModuleGetFunction", a.moduleGetFunction, missing);
-  load(cuda, "cuLaunchKernel", a.launchKernel, missing);
-  load(cuda, "cuMemAlloc_v2", a.memAlloc, missing);
-  load(cuda, "cuMemFree_v2", a.memFree, missing);
-  load(cuda, "cuMemsetD8Async", a.memsetD8Async, missing);
-  load(cuda, "cuMemcpyHtoDAsync_v2", a.memcpyHtoDAsync, missing);
-  load(cuda, "cuMemcpyDtoHAsync_v2", a.memcpyDtoHAsync, missing);
-  load(cuda, "cuStreamBeginCapture_v2", a.streamBeginCapture, missing);
-  load(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
-  load(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
-  load(cuda, "cuGraphLaunch", a.graphLaunch, missing);
-  load(cuda, "cuGetErrorString", a.getErrorString, missing);
-  load(lt, "cublasLtCreate", a.ltCreate, missing);
-  load(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
-  load(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
-  load(lt, "cublasLtMatrixLayoutCreate", a.ltLayoutCreate, missing);
-  load(lt, "cublasLtMatrixLayoutSetAttribute", a.ltLayoutSet, missing);
-  load(lt, "cublasLtMatmulPreferenceCreate", a.ltPrefCreate, missing);
-  load(lt, "cublasLtMatmulPreferenceSetAttribute", a.ltPrefSet, missing);
-  load(lt, "cublasLtMatmulAlgoGetHeuristic", a.ltHeuristic, missing);
-  load(lt, "cublasLtMatmul", a.ltMatmul, missing);
+  resolveSymbol(cuda, "cuDevicePrimaryCtxRetain", a.primaryCtxRetain, missing);
+  resolveSymbol(cuda, "cuCtxSetCurrent", a.ctxSetCurrent, missing);
+  resolveSymbol(cuda, "cuStreamCreate", a.streamCreate, missing);
+  resolveSymbol(cuda, "cuStreamSynchronize", a.streamSynchronize, missing);
+  resolveSymbol(cuda, "cuModuleLoadData", a.moduleLoadData, missing);
+  resolveSymbol(cuda, "cuModuleGetFunction", a.moduleGetFunction, missing);
+  resolveSymbol(cuda, "cuLaunchKernel", a.launchKernel, missing);
+  resolveSymbol(cuda, "cuMemAlloc_v2", a.memAlloc, missing);
+  resolveSymbol(cuda, "cuMemFree_v2", a.memFree, missing);
+  resolveSymbol(cuda, "cuMemsetD8Async", a.memsetD8Async, missing);
+  resolveSymbol(cuda, "cuMemcpyHtoDAsync_v2", a.memcpyHtoDAsync, missing);
+  resolveSymbol(cuda, "cuMemcpyDtoHAsync_v2", a.memcpyDtoHAsync, missing);
+  resolveSymbol(cuda, "cuStreamBeginCapture_v2", a.streamBeginCapture, missing);
+  resolveSymbol(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
+  resolveSymbol(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
+  resolveSymbol(cuda, "cuGraphLaunch", a.graphLaunch, missing);
+  resolveSymbol(lt, "cublasLtCreate", a.ltCreate, missing);
+  resolveSymbol(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
+  resolveSymbol(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
+  resolveSymbol(lt, "cublasLtMatrixLayoutCreate", a.ltLayoutCreate, missing);
+  resolveSymbol(lt, "cublasLtMatrixLayoutSetAttribute", a.ltLayoutSet, missing);
+  resolveSymbol(lt, "cublasLtMatmulPreferenceCreate", a.ltPrefCreate, missing);
+  resolveSymbol(lt, "cublasLtMatmulPreferenceSetAttribute", a.ltPrefSet, missing);
+  resolveSymbol(lt, "cublasLtMatmulAlgoGetHeuristic", a.ltHeuristic, missing);
+  resolveSymbol(lt, "cublasLtMatmul", a.ltMatmul, missing);
   if (!missing.empty())
     return error = "the CUDA driver or cuBLASLt lacks " + missing, nullptr;
 
-  CUdevice dev = 0;
-  dev = CUdevice(ordinal);
-  if (!s.check(a.primaryCtxRetain(&s.context, dev), "cuDevicePrimaryCtxRetain") ||
+  if (!s.check(a.primaryCtxRetain(&s.context, CUdevice(s.device.handle)),
+               "cuDevicePrimaryCtxRetain") ||
       !s.check(a.ctxSetCurrent(s.context), "cuCtxSetCurrent") ||
       !s.check(a.streamCreate(&s.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"))
     return error = s.error, nullptr;

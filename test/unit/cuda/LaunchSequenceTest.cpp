@@ -87,7 +87,7 @@ struct Buffers {
   }
 };
 
-std::vector<RecordingBackend::Call> record(const std::string &function, Buffers &buffers) {
+std::vector<RecordingBackend::Call> record(Buffers &buffers) {
   RecordingBackend recorder;
   setCudaBackend(&recorder);
   program().call(*buffers.entry, buffers.pointers);
@@ -130,7 +130,7 @@ TEST(CudaLaunchSequence, LaunchesMatchTheKernelsAndStayInsideTheBuffers) {
     const EntryPoint *e = p.entry(function);
     ASSERT_NE(e, nullptr);
     Buffers b(*e);
-    std::vector<RecordingBackend::Call> calls = record(function, b);
+    std::vector<RecordingBackend::Call> calls = record(b);
     ASSERT_FALSE(calls.empty());
     for (const auto &c : calls) {
       if (c.isGemm)
@@ -158,7 +158,7 @@ TEST(CudaLaunchSequence, GemmsReachOnlyTheirBuffers) {
   ASSERT_NE(e, nullptr);
   Buffers b(*e);
   int gemms = 0;
-  for (const auto &c : record("train_step", b)) {
+  for (const auto &c : record(b)) {
     if (!c.isGemm)
       continue;
     ++gemms;
@@ -187,7 +187,7 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
   const EntryPoint *e = p.entry("train_step");
   ASSERT_NE(e, nullptr);
   Buffers b(*e);
-  std::vector<RecordingBackend::Call> first = record("train_step", b);
+  std::vector<RecordingBackend::Call> first = record(b);
   std::set<int> touched = slotsTouched(first, b);
   for (size_t i = 0; i < e->slots.size(); ++i) {
     const Slot &s = e->slots[i];
@@ -199,7 +199,7 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
   }
   // A CUDA graph captured from one step replays the next: same calls, same
   // addresses.
-  std::vector<RecordingBackend::Call> second = record("train_step", b);
+  std::vector<RecordingBackend::Call> second = record(b);
   ASSERT_EQ(first.size(), second.size());
   for (size_t i = 0; i < first.size(); ++i) {
     EXPECT_EQ(first[i].isGemm, second[i].isGemm);
@@ -211,7 +211,7 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
   const EntryPoint *init = p.entry("init");
   ASSERT_NE(init, nullptr);
   Buffers ib(*init);
-  std::set<int> initialized = slotsTouched(record("init", ib), ib);
+  std::set<int> initialized = slotsTouched(record(ib), ib);
   for (size_t i = 0; i < init->slots.size(); ++i)
     EXPECT_TRUE(initialized.count(int(i))) << init->slots[i].name << " is not initialized";
 }
@@ -247,7 +247,7 @@ TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
   const EntryPoint *e = program().entry("train_step");
   ASSERT_NE(e, nullptr);
   Buffers b(*e);
-  std::vector<RecordingBackend::Call> calls = record("train_step", b);
+  std::vector<RecordingBackend::Call> calls = record(b);
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> uniform(-1, 1);
   for (auto &buffer : b.bytes)
