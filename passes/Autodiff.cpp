@@ -183,8 +183,17 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
   // order of the forward; fan-out accumulates with lcc.add.
   llvm::DenseMap<Value, Value> grads;
   b.setInsertionPoint(ret);
+  // The seed: 1, or (seed-arg) a trailing argument, so that loss scaling can
+  // run the whole backward on scale * dL (see lcc-build-train-step).
+  Value seed;
+  if (seedArg) {
+    DictionaryAttr attrs = b.getDictionaryAttr(b.getNamedAttr("lcc.loss_seed", b.getUnitAttr()));
+    if (failed(gradFn.insertArgument(gradFn.getNumArguments(), lossType, attrs, loss.getLoc())))
+      return fail();
+    seed = gradFn.getArgument(gradFn.getNumArguments() - 1);
+  }
   if (onPath(loss))
-    grads[loss] = lcc::vjp::fill(b, loss.getLoc(), lossType, 1.0);
+    grads[loss] = seed ? seed : lcc::vjp::fill(b, loss.getLoc(), lossType, 1.0);
   for (Operation *op : llvm::reverse(active)) {
     SmallVector<Value> resultGrads;
     for (Value r : op->getResults())

@@ -18,6 +18,8 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCBUILDTRAINSTEPPASS
@@ -118,6 +120,14 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     return module.emitError() << "lcc-build-train-step: the cosine schedule needs decay-steps ("
                               << int64_t(decaySteps) << ") > warmup (" << int64_t(warmup)
                               << "): decay-steps is the step at which lr reaches min-lr";
+  bool scaled = lossScale == "dynamic";
+  if (!scaled && lossScale != "none")
+    return module.emitError() << "lcc-build-train-step: unknown loss-scale '" << lossScale
+                              << "'; expected none or dynamic";
+  if (scaled && (!(lossScaleInit > 0) || !std::isfinite(double(lossScaleInit)) ||
+                 lossScaleWindow < 1))
+    return module.emitError() << "lcc-build-train-step: dynamic loss scaling needs "
+                                 "loss-scale-init > 0 and loss-scale-window >= 1";
   double wd = weightDecay >= 0 ? weightDecay : (adamw ? 0.1 : 0.0);
   double lrMin = minLr >= 0 ? minLr : 0.1 * lr;
   bool withMomentum = !adamw && momentum != 0.0;
@@ -125,7 +135,12 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // Parameters (trainable or frozen) first, the rest are batch inputs.
   SmallVector<Param> trainable;
   SmallVector<unsigned> params, inputs;
+  std::optional<unsigned> seedArg; // lcc-autodiff{seed-arg}: the backward's seed
   for (unsigned i = 0; i < gradFn.getNumArguments(); ++i) {
+    if (gradFn.getArgAttr(i, "lcc.loss_seed")) {
+      seedArg = i;
+      continue;
+    }
     auto name = gradFn.getArgAttrOfType<StringAttr>(i, "lcc.param");
     if (!name) {
       inputs.push_back(i);
@@ -152,6 +167,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
                               << " must return a rank-0 loss first";
   // Scalars (lr, norm, bias corrections) are computed in the loss's type.
   Type ct = lossType.getElementType();
+  if (scaled && !seedArg)
+    return gradFn.emitError() << "lcc-build-train-step: loss-scale=dynamic needs the backward's "
+                                 "seed as an argument of @"
+                              << gradName << " (lcc-autodiff{seed-arg=true})";
 
   OpBuilder b(module.getContext());
   Builder &attrs = b;
@@ -177,6 +196,15 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       if (Attribute split = gradFn.getArgAttr(p.arg, "lcc.shard"))
         state.set("lcc.shard", split);
       argAttrs.push_back(state.getDictionary(module.getContext()));
+    }
+  // Loss-scaling state (GradScaler's): all zero at the start, so the runtime
+  // initializes it like the optimizer state it sits with.
+  unsigned ampBase = argTypes.size();
+  if (scaled)
+    for (StringRef what : {"log2_scale", "good_steps", "skipped"}) {
+      argTypes.push_back(RankedTensorType::get({}, ct));
+      argAttrs.push_back(attrs.getDictionaryAttr(attrs.getNamedAttr(
+          "lcc.opt_state", attrs.getStringAttr("amp:" + what.str()))));
     }
   unsigned stepArg = argTypes.size();
   argTypes.push_back(RankedTensorType::get({}, attrs.getI64Type()));
@@ -206,6 +234,15 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // Loss and gradients, summed over the micro-batches: the body of @F_grad is
   // cloned once per micro-batch (unrolled; K is small in practice).
   Block &gradBody = gradFn.getBody().front();
+  // The loss scale, loss-scale-init * 2^log2_scale: powers of two keep
+  // scaling and unscaling exact.
+  Value lossScaleNow;
+  if (scaled)
+    lossScaleNow = vjp::scale(
+        b, loc,
+        lcc::PowOp::create(b, loc, RankedTensorType::get({}, ct), constant(b, loc, ct, 2.0),
+                           block->getArgument(ampBase)),
+        lossScaleInit);
   Value lossSum;
   SmallVector<Value> gradSum(trainable.size());
   for (int64_t k = 0; k < accum; ++k) {
@@ -221,6 +258,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       }
       map.map(gradFn.getArgument(i), in);
     }
+    if (seedArg)
+      map.map(gradFn.getArgument(*seedArg),
+              scaled ? asElement(b, loc, lossScaleNow, lossType.getElementType())
+                     : constant(b, loc, lossType.getElementType(), 1.0));
     for (Operation &op : gradBody.without_terminator())
       b.clone(op, map);
     auto ret = llvm::cast<func::ReturnOp>(gradBody.getTerminator());
@@ -233,8 +274,15 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   }
   Value loss = lossSum;
   SmallVector<Value> grads = gradSum;
-  if (accum > 1) {
+  if (accum > 1)
     loss = vjp::scale(b, loc, lossSum, 1.0 / double(accum));
+  if (scaled) {
+    // Unscaled in f32 (the gradients are f32 whatever the forward's
+    // precision), with the micro-batch mean in the same multiply.
+    Value inverse = vjp::div(b, loc, constant(b, loc, ct, 1.0 / double(accum)), lossScaleNow);
+    for (Value &g : grads)
+      g = vjp::mul(b, loc, g, asElement(b, loc, inverse, vjp::tensorType(g).getElementType()));
+  } else if (accum > 1) {
     for (Value &g : grads)
       g = vjp::scale(b, loc, g, 1.0 / double(accum));
   }
@@ -255,6 +303,14 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     sumSq = vjp::add(b, loc, sumSq, sq);
   }
   Value norm = lcc::SqrtOp::create(b, loc, sumSq.getType(), sumSq);
+  // Loss scaling: the step is taken only if every gradient is finite. An inf
+  // or NaN anywhere makes the sum of squares inf or NaN, and both fail
+  // "< +inf", so the norm doubles as the overflow check (one reduction, and
+  // one all_reduce under sharding, which every rank then agrees on).
+  Value finite;
+  if (scaled)
+    finite = vjp::cmp(b, loc, "lt", sumSq,
+                      constant(b, loc, ct, std::numeric_limits<double>::infinity()));
   if (clip > 0) {
     Value coef = vjp::div(b, loc, constant(b, loc, ct, clip),
                           vjp::add(b, loc, norm, constant(b, loc, ct, 1e-6)));
@@ -266,6 +322,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // Learning rate from it = step - 1 (nanoGPT's 0-based iteration).
   Value t = asElement(b, loc, block->getArgument(stepArg), ct);
   Value it = vjp::sub(b, loc, t, constant(b, loc, ct, 1.0));
+  // The optimizer's own count (bias corrections) leaves out skipped steps.
+  Value tOpt = scaled ? vjp::sub(b, loc, t, block->getArgument(ampBase + 2)) : t;
   Value lrNow = constant(b, loc, ct, lr);
   if (cosine) {
     double span = double(decaySteps - warmup);
@@ -291,10 +349,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     // Bias corrections 1 - beta^t, with t the 1-based step.
     Value bc1 = vjp::sub(b, loc, constant(b, loc, ct, 1.0),
                          lcc::PowOp::create(b, loc, t.getType(),
-                                            constant(b, loc, ct, beta1), t));
+                                            constant(b, loc, ct, beta1), tOpt));
     Value bc2 = vjp::sub(b, loc, constant(b, loc, ct, 1.0),
                          lcc::PowOp::create(b, loc, t.getType(),
-                                            constant(b, loc, ct, beta2), t));
+                                            constant(b, loc, ct, beta2), tOpt));
     stepSize = vjp::div(b, loc, lrNow, bc1);
     bc2Sqrt = lcc::SqrtOp::create(b, loc, bc2.getType(), bc2);
   }
@@ -338,6 +396,31 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     }
   }
 
+  // A skipped step (loss scaling, overflow) returns parameters and state as
+  // they came in; the scale halves on overflow and doubles after a window of
+  // finite steps (torch.amp.GradScaler's update).
+  SmallVector<Value> newAmp;
+  if (scaled) {
+    for (auto [n, p] : llvm::enumerate(trainable)) {
+      unsigned pos = llvm::find(params, p.arg) - params.begin();
+      newParams[n] = vjp::select(b, loc, finite, newParams[n], block->getArgument(pos));
+      for (unsigned s = 0; s < kinds.size(); ++s)
+        newState[s][n] = vjp::select(b, loc, finite, newState[s][n],
+                                     block->getArgument(stateBase + s * trainable.size() + n));
+    }
+    Value log2Scale = block->getArgument(ampBase), good = block->getArgument(ampBase + 1),
+          skipped = block->getArgument(ampBase + 2);
+    Value one = constant(b, loc, ct, 1.0), zero = constant(b, loc, ct, 0.0);
+    Value goodNext = vjp::add(b, loc, good, one);
+    Value grow = vjp::cmp(b, loc, "ge", goodNext, constant(b, loc, ct, double(lossScaleWindow)));
+    newAmp.push_back(vjp::select(
+        b, loc, finite, vjp::select(b, loc, grow, vjp::add(b, loc, log2Scale, one), log2Scale),
+        vjp::sub(b, loc, log2Scale, one)));
+    newAmp.push_back(
+        vjp::select(b, loc, finite, vjp::select(b, loc, grow, zero, goodNext), zero));
+    newAmp.push_back(vjp::add(b, loc, skipped, vjp::select(b, loc, finite, zero, one)));
+  }
+
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resultAttrs;
   for (auto [n, p] : llvm::enumerate(trainable)) {
@@ -349,6 +432,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       results.push_back(newState[s][n]);
       resultAttrs.push_back(argAttrs[stateBase + s * trainable.size() + n]);
     }
+  for (auto [k, v] : llvm::enumerate(newAmp)) {
+    results.push_back(v);
+    resultAttrs.push_back(argAttrs[ampBase + k]);
+  }
   auto output = [&](Value v, StringRef what) {
     results.push_back(v);
     resultAttrs.push_back(attrs.getDictionaryAttr(
@@ -357,6 +444,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   output(loss, "loss");
   output(norm, "grad_norm");
   output(lrNow, "lr");
+  if (scaled)
+    output(lossScaleNow, "loss_scale");
   func::ReturnOp::create(b, loc, results);
   step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   step.setAllArgAttrs(argAttrs);

@@ -47,8 +47,8 @@ std::optional<SmallVector<unsigned>> mapDims(AffineMap map) {
 }
 
 /// out = out + a * b (either order of the operands of + and *); with
-/// `widened`, a and b are bf16 arguments each extended to f32 first (a bf16
-/// matmul accumulating in f32, as lcc lowers it).
+/// `widened`, a and b are bf16 or f16 arguments each extended to f32 first (a
+/// half-precision matmul accumulating in f32, as lcc lowers it).
 bool isMulAddBody(linalg::GenericOp op, bool widened) {
   Block &body = op.getRegion().front();
   if (body.getNumArguments() != 3 || body.getOperations().size() != (widened ? 5u : 3u))
@@ -78,9 +78,9 @@ std::optional<GemmDims> matchGemm(linalg::GenericOp op) {
   Type elem = llvm::cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
   if (!elem.isF32() && !elem.isF64())
     return std::nullopt;
-  // f32/f64 throughout, or bf16 operands into an f32 accumulator.
+  // f32/f64 throughout, or bf16/f16 operands into an f32 accumulator.
   Type in = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType();
-  bool widened = in.isBF16() && elem.isF32();
+  bool widened = (in.isBF16() || in.isF16()) && elem.isF32();
   if (in != elem && !widened)
     return std::nullopt;
   if (llvm::cast<MemRefType>(op->getOperand(1).getType()).getElementType() != in)
@@ -132,13 +132,9 @@ func::FuncOp declareKernel(ModuleOp module, StringRef name, unsigned count) {
 LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp module,
                               StringRef prefix) {
   bool f32 = llvm::cast<MemRefType>(op->getOperand(2).getType()).getElementType().isF32();
-  bool bf16 = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType().isBF16();
-  func::FuncOp callee = declareKernel(module,
-                                      (prefix + (bf16  ? "bf16gemm"
-                                                 : f32 ? "sgemm"
-                                                       : "dgemm"))
-                                          .str(),
-                                      27);
+  Type in = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType();
+  StringRef kind = in.isBF16() ? "bf16gemm" : in.isF16() ? "hgemm" : f32 ? "sgemm" : "dgemm";
+  func::FuncOp callee = declareKernel(module, (prefix + kind).str(), 27);
   if (!callee)
     return failure();
   OpBuilder b(op);

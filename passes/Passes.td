@@ -25,7 +25,9 @@ def LccAutodiffPass : Pass<"lcc-autodiff", "::mlir::ModuleOp"> {
     fan-out with `lcc.add`. Nothing is built for frozen parameters, integer
     operands or values that do not reach the loss; a parameter that does not
     influence the loss gets `lcc.fill 0`. An op on such a path without a VJP
-    is an error naming the op.
+    is an error naming the op. With `seed-arg`, `@<function>_grad` takes one
+    more argument, last, `{lcc.loss_seed}`: the cotangent of the loss, so
+    every backward value is multiplied by it (fp16 loss scaling).
 
     ```mlir
     func.func @forward(%w: tensor<4xf32> {lcc.param = "w"}, %x: tensor<4xf32> {lcc.input = "x"}) -> tensor<f32>
@@ -36,6 +38,10 @@ def LccAutodiffPass : Pass<"lcc-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
            "The function to differentiate">,
+    Option<"seedArg", "seed-arg", "bool", /*default=*/"false",
+           "The loss's cotangent (the backward's seed) is a trailing rank-0 argument "
+           "{lcc.loss_seed} of @<function>_grad instead of the constant 1: loss scaling "
+           "passes the scale there">,
   ];
   let dependentDialects = ["::lcc::LccDialect"];
 }
@@ -58,6 +64,19 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     `state["step"]` after its increment). With `accum = K > 1` every input gets
     a leading dimension K and loss and gradients are averaged over the K
     micro-batches. Semantics, defaults and formulas: docs/training.md.
+
+    `loss-scale=dynamic` (fp16; needs `lcc-autodiff{seed-arg}`) is
+    torch.amp.GradScaler built into the step: three more rank-0 state values
+    `amp:log2_scale`, `amp:good_steps`, `amp:skipped` (all zero at the start:
+    the scale is `loss-scale-init * 2^log2_scale`) come after the optimizer
+    state. The backward's seed is the scale; the gradients are divided by it
+    in f32. A step whose gradients are not all finite (their global sum of
+    squares is not below +inf) keeps parameters and optimizer state as they
+    were and halves the scale; after `loss-scale-window` finite steps in a
+    row it doubles. Bias corrections count only the steps taken (torch's
+    optimizer step is skipped too); the learning rate schedule counts every
+    step (torch's scheduler steps regardless). An extra output `loss_scale`
+    is the scale this step used.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
@@ -83,6 +102,13 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
            "cosine: final learning rate; negative means 0.1 * lr">,
     Option<"accum", "accum", "int64_t", /*default=*/"1",
            "Gradient accumulation: micro-batches per step">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "none, or dynamic (fp16): the backward runs on scale * loss, a step whose "
+           "gradients overflow is skipped and halves the scale">,
+    Option<"lossScaleInit", "loss-scale-init", "double", /*default=*/"65536.0",
+           "dynamic: the first loss scale (torch.amp.GradScaler's 2^16)">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
+           "dynamic: the scale doubles after this many steps without overflow">,
   ];
   let dependentDialects = ["::lcc::LccDialect"];
 }
@@ -147,8 +173,9 @@ def LccPrecisionPass : Pass<"lcc-precision", "::mlir::ModuleOp"> {
     module gets `lcc.precision`. `precision=fp32` changes nothing; a function
     without f32 matmuls gets a warning.
 
-    fp16 needs dynamic loss scaling in the train step, which is not built
-    yet: the driver refuses `--precision=fp16` with `-o`.
+    fp16's narrow range (largest 65504, smallest normal 2^-14) needs loss
+    scaling: the driver pairs `precision=fp16` with
+    `lcc-autodiff{seed-arg}` and `lcc-build-train-step{loss-scale=dynamic}`.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",

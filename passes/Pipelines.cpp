@@ -59,6 +59,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;
   autodiff.function = options.function;
+  // Loss scaling seeds the backward with the scale (lcc-build-train-step).
+  autodiff.seedArg = options.lossScale == "dynamic";
   pm.addPass(createLccAutodiffPass(autodiff));
   pm.addPass(createLccBuildTrainStepPass(options));
   // Sharding rewrites the finished step: it needs the gradient markers and

@@ -30,7 +30,8 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
-  /// fp32, or bf16/fp16 (lcc-precision before autodiff).
+  /// fp32, or bf16/fp16 (lcc-precision before autodiff). fp16 also needs
+  /// lossScale = "dynamic" (the driver sets both).
   std::string precision = "fp32";
 };
 

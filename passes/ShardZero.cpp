@@ -156,9 +156,11 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
     scalarNames.insert(m.getParam());
     return true;
   });
+  // Scalar state (a scalar parameter's, loss scaling's) stays whole too.
   llvm::erase_if(stateArgs, [&](unsigned i) {
     StringRef state = step.getArgAttrOfType<StringAttr>(i, "lcc.opt_state").getValue();
-    return scalarNames.contains(state.split(':').second);
+    return scalarNames.contains(state.split(':').second) ||
+           vjp::tensorType(step.getArgument(i)).getRank() == 0;
   });
   for (lcc::GradientOp m : scalars) {
     OpBuilder sb(m);

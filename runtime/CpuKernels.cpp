@@ -201,38 +201,128 @@ extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
 #endif
 
 namespace {
-/// f32 copies of the bf16 elements a GEMM operand reaches (offset plus the
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// IEEE binary16 -> f32, exact (every half is a float).
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) { // inf, NaN (payload kept, quiet bit as given)
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) { // normal: rebias 15 -> 127
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else { // subnormal: normalize the mantissa
+    int shift = 0;
+    while (!(mant & 0x400u)) {
+      mant <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(113 - shift) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// f32 -> IEEE binary16, round to nearest even; overflow to inf, NaN quiet.
+uint16_t floatToHalf(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) // 65520 and up round past 65504
+    return uint16_t(sign | 0x7c00u);
+  if (a >= 0x38800000u) { // a normal half: round the 13 dropped bits, rebias
+    a += 0xfffu + ((a >> 13) & 1u);
+    return uint16_t(sign | ((a - 0x38000000u) >> 13));
+  }
+  if (a < 0x33000000u) // below 2^-25 (and 2^-25 itself, a tie) round to 0
+    return sign;
+  // A subnormal half: the significand in units of 2^-24, rounded to even
+  // (a carry into 0x400 is the smallest normal, correctly encoded).
+  uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126 - e, r = m >> shift, rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (r & 1u)))
+    ++r;
+  return uint16_t(sign | r);
+}
+
+/// f32 copies of the 2-byte elements a GEMM operand reaches (offset plus the
 /// extent of its strides), so the call keeps its offset and strides.
-std::vector<float> widenBf16(int64_t base, int64_t offset, const int64_t sizes[5],
-                             const int64_t strides[5]) {
+std::vector<float> widen(int64_t base, int64_t offset, const int64_t sizes[5],
+                         const int64_t strides[5], float (*toFloat)(uint16_t)) {
   int64_t extent = offset + 1;
   for (int d = 0; d < 5; ++d)
     extent += (sizes[d] - 1) * strides[d];
   std::vector<float> out(size_t(extent > 0 ? extent : 0));
   const auto *in = reinterpret_cast<const uint16_t *>(base);
-  for (size_t i = 0; i < out.size(); ++i) {
-    uint32_t bits = uint32_t(in[i]) << 16;
-    std::memcpy(&out[i], &bits, sizeof(float));
-  }
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = toFloat(in[i]);
   return out;
+}
+
+/// A GEMM on 2-byte A and B into an f32 C: the conversion to f32 is exact,
+/// so widening the operands and running the f32 GEMM is the tensor-core
+/// arithmetic (products of half-precision values, f32 accumulation).
+void widenedGemm(float (*toFloat)(uint16_t), int64_t nb0, int64_t nb1, int64_t nb2, int64_t m,
+                 int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aB0, int64_t aB1,
+                 int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff, int64_t bB0,
+                 int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,
+                 int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+  const int64_t aSizes[5] = {nb0, nb1, nb2, m, k}, aStrides[5] = {aB0, aB1, aB2, aM, aK};
+  const int64_t bSizes[5] = {nb0, nb1, nb2, k, n}, bStrides[5] = {bB0, bB1, bB2, bK, bN};
+  std::vector<float> wa = widen(a, aOff, aSizes, aStrides, toFloat);
+  std::vector<float> wb = widen(b, bOff, bSizes, bStrides, toFloat);
+  gemm<float>(nb0, nb1, nb2, m, n, k, int64_t(wa.data()), aOff, aB0, aB1, aB2, aM, aK,
+              int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
 }
 } // namespace
 
-// bf16 A and B, f32 C (lcc --precision=bf16): bf16 -> f32 is exact, so
-// widening the operands and running the f32 GEMM is the tensor-core
-// arithmetic (products of bf16 values, f32 accumulation).
+// f32 <-> f16, which LLVM calls as compiler-rt builtins where the CPU has no
+// conversion instructions (--cpu=x86-64; x86-64-v3 has F16C): fp16 code on
+// the CPU (lcc --precision=fp16) emulates half precision with them. Only
+// compilers with the _Float16 type can define them with the ABI LLVM expects
+// (the value in an SSE register).
+#ifdef __FLT16_MAX__
+extern "C" __attribute__((visibility("default"))) _Float16 __truncsfhf2(float x) {
+  return __builtin_bit_cast(_Float16, floatToHalf(x));
+}
+extern "C" __attribute__((visibility("default"))) float __extendhfsf2(_Float16 h) {
+  return halfToFloat(__builtin_bit_cast(uint16_t, h));
+}
+#endif
+
+namespace lcc {
+uint16_t roundToHalf(float x) { return floatToHalf(x); }
+float widenHalf(uint16_t h) { return halfToFloat(h); }
+} // namespace lcc
+
+// bf16 (lcc --precision=bf16) or f16 (fp16) A and B, f32 C.
 extern "C" __attribute__((visibility("default"))) void
 lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
              int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
              int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
              int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
              int64_t cM, int64_t cN) {
-  const int64_t aSizes[5] = {nb0, nb1, nb2, m, k}, aStrides[5] = {aB0, aB1, aB2, aM, aK};
-  const int64_t bSizes[5] = {nb0, nb1, nb2, k, n}, bStrides[5] = {bB0, bB1, bB2, bK, bN};
-  std::vector<float> wa = widenBf16(a, aOff, aSizes, aStrides);
-  std::vector<float> wb = widenBf16(b, bOff, bSizes, bStrides);
-  gemm<float>(nb0, nb1, nb2, m, n, k, int64_t(wa.data()), aOff, aB0, aB1, aB2, aM, aK,
-              int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+  widenedGemm(bf16ToFloat, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
+              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+}
+extern "C" __attribute__((visibility("default"))) void
+lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
+          int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
+          int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
+          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+  widenedGemm(halfToFloat, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
+              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
 }
 
 namespace lcc {
@@ -242,6 +332,7 @@ const CpuKernelSymbol *cpuKernelSymbols() {
       {"lcc_sgemm", reinterpret_cast<void *>(&lcc_sgemm)},
       {"lcc_dgemm", reinterpret_cast<void *>(&lcc_dgemm)},
       {"lcc_bf16gemm", reinterpret_cast<void *>(&lcc_bf16gemm)},
+      {"lcc_hgemm", reinterpret_cast<void *>(&lcc_hgemm)},
       {"lcc_parallel_for", reinterpret_cast<void *>(&lcc_parallel_for)},
       {nullptr, nullptr}};
   return table;

@@ -35,6 +35,12 @@ void lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, i
                   int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                   int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
                   int64_t cB2, int64_t cM, int64_t cN);
+/// f16 A and B, f32 C; otherwise lcc_sgemm.
+void lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
+               int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
+               int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
+               int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
+               int64_t cM, int64_t cN);
 void lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
@@ -53,6 +59,11 @@ const CpuKernelSymbol *cpuKernelSymbols(); // terminated by {nullptr, nullptr}
 
 /// Whether GEMMs go to a BLAS in this build (else plain loops).
 bool cpuKernelsHaveBlas();
+
+/// f32 -> IEEE binary16 bits (round to nearest even) and back (exact): what
+/// __truncsfhf2 / __extendhfsf2 compute for fp16 code on the CPU.
+uint16_t roundToHalf(float x);
+float widenHalf(uint16_t h);
 
 } // namespace lcc
 

@@ -300,6 +300,7 @@ ProgramStatus Trainer::step(const std::map<std::string, const HostTensor *> &inp
   out.loss = scalar("loss");
   out.gradNorm = scalar("grad_norm");
   out.lr = scalar("lr");
+  out.lossScale = scalar("loss_scale");
   return {};
 }
 

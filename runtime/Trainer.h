@@ -25,6 +25,9 @@ class CudaSession;
 
 struct StepResult {
   double loss = 0, gradNorm = 0, lr = 0;
+  /// fp16: the loss scale the step used (0 without loss scaling). A step
+  /// whose gradient norm is not finite was skipped.
+  double lossScale = 0;
 };
 
 class Trainer {

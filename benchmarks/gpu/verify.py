@@ -8,7 +8,9 @@ machine with an NVIDIA GPU after it built lcc-run there (runtime only):
      CPU's bf16 run keeps from fp32, lcc-precision.test: both sides round the
      same operands to bf16 and accumulate in f32, only the summation order
      differs, and a one-ulp bf16 flip is 2^-8 relative); the same with
-     --no-graph (eager launches) against the graph run;
+     --no-graph (eager launches) against the graph run; fp16 (loss scaling)
+     against the CPU's fp16 emulation with bf16's bound and the same skipped
+     steps;
  (b) GPT-2 124M (batch 8, context 1024) tokens/s in lcc (fp32 and bf16) and
      in PyTorch eager and torch.compile (fp32, bf16 autocast) in the same run,
      MFU against the peak GEMM rate measured in the same run;
@@ -18,6 +20,7 @@ Every phase has a timeout and reports its failure instead of stopping the
 others; the table is printed last."""
 import argparse
 import csv
+import math
 import os
 import statistics
 import subprocess
@@ -90,6 +93,19 @@ def phase_tiny(args, results):
     row("(a) gpt-tiny bf16 GPU vs CPU bf16 emulation", "PASS" if worst <= 0.02 else "FAIL",
         f"max |diff| - 0.5% loss = {worst:.4f} (tolerance 0.02); final "
         f"{float(gpu16[-1]['loss']):.4f} vs {float(cpu16[-1]['loss']):.4f}")
+    # fp16 with loss scaling: the same bound, and the same steps skipped
+    # (a non-finite grad norm) on both sides.
+    cpuh = read_csv(os.path.join(args.bins, "gpt-tiny-cpu-fp16.csv"))
+    gpuh, _ = lcc_run(args, os.path.join(args.bins, "gpt-tiny-cuda-fp16.bin"), len(cpuh),
+                      os.path.join(args.out, "tiny-fp16.csv"))
+    worst = max(abs(float(x["loss"]) - float(y["loss"])) - 0.005 * float(y["loss"])
+                for x, y in zip(gpuh, cpuh))
+    skips = [math.isfinite(float(r["grad_norm"])) for r in gpuh]
+    same_skips = skips == [math.isfinite(float(r["grad_norm"])) for r in cpuh]
+    row("(a) gpt-tiny fp16 GPU vs CPU fp16 emulation",
+        "PASS" if worst <= 0.02 and same_skips else "FAIL",
+        f"max |diff| - 0.5% loss = {worst:.4f} (tolerance 0.02); skipped steps "
+        f"{'match' if same_skips else 'DIFFER'} ({skips.count(False)} skipped)")
 
 
 def phase_gpt2_lcc(args, results):

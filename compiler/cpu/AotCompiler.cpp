@@ -272,8 +272,9 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       kernels += fn->hasAttr("lcc.kernel");
     if (auto call = llvm::dyn_cast<LLVM::CallOp>(op))
       if (auto callee = call.getCallee())
-        gemms += llvm::is_contained({"lcc_sgemm", "lcc_dgemm", "lcc_bf16gemm", "lcc_cuda_sgemm",
-                                     "lcc_cuda_dgemm", "lcc_cuda_bf16gemm"},
+        gemms += llvm::is_contained({"lcc_sgemm", "lcc_dgemm", "lcc_bf16gemm", "lcc_hgemm",
+                                     "lcc_cuda_sgemm", "lcc_cuda_dgemm", "lcc_cuda_bf16gemm",
+                                     "lcc_cuda_hgemm"},
                                     *callee);
   });
   if (cuda) {

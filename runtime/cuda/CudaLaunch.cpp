@@ -18,10 +18,11 @@ CudaBackend &backendOrDie(const char *what) {
   return *current;
 }
 
-GemmCall gemmCall(bool f64, const int64_t (&args)[27], bool bf16 = false) {
+GemmCall gemmCall(bool f64, const int64_t (&args)[27], bool bf16 = false, bool f16 = false) {
   GemmCall g;
   g.f64 = f64;
   g.bf16 = bf16;
+  g.f16 = f16;
   for (int i = 0; i < 27; ++i)
     g.args[i] = args[i];
   return g;
@@ -77,4 +78,10 @@ extern "C" __attribute__((visibility("default"))) void lcc_cuda_dgemm(LCC_GEMM_P
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS) {
   const int64_t args[27] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_bf16gemm").gemm(lcc::gemmCall(false, args, /*bf16=*/true));
+}
+
+extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_PARAMS) {
+  const int64_t args[27] = LCC_GEMM_ARGS;
+  lcc::backendOrDie("lcc_cuda_hgemm")
+      .gemm(lcc::gemmCall(false, args, /*bf16=*/false, /*f16=*/true));
 }

@@ -33,6 +33,11 @@ void lcc_cuda_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t
                        int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                        int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
                        int64_t cB2, int64_t cM, int64_t cN);
+void lcc_cuda_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
+                    int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
+                    int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
+                    int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
+                    int64_t cB2, int64_t cM, int64_t cN);
 void lcc_cuda_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                     int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                     int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
@@ -48,8 +53,11 @@ namespace lcc {
 struct GemmCall {
   bool f64 = false;
   bool bf16 = false; // A and B bf16, C f32 (lcc --precision=bf16)
+  bool f16 = false;  // A and B f16, C f32 (lcc --precision=fp16)
   /// Bytes per element of A/B (0, 1) or C (2).
-  size_t elementSize(int operand) const { return f64 ? 8 : (bf16 && operand < 2) ? 2 : 4; }
+  size_t elementSize(int operand) const {
+    return f64 ? 8 : ((bf16 || f16) && operand < 2) ? 2 : 4;
+  }
   std::array<int64_t, 27> args{};
 };
 

@@ -297,10 +297,10 @@ const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
     return found->second;
   Plan &p = plans[key];
   cudaDataType_t type = call.f64 ? CUDA_R_64F : CUDA_R_32F;
-  // bf16 operands into an f32 output (tensor cores, f32 accumulation).
-  cudaDataType_t inType = call.bf16 ? CUDA_R_16BF : type;
+  // bf16/f16 operands into an f32 output (tensor cores, f32 accumulation).
+  cudaDataType_t inType = call.bf16 ? CUDA_R_16BF : call.f16 ? CUDA_R_16F : type;
   // fp32 GEMMs in fp32 (no TF32): the CUDA target matches the CPU's losses
-  // to 1e-4; mixed precision (--precision=bf16) is where tensor cores come in.
+  // to 1e-4; mixed precision (--precision=bf16|fp16) is where tensor cores come in.
   cublasComputeType_t compute = call.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   if (!checkLt(api.ltDescCreate(&p.desc, compute, type), "cublasLtMatmulDescCreate"))
     return p;
@@ -362,6 +362,7 @@ void CudaSession::gemm(const GemmCall &call) {
     key[size_t(i)] = key[size_t(i) + 1] = 0;
   key.push_back(call.f64);
   key.push_back(call.bf16);
+  key.push_back(call.f16);
   // The least alignment of each matrix over the calls (and batches) it makes.
   uint32_t alignment[3] = {256, 256, 256};
   int64_t strides[3] = {g.strideX, g.strideY, g.strideC};

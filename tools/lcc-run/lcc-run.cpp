@@ -351,6 +351,9 @@ int main(int argc, char **argv) {
                   r.gradNorm, row.tokensPerSec, duration(perStep * double(opt.steps - s)).c_str());
       if (row.valLoss)
         std::printf(" | val %.4f", *row.valLoss);
+      if (r.lossScale > 0) // fp16: a non-finite norm means the step was skipped
+        std::printf(" | scale %g%s", r.lossScale,
+                    std::isfinite(r.gradNorm) ? "" : " | skipped (overflow)");
       std::printf("\n");
       std::fflush(stdout);
     }

@@ -3,8 +3,9 @@
 //   lcc model.lcc [--emit=mlir] [--compile-to=input|train-step|linalg|llvm] [-o OUT]
 //   lcc model.lcc --run-forward [--seed=N]
 //   lcc model.lcc --train-steps=N [--optimizer=...] [--lr=...] ...
-// Training flags (docs/training.md): --train, --optimizer, --lr, --warmup,
-// --decay, --decay-steps, --min-lr, --weight-decay, --clip, --accum.
+// Training flags (tools/lcc/TrainFlags.cpp; docs/training.md): --train,
+// --optimizer, --lr, --warmup, --decay, --decay-steps, --min-lr, --weight-decay,
+// --clip, --accum, --precision, --loss-scale-init, --loss-scale-window.
 //
 // Every user error is one line "lcc: error: ..." or "file:line:col: error: ..."
 // and exit code 2; internal failures are bugs and exit 3.
@@ -22,6 +23,7 @@
 #include "runtime/Safetensors.h"
 #include "passes/Pipelines.h"
 #include "runtime/HostTensor.h"
+#include "tools/lcc/TrainFlags.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -51,6 +53,7 @@
 #include <random>
 
 using namespace mlir;
+using namespace lcc::driver;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory lccCat("lcc options");
@@ -93,123 +96,6 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameter init and the 
 static cl::list<std::string> overrides("set",
                                        cl::desc("Override config constants: --set batch=8,seq=64"),
                                        cl::CommaSeparated, cl::cat(lccCat));
-// Training (docs/training.md): nanoGPT's AdamW defaults; the schedule is
-// constant unless --decay=cosine, because a cosine needs the run's length.
-static cl::OptionCategory trainCat("lcc training options");
-static cl::opt<bool> train("train",
-                           cl::desc("Build @train_step before lowering (linalg/llvm phases)"),
-                           cl::cat(trainCat));
-static cl::opt<std::string> optimizerFlag("optimizer", cl::desc("adamw or sgd"),
-                                          cl::init("adamw"), cl::cat(trainCat));
-static cl::opt<double> lrFlag("lr", cl::desc("Peak learning rate"), cl::init(6e-4),
-                              cl::cat(trainCat));
-static cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
-                                   cl::cat(trainCat));
-static cl::opt<std::string> decayFlag("decay", cl::desc("constant or cosine"),
-                                      cl::init("constant"), cl::cat(trainCat));
-static cl::opt<int64_t> decayStepsFlag("decay-steps",
-                                       cl::desc("cosine: step at which lr reaches --min-lr"),
-                                       cl::init(0), cl::cat(trainCat));
-static cl::opt<double> minLrFlag("min-lr", cl::desc("cosine: final lr (default 0.1 * lr)"),
-                                 cl::init(-1.0), cl::cat(trainCat));
-static cl::opt<double> weightDecayFlag(
-    "weight-decay", cl::desc("Weight decay (default 0.1 for adamw, 0 for sgd)"), cl::init(-1.0),
-    cl::cat(trainCat));
-static cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(0.9),
-                                    cl::cat(trainCat));
-static cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"),
-                                  cl::cat(trainCat));
-static cl::opt<double> clipFlag("clip", cl::desc("Global gradient-norm clip (0: off)"),
-                                cl::init(1.0), cl::cat(trainCat));
-static cl::opt<int64_t> accumFlag("accum", cl::desc("Micro-batches per step"), cl::init(1),
-                                  cl::cat(trainCat));
-static cl::opt<int64_t> trainSteps("train-steps",
-                                   cl::desc("JIT-run @init then N train steps on seeded random "
-                                            "batches, printing loss, grad norm and lr"),
-                                   cl::init(0), cl::cat(trainCat));
-
-static cl::OptionCategory distCat("lcc options for distributed training");
-static cl::opt<std::string> shardFlag(
-    "shard", cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
-                      "zero3 (docs/distributed.md)"),
-    cl::init("none"), cl::cat(distCat));
-static cl::opt<std::string> worldFlag(
-    "world",
-    cl::desc("Data-parallel ranks to compile the step for: N, or a list (1,2,4,8, the default "
-             "with --shard); lcc-run -n picks the matching code"),
-    cl::init(""), cl::cat(distCat));
-static cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
-                            cl::cat(distCat));
-static cl::opt<int64_t> tpFlag("tp",
-                               cl::desc("Tensor-parallel ranks (Megatron column/row-parallel "
-                                        "attention and MLP, vocab-parallel embedding and "
-                                        "loss); --world counts all ranks"),
-                               cl::init(1), cl::cat(distCat));
-static cl::opt<std::string> precisionFlag(
-    "precision",
-    cl::desc("fp32 (default) or bf16: matmul and attention in bf16, the rest and the optimizer "
-             "in f32 (lcc-precision); fp16 only for --plan's accounting so far"),
-    cl::init("fp32"), cl::cat(distCat));
-static cl::opt<double> bucketFlag("bucket-mb",
-                                  cl::desc("Largest bucket of gradients per collective (MiB)"),
-                                  cl::init(25.0), cl::cat(distCat));
-static cl::opt<int64_t>
-    overlapFlag("overlap",
-                cl::desc("Collectives in flight while the step computes (0: each one waits "
-                         "where it is issued)"),
-                cl::init(2), cl::cat(distCat));
-
-/// The world sizes to compile for (--world), parsed by parseWorlds.
-static std::vector<int64_t> worlds;
-
-static bool parseWorlds() {
-  worlds.clear();
-  std::string text = worldFlag;
-  if (text.empty())
-    text = shardFlag != "none" ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
-  for (llvm::StringRef item : llvm::split(text, ',')) {
-    int64_t n = 0;
-    if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20)) {
-      llvm::errs() << "lcc: error: --world expects ranks >= 1 (N or a list like 2,4), got '"
-                   << text << "'\n";
-      return false;
-    }
-    if (llvm::is_contained(worlds, n)) {
-      llvm::errs() << "lcc: error: --world lists " << n << " twice\n";
-      return false;
-    }
-    worlds.push_back(n);
-  }
-  // Without --world, the default sizes that hold the tensor-parallel group.
-  if (worldFlag.empty() && tpFlag > 1)
-    llvm::erase_if(worlds, [](int64_t n) { return n % tpFlag != 0; });
-  if (worlds.empty())
-    worlds.push_back(tpFlag);
-  return true;
-}
-
-static lcc::TrainStepOptions trainStepOptions() {
-  lcc::TrainStepOptions o;
-  o.optimizer = optimizerFlag;
-  o.lr = lrFlag;
-  o.warmup = warmupFlag;
-  o.schedule = decayFlag;
-  o.decaySteps = decayStepsFlag;
-  o.minLr = minLrFlag;
-  o.weightDecay = weightDecayFlag;
-  o.momentum = momentumFlag;
-  o.nesterov = nesterovFlag;
-  o.clip = clipFlag;
-  o.accum = accumFlag;
-  o.shard = shardFlag;
-  o.tp = tpFlag;
-  // The train.bin loop sets each variant's world; other phases use the one
-  // world given (main refuses a list there).
-  o.world = worlds.empty() ? 1 : worlds.front();
-  o.bucketMb = bucketFlag;
-  o.precision = precisionFlag;
-  return o;
-}
 
 static cl::list<std::string> frozenFlag(
     "frozen", cl::desc("Freeze parameters whose names match these glob patterns "
@@ -457,9 +343,12 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
         all[i] = std::move((*results)[r++]);
     for (auto &t : state)
       t = std::move((*results)[r++]);
-    llvm::outs() << llvm::format("step %lld  loss %.6f  grad_norm %.6f  lr %.6g\n",
+    llvm::outs() << llvm::format("step %lld  loss %.6f  grad_norm %.6f  lr %.6g",
                                  (long long)s, (*results)[r].getDouble(0),
                                  (*results)[r + 1].getDouble(0), (*results)[r + 2].getDouble(0));
+    if (results->size() > r + 3) // fp16: the loss scale this step used
+      llvm::outs() << llvm::format("  loss_scale %g", (*results)[r + 3].getDouble(0));
+    llvm::outs() << "\n";
   }
   return 0;
 }
@@ -619,46 +508,11 @@ int main(int argc, char **argv) {
 
   // Training flags are user input: reject bad values here (exit 2) rather
   // than as a pass failure.
-  if (optimizerFlag != "adamw" && optimizerFlag != "sgd")
-    return fail("lcc: error: unknown --optimizer=" + optimizerFlag + "; expected adamw or sgd");
-  if (decayFlag != "constant" && decayFlag != "cosine")
-    return fail("lcc: error: unknown --decay=" + decayFlag + "; expected constant or cosine");
-  if (shardFlag != "none" && shardFlag != "dp" && shardFlag != "zero1" && shardFlag != "zero2" &&
-      shardFlag != "zero3")
-    return fail("lcc: error: unknown --shard=" + shardFlag +
-                "; expected none, dp, zero1, zero2 or zero3");
-  if (!parseWorlds())
-    return 2;
-  if (tpFlag < 1)
-    return fail("lcc: error: --tp must be >= 1, got " + std::to_string(int64_t(tpFlag)));
-  for (int64_t w : worlds)
-    if (w % tpFlag != 0)
-      return fail("lcc: error: --world=" + std::to_string(w) + " is not a multiple of --tp=" +
-                  std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)");
-  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) && shardFlag == "none")
-    return fail("lcc: error: --world=" + worldFlag +
-                " needs a --shard mode (dp, zero1, zero2 or zero3)");
-  if (worlds.size() > 1 && (compileTo.getNumOccurrences() || emit == "mlir"))
-    return fail("lcc: error: --compile-to/--emit=mlir print one step: give one --world (the "
-                "default with --shard is 1,2,4,8)");
-  if (trainSteps > 0 && (shardFlag != "none" || tpFlag > 1))
-    return fail("lcc: error: --train-steps runs one process on whole tensors; a sharded step "
-                "runs with lcc-run -n N (compile it with -o)");
-  if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
-    return fail("lcc: error: unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16");
-  if (precisionFlag == "fp16" && outputFile != "-")
-    return fail("lcc: error: --precision=fp16 needs dynamic loss scaling, not built yet; use bf16");
+  if (std::string e = checkTrainFlags(compileTo.getNumOccurrences() || emit == "mlir");
+      !e.empty())
+    return fail("lcc: error: " + e);
   if (std::string e = lcc::aotTargetError(targetFlag, archFlag); !e.empty())
     return fail("lcc: error: " + e);
-  if (overlapFlag < 0)
-    return fail("lcc: error: --overlap must be 0 or more");
-  if (bucketFlag <= 0)
-    return fail("lcc: error: --bucket-mb must be positive");
-  if (accumFlag < 1 || warmupFlag < 0)
-    return fail("lcc: error: --accum must be >= 1 and --warmup >= 0");
-  if (decayFlag == "cosine" && decayStepsFlag <= warmupFlag)
-    return fail("lcc: error: --decay=cosine needs --decay-steps (the step at which lr reaches "
-                "--min-lr) greater than --warmup");
 
   lcc::dsl::ImportOptions options;
   options.seed = seed;

@@ -1,5 +1,12 @@
 // RUN: lcc-opt %s --lcc-autodiff | FileCheck %s
 // RUN: lcc-opt %s --lcc-autodiff=function=mlp | FileCheck %s --check-prefix=MLP
+// RUN: lcc-opt %s --lcc-autodiff=seed-arg=true | FileCheck %s --check-prefix=ARGSEED
+
+// seed-arg (loss scaling): the seed is a trailing argument, not a constant 1.
+// ARGSEED-LABEL: func.func @forward_grad(
+// ARGSEED-SAME:    %[[X:[a-z0-9]+]]: tensor<4xf32> {lcc.input = "x"}, %[[SEED:[a-z0-9]+]]: tensor<f32> {lcc.loss_seed})
+// ARGSEED-NOT:     lcc.fill {value = 1.0
+// ARGSEED:       lcc.reshape %[[SEED]] : tensor<f32> -> tensor<1xf32>
 
 // loss = sum((w * x) * exp(f)) with f frozen: @forward_grad returns (loss, dw)
 // only; the backward multiplies the seed by exp(f) and x and builds nothing

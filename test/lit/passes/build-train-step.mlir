@@ -1,6 +1,8 @@
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step | FileCheck %s
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step="optimizer=sgd nesterov=true clip=0 accum=2 schedule=cosine warmup=2 decay-steps=10" | FileCheck %s --check-prefix=SGD
 
+// RUN: lcc-opt %s --lcc-autodiff=seed-arg=true --lcc-build-train-step="loss-scale=dynamic loss-scale-window=3" | FileCheck %s --check-prefix=AMP
+
 // A linear model with a rank-2 weight (decayed), a bias (not decayed by the
 // rank rule) and a frozen parameter (an argument, but no result and no state).
 
@@ -62,3 +64,39 @@ func.func @forward(%w: tensor<4x3xf32> {lcc.param = "w"}, %b: tensor<3xf32> {lcc
   %l = lcc.cross_entropy %z2, %y : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// Dynamic loss scaling (fp16): three scalar state values after the optimizer
+// state, the scale 65536 * 2^log2_scale as the backward's seed, gradients
+// divided by it before the markers, the overflow check on the norm's sum of
+// squares, every update and state kept on overflow, GradScaler's update of
+// the scale, bias corrections on the steps taken (step - skipped).
+// AMP-LABEL: func.func @train_step(
+// AMP-SAME:    %[[VB:[a-z0-9]+]]: tensor<3xf32> {lcc.opt_state = "v:b"}
+// AMP-SAME:    %[[LOG2:[a-z0-9]+]]: tensor<f32> {lcc.opt_state = "amp:log2_scale"}
+// AMP-SAME:    %[[GOOD:[a-z0-9]+]]: tensor<f32> {lcc.opt_state = "amp:good_steps"}
+// AMP-SAME:    %[[SKIP:[a-z0-9]+]]: tensor<f32> {lcc.opt_state = "amp:skipped"}
+// AMP-SAME:    %[[STEP:[a-z0-9]+]]: tensor<i64> {lcc.step}
+// AMP-SAME:    tensor<f32> {lcc.opt_state = "amp:log2_scale"}, tensor<f32> {lcc.opt_state = "amp:good_steps"}, tensor<f32> {lcc.opt_state = "amp:skipped"},
+// AMP-SAME:    tensor<f32> {lcc.output = "lr"}, tensor<f32> {lcc.output = "loss_scale"})
+// AMP:         %[[TWO:.*]] = lcc.fill {value = 2.000000e+00 : f64} : tensor<f32>
+// AMP:         %[[P:.*]] = lcc.pow %[[TWO]], %[[LOG2]]
+// AMP:         %[[INIT:.*]] = lcc.fill {value = 6.553600e+04 : f64} : tensor<f32>
+// AMP:         %[[SCALE:.*]] = lcc.mul %[[P]], %[[INIT]]
+// AMP:         lcc.cross_entropy
+// AMP:         lcc.div %[[SCALE]],
+// AMP:         %[[INV:.*]] = lcc.div %{{.*}}, %[[SCALE]]
+// AMP:         lcc.mul %{{.*}}, %[[INV]]
+// AMP:         lcc.gradient
+// AMP:         lcc.sqrt %[[SUMSQ:[0-9a-z]+]]
+// AMP-NEXT:    %[[INF:.*]] = lcc.fill {value = 0x7FF0000000000000 : f64} : tensor<f32>
+// AMP-NEXT:    %[[OK:.*]] = lcc.cmp "lt", %[[SUMSQ]], %[[INF]]
+// AMP:         %[[T:.*]] = lcc.convert %[[STEP]]
+// AMP:         %[[TOPT:.*]] = lcc.sub %[[T]], %[[SKIP]]
+// AMP:         lcc.pow %{{.*}}, %[[TOPT]]
+// AMP:         lcc.where %[[OK]], %{{.*}}, %[[VB]] : tensor<i1>, tensor<3xf32>
+// AMP:         %[[GROW:.*]] = lcc.cmp "ge"
+// AMP:         %[[UP:.*]] = lcc.where %[[GROW]], %{{.*}}, %[[LOG2]]
+// AMP:         %[[DOWN:.*]] = lcc.sub %[[LOG2]],
+// AMP:         lcc.where %[[OK]], %[[UP]], %[[DOWN]]
+// AMP:         return
+

@@ -103,3 +103,21 @@ func.func @not_widened(%x: memref<3x4xbf16>, %w: memref<4x5xbf16>, %out: memref<
   }
   return
 }
+
+// f16 operands widened into an f32 accumulator (--precision=fp16): lcc_hgemm.
+// CHECK-LABEL: func.func @f16(
+// CHECK:         call @lcc_hgemm(
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @f16(%x: memref<3x4xf16>, %w: memref<4x5xf16>, %out: memref<3x5xf32>) {
+  linalg.generic {indexing_maps = [#bfa, #bfb, #bfc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<3x4xf16>, memref<4x5xf16>) outs(%out : memref<3x5xf32>) {
+  ^bb0(%p: f16, %q: f16, %acc: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -16,6 +16,17 @@
                                           differs from B somewhere (the policy changed the
                                           arithmetic); A learns (its last loss is more
                                           than 1 nat below its first)
+  check_training.py loss-scale LOG WINDOW [--skips-first]
+                                          lcc-run's progress lines (--log-every 1) of an fp16
+                                          run follow torch.amp.GradScaler's rule: a skipped
+                                          step (non-finite grad norm) halves the scale, WINDOW
+                                          finite steps in a row double it, otherwise it stays;
+                                          the loss stays finite. --skips-first: step 1 was
+                                          skipped (injected overflow), finite steps follow,
+                                          and the scale grew at least once
+  check_training.py amp-state CKPT SKIPPED LOG2 GOOD
+                                          a checkpoint's loss-scaling state has these values
+                                          and its optimizer state (m, v) is all zero
   check_training.py close-tensors A.safetensors B.safetensors RTOL TENSOR_RTOL
                                           the same f32 tensors; the relative 2-norm error
                                           |B - A| / |A| over all of them <= RTOL, and of
@@ -31,6 +42,7 @@ import collections
 import csv
 import json
 import math
+import re
 import sys
 
 
@@ -119,12 +131,38 @@ def main(argv):
         for step in steps:
             for key in ("loss", "grad_norm"):
                 x, y = float(a[step][key]), float(b[step][key])
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    # A step both runs skipped (fp16 overflow): inf and NaN alike.
+                    if math.isfinite(x) or math.isfinite(y):
+                        print(f"FAIL: step {step} {key}: {y} vs {x}")
+                        return 1
+                    continue
                 err = abs(y - x) / abs(x)
                 worst = max(worst, err)
                 if not err <= rtol:
                     print(f"FAIL: step {step} {key}: {y} vs {x} (relative error {err:.3g})")
                     return 1
         print(f"steps {lo}..{hi}: largest relative error {worst:.3g}")
+        return 0
+    if argv[1] == "loss-scale":
+        return loss_scale(argv[2], int(argv[3]), "--skips-first" in argv[4:])
+    if argv[1] == "amp-state":
+        tensors = safetensors(argv[2])
+        want = {"skipped": float(argv[3]), "log2_scale": float(argv[4]),
+                "good_steps": float(argv[5])}
+        got = {}
+        for name, (dtype, shape, data) in tensors.items():
+            if "amp:" in name:
+                got[name.split("amp:")[1]] = array.array("f", data)[0]
+            elif name.split(":")[0].split(".")[-1] in ("m", "v") and ":" in name:
+                if any(array.array("f", data)):
+                    print(f"FAIL: optimizer state {name} is not zero")
+                    return 1
+        if got != want:
+            print(f"FAIL: amp state {got}, expected {want}")
+            return 1
+        print(f"amp state: skipped {got['skipped']:g}, log2_scale {got['log2_scale']:g}, "
+              f"good_steps {got['good_steps']:g}; optimizer state all zero")
         return 0
     if argv[1] == "close-tensors":
         a, b = safetensors(argv[2]), safetensors(argv[3])
@@ -157,6 +195,49 @@ def main(argv):
             return 1
         return 0
     return 2
+
+
+def loss_scale(path, window, skips_first):
+    pattern = re.compile(r"^step\s+(\d+)/\d+ \| loss (\S+) .*\| gnorm (\S+) .*"
+                         r"\| scale (\S+)( \| skipped \(overflow\))?$")
+    steps = []
+    for line in open(path):
+        m = pattern.match(line.strip())
+        if m:
+            steps.append((int(m[1]), float(m[2]), float(m[3]), float(m[4]), bool(m[5])))
+    if not steps or [s[0] for s in steps] != list(range(1, len(steps) + 1)):
+        print(f"FAIL: expected a progress line with a scale for every step in {path}")
+        return 1
+    good = doublings = 0
+    for (step, loss, norm, scale, skipped), nxt in zip(steps, steps[1:] + [None]):
+        if not math.isfinite(loss):
+            print(f"FAIL: step {step}: loss {loss}")
+            return 1
+        if skipped == math.isfinite(norm):
+            print(f"FAIL: step {step}: marked {'skipped' if skipped else 'taken'} with "
+                  f"grad norm {norm}")
+            return 1
+        if skipped:
+            good, want = 0, scale / 2
+        else:
+            good += 1
+            want = scale
+            if good == window:
+                good, want = 0, scale * 2
+                doublings += 1
+        if nxt and not abs(nxt[3] - want) <= 1e-5 * want:
+            print(f"FAIL: step {step + 1}: scale {nxt[3]:g}, GradScaler's rule gives {want:g}")
+            return 1
+    skips = [s[0] for s in steps if s[4]]
+    run = 0
+    while run < len(steps) and steps[run][4]:
+        run += 1
+    print(f"loss scale: {len(steps)} steps, {len(skips)} skipped, the first {run} in a row; "
+          f"{doublings} doublings; GradScaler's rule holds")
+    if skips_first and not (run >= 1 and run < len(steps) and doublings >= 1):
+        print("FAIL: expected skipped steps first, then recovery and growth")
+        return 1
+    return 0
 
 
 def safetensors(path):

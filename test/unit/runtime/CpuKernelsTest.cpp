@@ -194,4 +194,101 @@ TEST(CpuKernels, TruncSfBf2RoundsToNearestEven) {
 }
 #endif
 
+#ifdef __FLT16_MAX__
+extern "C" _Float16 __truncsfhf2(float);
+extern "C" float __extendhfsf2(_Float16);
+#endif
+
+/// The reference value of IEEE binary16 bits, from the format's definition
+/// (sign, 5-bit exponent biased by 15, 10-bit fraction), in double.
+double halfValue(uint16_t h) {
+  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exp == 0x1f)
+    return mant ? NAN : sign * INFINITY;
+  if (exp == 0)
+    return sign * std::ldexp(double(mant), -24);
+  return sign * std::ldexp(double(1024 + mant), exp - 25);
+}
+
+/// The reference rounding: the nearest half to x, ties to the even bit
+/// pattern, found by binary search over the positive halves (ordered as
+/// their bits); past 65504 the next step up would be 65536, so x >= 65520
+/// is infinity (IEEE's rule for overflow).
+uint16_t nearestHalf(float x) {
+  double ax = std::fabs(double(x));
+  uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  auto value = [](uint16_t h) { return h == 0x7c00 ? 65536.0 : halfValue(h); };
+  uint16_t lo = 0, hi = 0x7c00; // value(lo) <= ax < value(hi) once narrowed
+  if (ax >= 65536.0)
+    return sign | 0x7c00;
+  while (hi - lo > 1) {
+    uint16_t mid = uint16_t((lo + hi) / 2);
+    (value(mid) <= ax ? lo : hi) = mid;
+  }
+  double dl = ax - value(lo), dh = value(hi) - ax;
+  uint16_t r = dl < dh ? lo : dh < dl ? hi : (lo & 1) ? hi : lo;
+  return sign | r;
+}
+
+// --precision=fp16 on the CPU converts with these (LLVM's __truncsfhf2 and
+// __extendhfsf2 where the CPU lacks F16C; the hgemm's widening).
+TEST(CpuKernels, HalfConversionsMatchTheFormat) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    double want = halfValue(uint16_t(h));
+    float got = lcc::widenHalf(uint16_t(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << h;
+      ASSERT_EQ(lcc::roundToHalf(got) & 0x7e00, 0x7e00) << h; // a quiet NaN
+      continue;
+    }
+    ASSERT_EQ(double(got), want) << h;
+    ASSERT_EQ(lcc::roundToHalf(got), uint16_t(h)) << h; // every half round-trips
+  }
+  EXPECT_EQ(lcc::roundToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(lcc::roundToHalf(65519.99f), 0x7bff);
+  EXPECT_EQ(lcc::roundToHalf(65520.0f), 0x7c00);        // the overflow tie goes to infinity
+  EXPECT_EQ(lcc::roundToHalf(0x1p-25f), 0x0000);        // a tie between 0 and 2^-24: to 0
+  EXPECT_EQ(lcc::roundToHalf(0x1.8p-24f), 0x0002);      // a tie between 1 and 2 units: to 2
+  EXPECT_EQ(lcc::roundToHalf(-1.0f - 0x1p-11f), 0xbc00); // a tie: to the even 0xbc00
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (int i = 0; i < 200000; ++i) {
+    float x = uniform(rng) * std::ldexp(1.0f, int(rng() % 48) - 28);
+    ASSERT_EQ(lcc::roundToHalf(x), nearestHalf(x)) << x;
+  }
+#ifdef __FLT16_MAX__
+  // The exported builtins are the same functions.
+  for (float x : {1.0f, -3.14159f, 1e-6f, 7e4f, 0x1p-20f})
+    EXPECT_EQ(__builtin_bit_cast(uint16_t, __truncsfhf2(x)), lcc::roundToHalf(x)) << x;
+  EXPECT_EQ(__extendhfsf2(__builtin_bit_cast(_Float16, uint16_t(0x3555))),
+            lcc::widenHalf(0x3555));
+#endif
+}
+
+// f16 A and B (transposed) into f32 C, batched, against a double loop on
+// the reference values.
+TEST(CpuKernels, HgemmWidensExactly) {
+  const int64_t nb = 2, m = 6, n = 5, k = 31;
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> bits(0x2000, 0x4000); // halves in [2^-7, 2]
+  std::vector<uint16_t> a(nb * m * k), b(nb * n * k);
+  for (auto &v : a)
+    v = uint16_t(bits(rng)) | uint16_t((rng() & 1) << 15);
+  for (auto &v : b)
+    v = uint16_t(bits(rng));
+  std::vector<float> c(nb * m * n, -2.0f);
+  // A is [batch, m, k], B stored transposed [batch, n, k], C [batch, m, n].
+  lcc_hgemm(nb, 1, 1, m, n, k, int64_t(a.data()), 0, m * k, 0, 0, k, 1, int64_t(b.data()), 0,
+            n * k, 0, 0, 1, k, int64_t(c.data()), 0, m * n, 0, 0, n, 1);
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double want = -2.0;
+        for (int64_t x = 0; x < k; ++x)
+          want += halfValue(a[i * m * k + r * k + x]) * halfValue(b[i * n * k + col * k + x]);
+        EXPECT_NEAR(c[i * m * n + r * n + col], want, 1e-5 * (1 + std::fabs(want)));
+      }
+}
+
 } // namespace

@@ -1,0 +1,191 @@
+//===- TrainFlags.cpp - lcc's training and distribution flags -------------===//
+//
+// The flags that become lcc-build-train-step's options and the sharding
+// pipeline's (docs/training.md, docs/distributed.md), kept apart from the
+// driver so lcc.cpp stays about what to compile and where it goes.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/lcc/TrainFlags.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+namespace cl = llvm::cl;
+
+namespace lcc::driver {
+
+// Training (docs/training.md): nanoGPT's AdamW defaults; the schedule is
+// constant unless --decay=cosine, because a cosine needs the run's length.
+cl::OptionCategory trainCat("lcc training options");
+cl::opt<bool> train("train",
+                           cl::desc("Build @train_step before lowering (linalg/llvm phases)"),
+                           cl::cat(trainCat));
+cl::opt<std::string> optimizerFlag("optimizer", cl::desc("adamw or sgd"),
+                                          cl::init("adamw"), cl::cat(trainCat));
+cl::opt<double> lrFlag("lr", cl::desc("Peak learning rate"), cl::init(6e-4),
+                              cl::cat(trainCat));
+cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
+                                   cl::cat(trainCat));
+cl::opt<std::string> decayFlag("decay", cl::desc("constant or cosine"),
+                                      cl::init("constant"), cl::cat(trainCat));
+cl::opt<int64_t> decayStepsFlag("decay-steps",
+                                       cl::desc("cosine: step at which lr reaches --min-lr"),
+                                       cl::init(0), cl::cat(trainCat));
+cl::opt<double> minLrFlag("min-lr", cl::desc("cosine: final lr (default 0.1 * lr)"),
+                                 cl::init(-1.0), cl::cat(trainCat));
+cl::opt<double> weightDecayFlag(
+    "weight-decay", cl::desc("Weight decay (default 0.1 for adamw, 0 for sgd)"), cl::init(-1.0),
+    cl::cat(trainCat));
+cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(0.9),
+                                    cl::cat(trainCat));
+cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"),
+                                  cl::cat(trainCat));
+cl::opt<double> clipFlag("clip", cl::desc("Global gradient-norm clip (0: off)"),
+                                cl::init(1.0), cl::cat(trainCat));
+cl::opt<int64_t> accumFlag("accum", cl::desc("Micro-batches per step"), cl::init(1),
+                                  cl::cat(trainCat));
+cl::opt<int64_t> trainSteps("train-steps",
+                                   cl::desc("JIT-run @init then N train steps on seeded random "
+                                            "batches, printing loss, grad norm and lr"),
+                                   cl::init(0), cl::cat(trainCat));
+
+cl::OptionCategory distCat("lcc options for distributed training");
+cl::opt<std::string> shardFlag(
+    "shard", cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
+                      "zero3 (docs/distributed.md)"),
+    cl::init("none"), cl::cat(distCat));
+cl::opt<std::string> worldFlag(
+    "world",
+    cl::desc("Data-parallel ranks to compile the step for: N, or a list (1,2,4,8, the default "
+             "with --shard); lcc-run -n picks the matching code"),
+    cl::init(""), cl::cat(distCat));
+cl::alias worldAlias("n", cl::desc("Alias for --world"), cl::aliasopt(worldFlag),
+                            cl::cat(distCat));
+cl::opt<int64_t> tpFlag("tp",
+                               cl::desc("Tensor-parallel ranks (Megatron column/row-parallel "
+                                        "attention and MLP, vocab-parallel embedding and "
+                                        "loss); --world counts all ranks"),
+                               cl::init(1), cl::cat(distCat));
+cl::opt<std::string> precisionFlag(
+    "precision",
+    cl::desc("fp32 (default), bf16 or fp16: matmul and attention in bf16/fp16, the rest and the "
+             "optimizer in f32 (lcc-precision); fp16 adds dynamic loss scaling"),
+    cl::init("fp32"), cl::cat(distCat));
+static cl::opt<double> lossScaleInitFlag(
+    "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
+    cl::init(65536.0), cl::cat(distCat));
+static cl::opt<int64_t> lossScaleWindowFlag(
+    "loss-scale-window",
+    cl::desc("fp16: finite steps in a row after which the loss scale doubles (default 2000)"),
+    cl::init(2000), cl::cat(distCat));
+cl::opt<double> bucketFlag("bucket-mb",
+                                  cl::desc("Largest bucket of gradients per collective (MiB)"),
+                                  cl::init(25.0), cl::cat(distCat));
+cl::opt<int64_t>
+    overlapFlag("overlap",
+                cl::desc("Collectives in flight while the step computes (0: each one waits "
+                         "where it is issued)"),
+                cl::init(2), cl::cat(distCat));
+
+/// The world sizes to compile for (--world), parsed by parseWorlds.
+std::vector<int64_t> worlds;
+
+/// The world sizes of --world into `worlds`; an error message, or empty.
+static std::string parseWorlds() {
+  worlds.clear();
+  std::string text = worldFlag;
+  if (text.empty())
+    text = shardFlag != "none" ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
+  for (llvm::StringRef item : llvm::split(text, ',')) {
+    int64_t n = 0;
+    if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20))
+      return "--world expects ranks >= 1 (N or a list like 2,4), got '" + text + "'";
+    if (llvm::is_contained(worlds, n))
+      return "--world lists " + std::to_string(n) + " twice";
+    worlds.push_back(n);
+  }
+  // Without --world, the default sizes that hold the tensor-parallel group.
+  if (worldFlag.empty() && tpFlag > 1)
+    llvm::erase_if(worlds, [](int64_t n) { return n % tpFlag != 0; });
+  if (worlds.empty())
+    worlds.push_back(tpFlag);
+  return "";
+}
+
+lcc::TrainStepOptions trainStepOptions() {
+  lcc::TrainStepOptions o;
+  o.optimizer = optimizerFlag;
+  o.lr = lrFlag;
+  o.warmup = warmupFlag;
+  o.schedule = decayFlag;
+  o.decaySteps = decayStepsFlag;
+  o.minLr = minLrFlag;
+  o.weightDecay = weightDecayFlag;
+  o.momentum = momentumFlag;
+  o.nesterov = nesterovFlag;
+  o.clip = clipFlag;
+  o.accum = accumFlag;
+  o.shard = shardFlag;
+  o.tp = tpFlag;
+  // The train.bin loop sets each variant's world; other phases use the one
+  // world given (main refuses a list there).
+  o.world = worlds.empty() ? 1 : worlds.front();
+  o.bucketMb = bucketFlag;
+  o.precision = precisionFlag;
+  // fp16's narrow range needs loss scaling; bf16 has f32's exponent range.
+  if (precisionFlag == "fp16") {
+    o.lossScale = "dynamic";
+    o.lossScaleInit = lossScaleInitFlag;
+    o.lossScaleWindow = lossScaleWindowFlag;
+  }
+  return o;
+}
+
+std::string checkTrainFlags(bool onePhase) {
+  if (optimizerFlag != "adamw" && optimizerFlag != "sgd")
+    return "unknown --optimizer=" + optimizerFlag + "; expected adamw or sgd";
+  if (decayFlag != "constant" && decayFlag != "cosine")
+    return "unknown --decay=" + decayFlag + "; expected constant or cosine";
+  if (shardFlag != "none" && shardFlag != "dp" && shardFlag != "zero1" && shardFlag != "zero2" &&
+      shardFlag != "zero3")
+    return "unknown --shard=" + shardFlag + "; expected none, dp, zero1, zero2 or zero3";
+  if (std::string e = parseWorlds(); !e.empty())
+    return e;
+  if (tpFlag < 1)
+    return "--tp must be >= 1, got " + std::to_string(int64_t(tpFlag));
+  for (int64_t w : worlds)
+    if (w % tpFlag != 0)
+      return "--world=" + std::to_string(w) + " is not a multiple of --tp=" +
+             std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)";
+  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) && shardFlag == "none")
+    return "--world=" + worldFlag + " needs a --shard mode (dp, zero1, zero2 or zero3)";
+  if (worlds.size() > 1 && onePhase)
+    return "--compile-to/--emit=mlir print one step: give one --world (the default with --shard "
+           "is 1,2,4,8)";
+  if (trainSteps > 0 && (shardFlag != "none" || tpFlag > 1))
+    return "--train-steps runs one process on whole tensors; a sharded step runs with lcc-run "
+           "-n N (compile it with -o)";
+  if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
+    return "unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16";
+  if ((lossScaleInitFlag.getNumOccurrences() || lossScaleWindowFlag.getNumOccurrences()) &&
+      precisionFlag != "fp16")
+    return "--loss-scale-init and --loss-scale-window apply to --precision=fp16 only";
+  if (!(lossScaleInitFlag > 0) || !std::isfinite(double(lossScaleInitFlag)))
+    return "--loss-scale-init must be a positive number";
+  if (lossScaleWindowFlag < 1)
+    return "--loss-scale-window must be >= 1";
+  if (overlapFlag < 0)
+    return "--overlap must be 0 or more";
+  if (bucketFlag <= 0)
+    return "--bucket-mb must be positive";
+  if (accumFlag < 1 || warmupFlag < 0)
+    return "--accum must be >= 1 and --warmup >= 0";
+  if (decayFlag == "cosine" && decayStepsFlag <= warmupFlag)
+    return "--decay=cosine needs --decay-steps (the step at which lr reaches --min-lr) greater "
+           "than --warmup";
+  return "";
+}
+
+} // namespace lcc::driver

@@ -1,0 +1,39 @@
+//===- TrainFlags.h - lcc's training and distribution flags -----*- C++ -*-===//
+#ifndef LCC_TOOLS_LCC_TRAINFLAGS_H
+#define LCC_TOOLS_LCC_TRAINFLAGS_H
+
+#include "passes/Pipelines.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <string>
+#include <vector>
+
+namespace lcc::driver {
+
+/// The --help sections of these flags.
+extern llvm::cl::OptionCategory trainCat, distCat;
+
+// The flags the driver itself reads (the rest only reach trainStepOptions).
+extern llvm::cl::opt<bool> train;
+extern llvm::cl::opt<int64_t> accumFlag;
+extern llvm::cl::opt<int64_t> trainSteps;
+extern llvm::cl::opt<std::string> shardFlag;
+extern llvm::cl::opt<int64_t> tpFlag;
+extern llvm::cl::opt<std::string> precisionFlag;
+extern llvm::cl::opt<int64_t> overlapFlag;
+
+/// The world sizes to compile for (--world), set by checkTrainFlags.
+extern std::vector<int64_t> worlds;
+
+/// Validates the training flags (they are user input: the driver exits 2) and
+/// parses --world; the error message without "lcc: error: ", or empty.
+/// `onePhase`: the output is one printed step (--compile-to, --emit=mlir).
+std::string checkTrainFlags(bool onePhase);
+
+/// lcc-build-train-step's options and the distribution, from the flags.
+TrainStepOptions trainStepOptions();
+
+} // namespace lcc::driver
+
+#endif // LCC_TOOLS_LCC_TRAINFLAGS_H
