@@ -132,17 +132,27 @@ bool contiguousInnermost(linalg::LinalgOp op) {
 /// constants cloned, `map` from the kernel's values to the new ones.
 gpu::GPUFuncOp makeFunc(OpBuilder &b, func::FuncOp kernel, Operation *payload,
                         const GpuLaunchShape &shape, TypeRange workgroup, IRMapping &map,
-                        OpBuilder &body) {
+                        OpBuilder &body, ArrayRef<int64_t> argAlignment) {
   int64_t block = shape.block;
   auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
                                      kernel.getFunctionType(), workgroup);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func->setAttr("lcc.mapping", b.getStringAttr(shape.mapping));
+  if (shape.lanes > 1)
+    func->setAttr("lcc.lanes", b.getI64IntegerAttr(shape.lanes));
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(block), 1, 1}));
   Block &entry = func.getBody().front();
-  for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
-    map.map(from, to);
   body.setInsertionPointToStart(&entry);
+  // What the launch sites guarantee, stated where LLVM sees it (an assume on
+  // the pointer): it is what lets neighbouring accesses merge into vector
+  // loads and stores.
+  for (auto [i, from, to] : llvm::enumerate(kernel.getArguments(), entry.getArguments())) {
+    int64_t align = i < argAlignment.size() ? argAlignment[i] : 1;
+    if (align >= 16 && llvm::isa<MemRefType>(to.getType()))
+      map.map(from, memref::AssumeAlignmentOp::create(body, kernel.getLoc(), to, align));
+    else
+      map.map(from, to);
+  }
   for (Operation &op : kernel.getBody().front().without_terminator())
     if (&op != payload)
       body.clone(op, map);
@@ -182,27 +192,54 @@ std::pair<Value, OpBuilder> guardedThreadIndex(OpBuilder &at, Location loc, int6
 /// One thread per point of `ranges`, the leading dimensions of `nest`, run
 /// by a clone of `payload` (`nest` itself, or the loop holding it) inside
 /// the guard; `nest` becomes the CPU's loop form over the rest.
+/// With `lanes` > 1 (which divides the innermost range), each thread runs
+/// `lanes` neighbouring innermost points, one clone of `payload` each.
 FailureOr<GpuLaunchShape> buildFlat(OpBuilder &b, func::FuncOp kernel, Operation *payload,
                                     linalg::LinalgOp nest, ArrayRef<int64_t> ranges,
-                                    const char *mapping, int64_t blockSize) {
-  int64_t total = computeProduct(ranges);
+                                    const char *mapping, int64_t blockSize,
+                                    ArrayRef<int64_t> argAlignment, int64_t lanes = 1) {
+  SmallVector<int64_t> threadRanges(ranges);
+  threadRanges.back() /= lanes;
+  int64_t total = computeProduct(threadRanges);
   GpuLaunchShape shape = flatShape(total, blockSize, mapping);
+  shape.lanes = lanes;
   IRMapping map;
   OpBuilder at(b.getContext());
-  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at);
+  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at, argAlignment);
   Location loc = payload->getLoc();
   auto [gid, in] = guardedThreadIndex(at, loc, shape.block, total);
-  SmallVector<Value> ivs = delinearize(in, loc, gid, ranges);
-  in.clone(*payload, map);
-  auto clone = llvm::cast<linalg::LinalgOp>(map.lookup(nest.getOperation()));
-  if (failed(lowerInKernel(in, clone, ivs, func)))
-    return failure();
+  SmallVector<Value> ivs = delinearize(in, loc, gid, threadRanges);
+  Value first = ivs.back();
+  if (lanes > 1)
+    first = arith::MulIOp::create(in, loc, first, cIndex(in, loc, lanes));
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    IRMapping laneMap = map;
+    ivs.back() = lane ? arith::AddIOp::create(in, loc, first, cIndex(in, loc, lane)) : first;
+    in.clone(*payload, laneMap);
+    auto clone = llvm::cast<linalg::LinalgOp>(laneMap.lookup(nest.getOperation()));
+    if (failed(lowerInKernel(in, clone, ivs, func)))
+      return failure();
+  }
+  // The lanes' stores after all their loads: LLVM may not merge neighbouring
+  // loads across a store to a pointer that might alias them. Moving a lane's
+  // store past the next lanes' loads is safe because they touch other
+  // elements (and kernels never read what another thread writes).
+  if (lanes > 1) {
+    Block *block = in.getInsertionBlock();
+    SmallVector<Operation *> stores;
+    for (Operation &op : *block)
+      if (llvm::isa<memref::StoreOp>(op))
+        stores.push_back(&op);
+    for (Operation *store : stores)
+      store->moveBefore(block->getTerminator());
+  }
   return shape;
 }
 
 /// One block per output element of a reduction (see the header).
 FailureOr<GpuLaunchShape> buildRows(OpBuilder &b, func::FuncOp kernel, linalg::LinalgOp op,
-                                    unsigned owned, int64_t blockSize) {
+                                    unsigned owned, int64_t blockSize,
+                                    ArrayRef<int64_t> argAlignment) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).take_front(owned);
   ArrayRef<int64_t> reduced = ArrayRef<int64_t>(ranges).drop_front(owned);
@@ -220,7 +257,8 @@ FailureOr<GpuLaunchShape> buildRows(OpBuilder &b, func::FuncOp kernel, linalg::L
   IRMapping map;
   OpBuilder at(ctx);
   gpu::GPUFuncOp func =
-      makeFunc(b, kernel, op, shape, warps > 1 ? TypeRange{shared} : TypeRange{}, map, at);
+      makeFunc(b, kernel, op, shape, warps > 1 ? TypeRange{shared} : TypeRange{}, map, at,
+               argAlignment);
   Location loc = op.getLoc();
   // The body is cloned from a copy inside the gpu.func, so values it uses
   // from the kernel (constants) are already mapped.
@@ -329,11 +367,12 @@ linalg::LinalgOp sliceUpdate(scf::ForOp loop) {
 }
 
 /// The whole kernel on one thread.
-FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operation *payload) {
+FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operation *payload,
+                                      ArrayRef<int64_t> argAlignment) {
   IRMapping map;
   OpBuilder at(b.getContext());
   GpuLaunchShape shape{1, 1, "serial"};
-  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at);
+  gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at, argAlignment);
   Operation *clone = at.clone(*payload, map);
   gpu::ReturnOp::create(at, payload->getLoc());
   SmallVector<linalg::LinalgOp> nests;
@@ -351,7 +390,8 @@ FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operati
 } // namespace
 
 FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int64_t blockSize,
-                                         int64_t minBlockReduction) {
+                                         int64_t minBlockReduction, ArrayRef<int64_t> argAlignment,
+                                         int64_t lanes) {
   Operation *payload = nullptr;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
     if (op.getNumRegions() == 0)
@@ -386,19 +426,22 @@ FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int6
     // A whole reduction to one value always gets a block.
     if (combiner && ((length >= minBlockReduction && (contiguousInnermost(op) || points <= 4096)) ||
                      owned == 0))
-      shape = buildRows(b, kernel, op, owned, blockSize);
+      shape = buildRows(b, kernel, op, owned, blockSize, argAlignment);
     else if (owned > 0)
+      // Elementwise (nothing left inside the thread): neighbouring lanes.
       shape = buildFlat(b, kernel, op, op, ArrayRef<int64_t>(ranges).take_front(owned), "threads",
-                        blockSize);
+                        blockSize, argAlignment,
+                        owned == loops && lanes > 1 && ranges.back() % lanes == 0 ? lanes : 1);
     else
-      shape = buildSerial(b, kernel, payload);
+      shape = buildSerial(b, kernel, payload, argAlignment);
   } else if (auto loop = llvm::dyn_cast<scf::ForOp>(payload)) {
     if (linalg::LinalgOp update = sliceUpdate(loop))
-      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(), "slices", blockSize);
+      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(), "slices", blockSize,
+                        argAlignment);
     else
-      shape = buildSerial(b, kernel, payload);
+      shape = buildSerial(b, kernel, payload, argAlignment);
   } else {
-    shape = buildSerial(b, kernel, payload);
+    shape = buildSerial(b, kernel, payload, argAlignment);
   }
   return shape;
 }

@@ -34,14 +34,22 @@ namespace lcc {
 struct GpuLaunchShape {
   int64_t grid = 1, block = 1;
   std::string mapping; // threads, rows, slices or serial
+  int64_t lanes = 1;   // neighbouring innermost elements per thread ("threads")
 };
 
 /// Builds the gpu.func for `kernel` (memref arguments, one op with regions)
 /// at `b` (inside a gpu.module); returns how to launch it. `blockSize`:
 /// threads per block; `minBlockReduction`: the smallest reduction given a
-/// whole block ("rows").
+/// whole block ("rows"); `argAlignment`: bytes each argument's pointer is
+/// known to be aligned to at every launch (1: unknown). An elementwise
+/// "threads" kernel whose innermost dimension is a multiple of `lanes` gives
+/// each thread `lanes` neighbouring elements, so that with aligned
+/// arguments (memref.assume_alignment) LLVM's load/store vectorizer makes
+/// their accesses single 128-bit loads and stores.
 mlir::FailureOr<GpuLaunchShape> buildGpuKernel(mlir::OpBuilder &b, mlir::func::FuncOp kernel,
-                                               int64_t blockSize, int64_t minBlockReduction);
+                                               int64_t blockSize, int64_t minBlockReduction,
+                                               llvm::ArrayRef<int64_t> argAlignment,
+                                               int64_t lanes);
 
 } // namespace lcc
 

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
@@ -76,6 +77,37 @@ void rewriteCopies(func::FuncOp kernel) {
   });
 }
 
+/// Bytes the aligned pointer of `memref` is known to be a multiple of, in
+/// the host code that launches a kernel with it: a host function's argument
+/// is a device allocation (cuMemAlloc: 256 bytes), a view moves it by a
+/// constant byte shift (lcc-plan-memory's offsets are multiples of 64), and
+/// subviews, casts and reshapes keep the pointer (they change the offset,
+/// which kernels apply themselves). Anything else: 1, nothing known.
+int64_t pointerAlignment(Value memref) {
+  constexpr int64_t kDeviceAllocation = 256;
+  for (int depth = 0; depth < 64; ++depth) {
+    if (llvm::isa<BlockArgument>(memref)) {
+      auto fn = llvm::dyn_cast<func::FuncOp>(memref.getParentBlock()->getParentOp());
+      return fn && memref.getParentBlock()->isEntryBlock() ? kDeviceAllocation : 1;
+    }
+    Operation *def = memref.getDefiningOp();
+    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      if (!shift)
+        return 1;
+      int64_t base = pointerAlignment(view.getSource());
+      return *shift == 0 ? base : std::min(base, *shift & -*shift);
+    }
+    if (llvm::isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::ExpandShapeOp,
+                  memref::CollapseShapeOp, memref::CastOp>(def)) {
+      memref = def->getOperand(0);
+      continue;
+    }
+    return 1;
+  }
+  return 1;
+}
+
 /// `func.func private @lcc_cuda_launch(id, grid, block, argv, argc)`, all i64.
 func::FuncOp declareLaunch(ModuleOp module) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(kLaunch))
@@ -115,6 +147,10 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
+    if (lanes < 1 || lanes > 8 || (lanes & (lanes - 1))) {
+      module.emitError() << "lcc-gpu-kernels: lanes must be 1, 2, 4 or 8, got " << int64_t(lanes);
+      return signalPassFailure();
+    }
     if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
       module.emitError() << "lcc-gpu-kernels: block-size must be a multiple of 32 in [32, "
                             "1024], got "
@@ -134,6 +170,22 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
     auto gpuModule = gpu::GPUModuleOp::create(mb, module.getLoc(), "lcc_kernels");
     OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
     SymbolTable symbols(module);
+
+    // What every launch site guarantees about each kernel argument's pointer.
+    llvm::DenseMap<Operation *, SmallVector<int64_t>> alignment;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || fn->hasAttr("lcc.kernel"))
+        continue;
+      fn.walk([&](func::CallOp call) {
+        auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+        if (!callee || !callee->hasAttr("lcc.kernel"))
+          return;
+        auto [it, first] = alignment.try_emplace(callee, SmallVector<int64_t>(
+                                                             call.getNumOperands(), INT64_MAX));
+        for (auto [i, arg] : llvm::enumerate(call.getOperands()))
+          it->second[i] = std::min(it->second[i], pointerAlignment(arg));
+      });
+    }
 
     // Kernel function -> (id, launch shape), ids in creation order: the
     // runtime loads the functions by the names in `lcc.gpu_kernels`.
@@ -160,8 +212,11 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
       if (copied.wasInterrupted())
         return signalPassFailure();
       rewriteCopies(kernel);
-      FailureOr<lcc::GpuLaunchShape> shape =
-          lcc::buildGpuKernel(gb, kernel, blockSize, minBlockReduction);
+      auto known = alignment.find(kernel);
+      FailureOr<lcc::GpuLaunchShape> shape = lcc::buildGpuKernel(
+          gb, kernel, blockSize, minBlockReduction,
+          known == alignment.end() ? ArrayRef<int64_t>() : ArrayRef<int64_t>(known->second),
+          lanes);
       if (failed(shape))
         return signalPassFailure();
       built[kernel] = {int64_t(names.size()), *shape};

@@ -349,7 +349,12 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
     - `threads`: one thread per point of the leading parallel dimensions
       that index every output (row-major, so neighbouring threads touch
       neighbouring elements); the rest of the nest is the CPU's loop form
-      inside the thread;
+      inside the thread. An elementwise kernel whose innermost size is a
+      multiple of `lanes` gives each thread `lanes` neighbouring elements
+      (`lcc.lanes`), and arguments whose pointers every launch site proves
+      16-byte aligned (device allocations, views at constant multiples of
+      16 bytes) get `memref.assume_alignment`, so LLVM's load/store
+      vectorizer turns the lanes' accesses into 128-bit loads and stores;
     - `rows`: a reduction of at least `min-block-reduction` elements with an
       `out = combine(out, f(in))` body (add, mul, max, min on f32), read
       contiguously or with few outputs: one block per output, threads
@@ -378,6 +383,9 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block (a multiple of 32, at most 1024)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"4",
+           "Neighbouring innermost elements per thread of an elementwise kernel (1, 2, 4 "
+           "or 8; 4 f32 = one 128-bit access)">,
     Option<"minBlockReduction", "min-block-reduction", "int64_t", /*default=*/"128",
            "Smallest reduction given a whole block (the rows mapping)">,
   ];

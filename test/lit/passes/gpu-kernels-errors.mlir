@@ -3,6 +3,8 @@
 // Tests passes/GpuKernels.cpp: what a CUDA kernel cannot take.
 
 // BLOCK: lcc-gpu-kernels: block-size must be a multiple of 32 in [32, 1024], got 48
+// RUN: not lcc-opt %s --split-input-file --lcc-gpu-kernels=lanes=3 2>&1 | FileCheck %s --check-prefix=LANES
+// LANES: lcc-gpu-kernels: lanes must be 1, 2, 4 or 8, got 3
 
 // A buffer at a run-time offset: kernels receive bare pointers and apply
 // static offsets themselves.

@@ -1,4 +1,4 @@
-// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels | FileCheck %s
+// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels=lanes=1 | FileCheck %s
 // Tests passes/GpuKernels.cpp and GpuKernelBodies.cpp (and lcc-outline-kernels{gpu}).
 
 // Each loop nest becomes a gpu.func; the host launches it by id with its
@@ -34,6 +34,8 @@
 // (the column, the innermost dimension, varies fastest: coalesced).
 // CHECK: gpu.func @step_k0(%{{.*}}: memref<64x256xf32>, %{{.*}}: memref<64x256xf32>, %[[Z:.*]]: memref<64x256xf32>) kernel
 // CHECK-SAME:    known_block_size = array<i32: 256, 1, 1>, lcc.mapping = "threads"
+// Host arguments are device allocations: 256-byte aligned.
+// CHECK:     %[[ZA:.*]] = memref.assume_alignment %[[Z]], 256
 // CHECK:     %[[T:.*]] = gpu.thread_id x
 // CHECK:     %[[B:.*]] = gpu.block_id x
 // CHECK:     %[[BASE:.*]] = arith.muli %[[B]], %c256
@@ -43,18 +45,20 @@
 // CHECK:       %[[COL:.*]] = arith.remui %[[G]], %c256
 // CHECK:       %[[ROW:.*]] = arith.divui %[[G]], %c256
 // CHECK:       %[[S:.*]] = arith.addf
-// CHECK:       memref.store %[[S]], %[[Z]][%[[ROW]], %[[COL]]]
+// CHECK:       memref.store %[[S]], %[[ZA]][%[[ROW]], %[[COL]]]
 // CHECK:     gpu.return
 
 // rows: a block per row, threads striding over it, a butterfly in each
 // warp, the 8 warps' partials through shared memory, then warp 0 again.
 // CHECK: gpu.func @step_k1(%[[R:.*]]: memref<64x512xf32>, %[[RS:.*]]: memref<64xf32>) workgroup(%[[SH:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME:    lcc.mapping = "rows"
+// CHECK:     %[[RA:.*]] = memref.assume_alignment %[[R]], 256
+// CHECK:     %[[RSA:.*]] = memref.assume_alignment %[[RS]], 256
 // CHECK:     %[[T1:.*]] = gpu.thread_id x
 // CHECK:     %[[B1:.*]] = gpu.block_id x
 // CHECK:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:     %[[P:.*]] = scf.for %[[I:.*]] = %[[T1]] to %c512 step %c256 iter_args(%[[ACC:.*]] = %[[ZERO]])
-// CHECK:       memref.load %[[R]][%[[B1]], %[[I]]]
+// CHECK:       memref.load %[[RA]][%[[B1]], %[[I]]]
 // CHECK:       arith.mulf
 // CHECK:       arith.addf %[[ACC]]
 // CHECK:     gpu.shuffle xor %[[P]], %c16_i32, %c32_i32 : f32
@@ -63,17 +67,18 @@
 // CHECK:     gpu.barrier
 // CHECK:       memref.load %[[SH]]
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK:         %[[OLD:.*]] = memref.load %[[RS]][%[[B1]]]
+// CHECK:         %[[OLD:.*]] = memref.load %[[RSA]][%[[B1]]]
 // CHECK:         %[[NEW:.*]] = arith.addf %[[OLD]],
-// CHECK:         memref.store %[[NEW]], %[[RS]][%[[B1]]]
+// CHECK:         memref.store %[[NEW]], %[[RSA]][%[[B1]]]
 
 // The bias gradient's dimensions are interchanged: a block per column.
 // CHECK: gpu.func @step_k2(%[[G2:.*]]: memref<512x64xf32>, %{{.*}}: memref<64xf32>)
 // CHECK-SAME:    lcc.mapping = "rows"
+// CHECK:     %[[G2A:.*]] = memref.assume_alignment %[[G2]], 256
 // CHECK:     %[[T2:.*]] = gpu.thread_id x
 // CHECK:     %[[B2:.*]] = gpu.block_id x
 // CHECK:     scf.for %[[I2:.*]] = %[[T2]] to %c512 step %c256
-// CHECK:       memref.load %[[G2]][%[[I2]], %[[B2]]]
+// CHECK:       memref.load %[[G2A]][%[[I2]], %[[B2]]]
 
 // A max reduction starts each thread at -inf; one warp, no shared memory.
 // CHECK: gpu.func @step_k3(
@@ -91,11 +96,13 @@
 // order; the self-copy after the update is gone.
 // CHECK: gpu.func @step_k5(%[[IDS:.*]]: memref<8xi32>, %{{.*}}: memref<1x8x64xf32>, %[[TABLE:.*]]: memref<1x32x64xf32>)
 // CHECK-SAME:    known_block_size = array<i32: 64, 1, 1>, lcc.mapping = "slices"
+// CHECK:     %[[IDSA:.*]] = memref.assume_alignment %[[IDS]], 256
+// CHECK:     %[[TABLEA:.*]] = memref.assume_alignment %[[TABLE]], 256
 // CHECK:     scf.if
 // CHECK:       %[[E:.*]] = arith.remui %{{.*}}, %c64
 // CHECK:       scf.for %[[TOK:.*]] = %c0 to %c8 step %c1 {
-// CHECK:         memref.load %[[IDS]][%[[TOK]]]
-// CHECK:         %[[ROWV:.*]] = memref.subview %[[TABLE]][0, %{{.*}}, 0] [1, 1, 64]
+// CHECK:         memref.load %[[IDSA]][%[[TOK]]]
+// CHECK:         %[[ROWV:.*]] = memref.subview %[[TABLEA]][0, %{{.*}}, 0] [1, 1, 64]
 // CHECK:         %[[ADD:.*]] = arith.addf
 // CHECK:         memref.store %[[ADD]], %[[ROWV]][%{{.*}}, %{{.*}}, %[[E]]]
 // CHECK-NOT:     memref.copy

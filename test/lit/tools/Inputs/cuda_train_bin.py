@@ -6,7 +6,9 @@ Prints one line per section (name, target, size), then checks that
    and nothing else;
  - the cubin is an ELF for the architecture, holding each kernel's code
    (section .text.<name>);
- - the host code is an ELF shared object exporting lcc_train_step.
+ - the host code is an ELF shared object exporting lcc_train_step;
+ - with --min-vectorized N: at least N kernels use 128-bit global loads or
+   stores (ld/st.global.v4 of 32-bit elements: lcc-gpu-kernels' lanes).
 Exits 1 with the reason on the first mismatch."""
 import json
 import re
@@ -54,6 +56,13 @@ def main():
     host = s["cuda.host"][1]
     if host[:4] != b"\x7fELF" or b"lcc_train_step\0" not in host:
         fail("the host code is not a shared object exporting lcc_train_step")
+    bodies = re.split(r"\n(?=\.visible \.entry )", ptx)[1:]
+    wide = sum(1 for b in bodies if re.search(r"(ld|st)\.global(\.nc)?\.v4\.[bfu]32", b))
+    print(f"vectorized: {wide} of {len(bodies)} kernels use 128-bit loads or stores")
+    if "--min-vectorized" in sys.argv:
+        least = int(sys.argv[sys.argv.index("--min-vectorized") + 1])
+        if wide < least:
+            fail(f"only {wide} kernels use 128-bit accesses, expected at least {least}")
     print(f"target {manifest['target']} arch {manifest['cuda']['arch']} "
           f"kernels {len(kernels)} ok")
 
