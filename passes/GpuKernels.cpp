@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/GpuKernelBodies.h"
+#include "passes/GpuMultiTensor.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <map>
 #include <string>
@@ -119,16 +122,15 @@ func::FuncOp declareLaunch(ModuleOp module) {
   return f;
 }
 
-/// Replaces a host call of a kernel by the launch: the arguments' aligned
-/// pointers go into `argv` (one stack array per host function, reused by
-/// every launch: the driver copies the parameters when it launches or
-/// captures), then `lcc_cuda_launch(id, grid, block, argv, argc)`.
-void replaceCall(func::CallOp call, int64_t id, const lcc::GpuLaunchShape &shape, Value argv,
-                 func::FuncOp launch) {
-  OpBuilder b(call);
-  Location loc = call.getLoc();
+/// A launch before `launch.anchor`: the operands' aligned pointers go into
+/// `argv` (one stack array per host function, reused by every launch: the
+/// driver copies the parameters when it launches or captures), then
+/// `lcc_cuda_launch(id, grid, block, argv, argc)`.
+void emitLaunch(const lcc::GpuLaunch &launch, int64_t id, Value argv, func::FuncOp callee) {
+  OpBuilder b(launch.anchor);
+  Location loc = launch.anchor->getLoc();
   auto i64 = [&](int64_t v) -> Value { return arith::ConstantIntOp::create(b, loc, v, 64); };
-  for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
+  for (auto [i, arg] : llvm::enumerate(launch.operands)) {
     Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
     Value word = arith::IndexCastOp::create(b, loc, b.getI64Type(), ptr);
     Value slot = arith::ConstantIndexOp::create(b, loc, int64_t(i));
@@ -136,10 +138,9 @@ void replaceCall(func::CallOp call, int64_t id, const lcc::GpuLaunchShape &shape
   }
   Value argvPtr = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, loc, argv));
-  func::CallOp::create(b, loc, launch,
-                       ValueRange{i64(id), i64(shape.grid), i64(shape.block), argvPtr,
-                                  i64(int64_t(call.getNumOperands()))});
-  call.erase();
+  func::CallOp::create(b, loc, callee,
+                       ValueRange{i64(id), i64(launch.shape.grid), i64(launch.shape.block),
+                                  argvPtr, i64(int64_t(launch.operands.size()))});
 }
 
 struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
@@ -187,11 +188,8 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
       });
     }
 
-    // Kernel function -> (id, launch shape), ids in creation order: the
-    // runtime loads the functions by the names in `lcc.gpu_kernels`.
-    llvm::DenseMap<Operation *, std::pair<int64_t, lcc::GpuLaunchShape>> built;
-    SmallVector<Attribute> names;
-    std::map<std::string, int64_t> mappings;
+    // Kernel function -> its gpu.func, launch shape and written arguments.
+    llvm::DenseMap<Operation *, lcc::GpuKernelInfo> built;
     for (func::FuncOp kernel : kernels) {
       // Constant globals the kernel reads live in the device module.
       WalkResult copied = kernel.walk([&](memref::GetGlobalOp get) {
@@ -213,15 +211,52 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         return signalPassFailure();
       rewriteCopies(kernel);
       auto known = alignment.find(kernel);
+      OpBuilder::InsertPoint here = gb.saveInsertionPoint();
       FailureOr<lcc::GpuLaunchShape> shape = lcc::buildGpuKernel(
           gb, kernel, blockSize, minBlockReduction,
           known == alignment.end() ? ArrayRef<int64_t>() : ArrayRef<int64_t>(known->second),
           lanes);
       if (failed(shape))
         return signalPassFailure();
-      built[kernel] = {int64_t(names.size()), *shape};
-      ++mappings[shape->mapping];
-      names.push_back(StringAttr::get(ctx, kernel.getSymName()));
+      gb.restoreInsertionPoint(here);
+      auto func = llvm::cast<gpu::GPUFuncOp>(&*std::prev(gb.getInsertionPoint()));
+      built[kernel] = {func, *shape, lcc::writtenArguments(kernel)};
+    }
+
+    // Each host function's launches (independent neighbours fused).
+    std::vector<std::pair<func::FuncOp, SmallVector<lcc::GpuLaunch>>> plans;
+    int64_t fused = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || fn->hasAttr("lcc.kernel"))
+        continue;
+      auto info = [&](func::CallOp call) -> const lcc::GpuKernelInfo * {
+        auto it = built.find(symbols.lookup(call.getCallee()));
+        return it == built.end() ? nullptr : &it->second;
+      };
+      SmallVector<lcc::GpuLaunch> launches =
+          lcc::planLaunches(fn, info, gb, maxFusedArgs, fused);
+      if (!launches.empty())
+        plans.emplace_back(fn, std::move(launches));
+    }
+
+    // Ids in the device module's order (the runtime loads the functions by
+    // the names in `lcc.gpu_kernels`); a kernel only run inside fused ones
+    // is dropped.
+    llvm::DenseSet<Operation *> launched;
+    for (auto &[fn, launches] : plans)
+      for (const lcc::GpuLaunch &l : launches)
+        launched.insert(l.func);
+    llvm::DenseMap<Operation *, int64_t> ids;
+    SmallVector<Attribute> names;
+    std::map<std::string, int64_t> mappings;
+    for (auto f : llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>())) {
+      if (!launched.contains(f)) {
+        f.erase();
+        continue;
+      }
+      ids[f] = int64_t(names.size());
+      names.push_back(StringAttr::get(ctx, f.getName()));
+      ++mappings[f->getAttrOfType<StringAttr>("lcc.mapping").str()];
     }
     module->setAttr("lcc.gpu_kernels", ArrayAttr::get(ctx, names));
     // How many kernels got each mapping, for lcc --report (the gpu.module
@@ -234,27 +269,24 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
 
     // Calls become launches.
     func::FuncOp launch = declareLaunch(module);
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      if (fn.isExternal() || fn->hasAttr("lcc.kernel"))
-        continue;
-      SmallVector<func::CallOp> calls;
-      int64_t maxArgs = 0;
-      fn.walk([&](func::CallOp call) {
-        Operation *callee = symbols.lookup(call.getCallee());
-        if (callee && built.count(callee)) {
-          calls.push_back(call);
-          maxArgs = std::max<int64_t>(maxArgs, call.getNumOperands());
-        }
-      });
-      if (calls.empty())
-        continue;
+    for (auto &[fn, launches] : plans) {
+      int64_t maxArgs = 1;
+      for (const lcc::GpuLaunch &l : launches)
+        maxArgs = std::max<int64_t>(maxArgs, int64_t(l.operands.size()));
       OpBuilder at = OpBuilder::atBlockBegin(&fn.getBody().front());
-      Value argv = memref::AllocaOp::create(
-          at, fn.getLoc(), MemRefType::get({std::max<int64_t>(maxArgs, 1)}, at.getI64Type()));
-      for (func::CallOp call : calls) {
-        auto &[id, shape] = built[symbols.lookup(call.getCallee())];
-        replaceCall(call, id, shape, argv, launch);
+      Value argv =
+          memref::AllocaOp::create(at, fn.getLoc(), MemRefType::get({maxArgs}, at.getI64Type()));
+      llvm::SetVector<Operation *> calls;
+      for (const lcc::GpuLaunch &l : launches) {
+        emitLaunch(l, ids.at(l.func), argv, launch);
+        calls.insert(l.anchor);
       }
+      fn.walk([&](func::CallOp call) {
+        if (built.count(symbols.lookup(call.getCallee())))
+          calls.insert(call);
+      });
+      for (Operation *call : calls)
+        call->erase();
     }
     for (func::FuncOp kernel : kernels)
       kernel.erase();

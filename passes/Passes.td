@@ -364,6 +364,16 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
       element of the row, walking the rows in order (no atomics);
     - `serial`: one thread, for what fits none of the above.
 
+    Horizontal fusion (passes/GpuMultiTensor.h): a run of calls of
+    `threads` kernels in a host function, with only pure ops between them,
+    is regrouped by dependence level (a call depends on an earlier one when
+    either may write bytes the other touches, by the buffers' static byte
+    ranges in their allocation; distinct host arguments are distinct
+    allocations), and the calls of one level become one `multi` kernel whose
+    blocks are split among them (at most `max-fused-args` buffers each):
+    AdamW's per-parameter updates become one launch per stage for all
+    parameters. A kernel only run inside fused ones is dropped.
+
     Constant globals a kernel reads are copied into the device module. The
     module gets `gpu.container_module` and `lcc.gpu_kernels`, the kernel
     names in launch-id order. Each call of a kernel from a host function
@@ -386,6 +396,9 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
     Option<"lanes", "lanes", "int64_t", /*default=*/"4",
            "Neighbouring innermost elements per thread of an elementwise kernel (1, 2, 4 "
            "or 8; 4 f32 = one 128-bit access)">,
+    Option<"maxFusedArgs", "max-fused-args", "int64_t", /*default=*/"256",
+           "Horizontal fusion: the most buffers one fused launch takes (2 KiB of "
+           "parameters; 0: no fusion)">,
     Option<"minBlockReduction", "min-block-reduction", "int64_t", /*default=*/"128",
            "Smallest reduction given a whole block (the rows mapping)">,
   ];

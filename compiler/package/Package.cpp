@@ -286,7 +286,7 @@ std::string compileReportText(const json::Value &manifest) {
      << "  kernels                   " << get("kernels")
      << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
   if (cuda)
-    for (const char *mapping : {"threads", "rows", "slices", "serial"})
+    for (const char *mapping : {"threads", "rows", "slices", "serial", "multi"})
       os << "    " << llvm::left_justify(mapping, 22)
          << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
   os << "  GEMM library calls        " << get("gemm_calls")

@@ -1,7 +1,8 @@
-// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels | FileCheck %s
-// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels=lanes=2 | FileCheck %s --check-prefix=TWO
+// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels=max-fused-args=0 | FileCheck %s
+// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels="lanes=2 max-fused-args=0" | FileCheck %s --check-prefix=TWO
 // Elementwise CUDA kernels with several neighbouring elements per thread
-// (lcc-gpu-kernels' `lanes`), and the pointer alignment the launch sites prove.
+// (lcc-gpu-kernels' `lanes`), and the pointer alignment the launch sites prove
+// (horizontal fusion off: gpu-kernels-multi.mlir tests it).
 
 #id2 = affine_map<(i, j) -> (i, j)>
 

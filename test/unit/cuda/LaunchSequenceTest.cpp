@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <regex>
@@ -290,6 +291,31 @@ TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
   EXPECT_GT(checked, 0);
   EXPECT_GT(swapped, 0); // row-major outputs: C^T = B^T A^T
   EXPECT_GT(batched, 0); // attention's per-head GEMMs
+}
+
+// Horizontal fusion (lcc-gpu-kernels, GpuMultiTensor.h): the optimizer's
+// last stage, which writes every new parameter, is one launch for all of
+// them (AdamW as a multi-tensor kernel).
+TEST(CudaLaunchSequence, OptimizerWritesEveryParameterInOneLaunch) {
+  const EntryPoint *e = program().entry("train_step");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  std::vector<RecordingBackend::Call> calls = record(b);
+  std::set<int> outParams;
+  for (size_t i = 0; i < e->slots.size(); ++i)
+    if (e->slots[i].role == Slot::Param && e->slots[i].out)
+      outParams.insert(int(i));
+  ASSERT_GT(outParams.size(), 8u);
+  bool oneLaunch = false;
+  for (const auto &c : calls) {
+    if (c.isGemm)
+      continue;
+    std::set<int> slots;
+    for (uint64_t p : c.launch.args)
+      slots.insert(b.slotOf(p));
+    oneLaunch |= std::includes(slots.begin(), slots.end(), outParams.begin(), outParams.end());
+  }
+  EXPECT_TRUE(oneLaunch) << "no launch writes all " << outParams.size() << " parameters";
 }
 
 TEST(CudaLaunchSequenceDeathTest, HostCodeWithoutABackendStopsWithAMessage) {

@@ -1,0 +1,323 @@
+//===- GpuMultiTensor.cpp - independent CUDA kernels as one launch --------===//
+#include "passes/GpuMultiTensor.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace lcc {
+
+namespace {
+
+/// Ops that keep a buffer's aligned pointer (the offset is in the type).
+bool keepsPointer(Operation *op) {
+  return llvm::isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::ExpandShapeOp,
+                   memref::CollapseShapeOp, memref::CastOp, memref::AssumeAlignmentOp>(op);
+}
+
+/// The kernel argument a memref value inside the kernel is a view of.
+std::optional<unsigned> argumentOf(Value v, func::FuncOp kernel) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!keepsPointer(def))
+      return std::nullopt;
+    v = def->getOperand(0);
+  }
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &kernel.getBody().front())
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+/// Bytes a host buffer covers: [lo, hi) from the start of `root`, an entry
+/// argument of the host function (the runtime gives each its own
+/// allocation). `root` is null when they cannot be known.
+struct Extent {
+  Value root;
+  int64_t lo = 0, hi = 0;
+};
+
+Extent extentOf(Value v) {
+  auto type = llvm::dyn_cast<MemRefType>(v.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (!type || !type.hasStaticShape() || failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+    return {};
+  int64_t span = type.getNumElements() == 0 ? 0 : 1;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+    span += (size - 1) * stride;
+  int64_t bytes = std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+  int64_t shift = 0;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> s = getConstantIntValue(view.getByteShift());
+      if (!s)
+        return {};
+      shift += *s;
+      v = view.getSource();
+    } else if (keepsPointer(def)) {
+      v = def->getOperand(0);
+    } else {
+      return {};
+    }
+  }
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return {};
+  return {v, shift + offset * bytes, shift + (offset + span) * bytes};
+}
+
+bool overlap(const Extent &a, const Extent &b) {
+  if (!a.root || !b.root)
+    return true;
+  return a.root == b.root && a.lo < b.hi && b.lo < a.hi;
+}
+
+/// One call of a run: its kernel and the extents of its operands.
+struct Part {
+  func::CallOp call;
+  const GpuKernelInfo *info;
+  SmallVector<Extent> extents;
+};
+
+bool dependent(const Part &x, const Part &y) {
+  for (auto [i, a] : llvm::enumerate(x.extents))
+    for (auto [j, b] : llvm::enumerate(y.extents))
+      if ((x.info->writes[i] || y.info->writes[j]) && overlap(a, b))
+        return true;
+  return false;
+}
+
+/// A kernel that can be one part of a fused launch: one thread per point
+/// (no barriers, shuffles or shared memory), a single block.
+bool fusible(const GpuKernelInfo &info) {
+  gpu::GPUFuncOp f = info.func;
+  return info.shape.mapping == "threads" && f.getBody().hasOneBlock() &&
+         f.getNumWorkgroupAttributions() == 0 && f.getNumPrivateAttributions() == 0 &&
+         info.writes.size() == f.getNumArguments();
+}
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// One gpu.func running `parts`: each gets a contiguous range of blocks,
+/// found by a binary tree of comparisons on the block id; inside its range a
+/// part sees the block and thread ids it was built for (a part built for
+/// smaller blocks gets its threads renumbered).
+gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> parts,
+                          ArrayRef<Value> operands, GpuLaunchShape &shape) {
+  MLIRContext *ctx = gb.getContext();
+  func::CallOp first = parts.front()->call;
+  Location loc = first.getLoc();
+  int64_t block = 0;
+  for (const Part *p : parts)
+    block = std::max(block, p->info->shape.block);
+  SmallVector<int64_t> start{0};
+  for (const Part *p : parts) {
+    const GpuLaunchShape &s = p->info->shape;
+    start.push_back(start.back() + (s.grid * s.block + block - 1) / block);
+  }
+  SmallVector<Type> types;
+  for (Value v : operands)
+    types.push_back(v.getType());
+  auto func = gpu::GPUFuncOp::create(gb, loc, name, FunctionType::get(ctx, types, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  func->setAttr("lcc.mapping", StringAttr::get(ctx, "multi"));
+  func->setAttr("lcc.parts", gb.getI64IntegerAttr(int64_t(parts.size())));
+  func.setKnownBlockSizeAttr(gb.getDenseI32ArrayAttr({int32_t(block), 1, 1}));
+  Block &entry = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+
+  auto leaf = [&](OpBuilder &at, size_t k) {
+    const Part &part = *parts[k];
+    int64_t partBlock = part.info->shape.block;
+    Value local = arith::SubIOp::create(at, loc, bid, cIndex(at, loc, start[k]));
+    Value partBid = local, partTid = tid;
+    if (partBlock != block) {
+      Value flat = arith::AddIOp::create(
+          at, loc, arith::MulIOp::create(at, loc, local, cIndex(at, loc, block)), tid);
+      partBid = arith::DivUIOp::create(at, loc, flat, cIndex(at, loc, partBlock));
+      partTid = arith::RemUIOp::create(at, loc, flat, cIndex(at, loc, partBlock));
+    }
+    IRMapping map;
+    gpu::GPUFuncOp partFunc = part.info->func;
+    func::CallOp partCall = part.call;
+    Block &body = partFunc.getBody().front();
+    for (auto [arg, value] : llvm::zip(body.getArguments(), partCall.getOperands()))
+      map.map(arg, entry.getArgument(unsigned(llvm::find(operands, value) - operands.begin())));
+    for (Operation &op : body.without_terminator()) {
+      if (auto id = llvm::dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), partBid);
+        continue;
+      }
+      if (auto id = llvm::dyn_cast<gpu::ThreadIdOp>(op);
+          id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), partTid);
+        continue;
+      }
+      at.clone(op, map);
+    }
+  };
+  std::function<void(OpBuilder &, size_t, size_t)> tree = [&](OpBuilder &at, size_t lo,
+                                                              size_t hi) {
+    if (hi - lo == 1)
+      return leaf(at, lo);
+    size_t mid = (lo + hi) / 2;
+    Value below = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, bid,
+                                        cIndex(at, loc, start[mid]));
+    auto branch = scf::IfOp::create(at, loc, below, /*withElseRegion=*/true);
+    OpBuilder then = branch.getThenBodyBuilder(), other = branch.getElseBodyBuilder();
+    tree(then, lo, mid);
+    tree(other, mid, hi);
+  };
+  tree(b, 0, parts.size());
+  gpu::ReturnOp::create(b, loc);
+  shape = GpuLaunchShape{start.back(), block, "multi"};
+  return func;
+}
+
+/// The launches of one run of calls (see planLaunches), before its last call.
+void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
+             int64_t &fused, SmallVectorImpl<GpuLaunch> &out) {
+  Operation *anchor = run.back().call;
+  // As soon as possible gives the number of levels; then each call goes as
+  // late as its dependents allow, so that the calls nothing else in the run
+  // waits for (the optimizer's writes of the new parameters) share the last
+  // level: one launch for every parameter's update.
+  size_t n = run.size();
+  SmallVector<SmallVector<size_t>> after(n);
+  SmallVector<int64_t> level(n, 0);
+  int64_t levels = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (dependent(run[j], run[i])) {
+        after[j].push_back(i);
+        level[i] = std::max(level[i], level[j] + 1);
+      }
+    levels = std::max(levels, level[i] + 1);
+  }
+  for (size_t i = n; i-- > 0;) {
+    level[i] = levels - 1;
+    for (size_t j : after[i])
+      level[i] = std::min(level[i], level[j] - 1);
+  }
+  auto single = [&](const Part &p) {
+    func::CallOp call = p.call;
+    out.push_back({anchor, SmallVector<Value>(call.getOperands()), p.info->func, p.info->shape});
+  };
+  for (int64_t l = 0; l < levels; ++l) {
+    // The level's calls, in chunks of at most maxArgs distinct buffers.
+    SmallVector<const Part *> chunk;
+    llvm::SetVector<Value> operands;
+    auto flush = [&]() {
+      if (chunk.size() == 1) {
+        single(*chunk.front());
+      } else if (chunk.size() > 1) {
+        GpuLaunchShape shape;
+        std::string name = (host + "_mt" + llvm::Twine(fused++)).str();
+        gpu::GPUFuncOp f = buildFused(gb, name, chunk, operands.getArrayRef(), shape);
+        out.push_back({anchor, SmallVector<Value>(operands.getArrayRef()), f, shape});
+      }
+      chunk.clear();
+      operands.clear();
+    };
+    for (size_t i = 0; i < run.size(); ++i) {
+      if (level[i] != l)
+        continue;
+      func::CallOp call = run[i].call;
+      llvm::SetVector<Value> more = operands;
+      more.insert(call.getOperands().begin(), call.getOperands().end());
+      if (int64_t(more.size()) > maxArgs && !chunk.empty()) {
+        flush();
+        more.clear();
+        more.insert(call.getOperands().begin(), call.getOperands().end());
+      }
+      chunk.push_back(&run[i]);
+      operands = std::move(more);
+    }
+    flush();
+  }
+}
+
+} // namespace
+
+SmallVector<bool> writtenArguments(func::FuncOp kernel) {
+  SmallVector<bool> writes(kernel.getNumArguments(), false);
+  auto all = [&]() { writes.assign(writes.size(), true); };
+  kernel.walk([&](Operation *op) {
+    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects && op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return; // its nested ops are walked
+    if (!effects) {
+      // Unknown effects: whatever buffers it touches may be written.
+      for (Value v : op->getOperands())
+        if (llvm::isa<MemRefType>(v.getType())) {
+          if (std::optional<unsigned> arg = argumentOf(v, kernel))
+            writes[*arg] = true;
+          else
+            all();
+        }
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      if (!llvm::isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      std::optional<unsigned> arg = e.getValue() ? argumentOf(e.getValue(), kernel) : std::nullopt;
+      if (arg)
+        writes[*arg] = true;
+      else if (!e.getValue() || !e.getValue().getDefiningOp<memref::AllocaOp>())
+        all();
+    }
+  });
+  return writes;
+}
+
+SmallVector<GpuLaunch>
+planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)> info,
+             OpBuilder &gpuModule, int64_t maxArgs, int64_t &fused) {
+  SmallVector<GpuLaunch> out;
+  host.walk([&](Block *block) {
+    SmallVector<Part> run;
+    auto close = [&]() {
+      if (run.size() == 1)
+        out.push_back({run[0].call, SmallVector<Value>(run[0].call.getOperands()),
+                       run[0].info->func, run[0].info->shape});
+      else if (run.size() > 1)
+        planRun(run, gpuModule, host.getSymName(), maxArgs, fused, out);
+      run.clear();
+    };
+    for (Operation &op : *block) {
+      auto call = llvm::dyn_cast<func::CallOp>(op);
+      const GpuKernelInfo *kernel = call ? info(call) : nullptr;
+      if (kernel && maxArgs > 0 && fusible(*kernel) &&
+          int64_t(call.getNumOperands()) <= maxArgs) {
+        Part part{call, kernel, {}};
+        for (Value v : call.getOperands())
+          part.extents.push_back(extentOf(v));
+        run.push_back(std::move(part));
+        continue;
+      }
+      // Pure ops (views, constants) may sit inside a run; anything else ends it.
+      if (!kernel && op.getNumRegions() == 0 && isMemoryEffectFree(&op))
+        continue;
+      close();
+      if (kernel)
+        out.push_back({call, SmallVector<Value>(call.getOperands()), kernel->func, kernel->shape});
+    }
+    close();
+  });
+  return out;
+}
+
+} // namespace lcc
