@@ -90,8 +90,10 @@ int64_t pointerAlignment(Value memref) {
   constexpr int64_t kDeviceAllocation = 256;
   for (int depth = 0; depth < 64; ++depth) {
     if (llvm::isa<BlockArgument>(memref)) {
+      // Only the runtime's entry points (public) get allocations as arguments.
       auto fn = llvm::dyn_cast<func::FuncOp>(memref.getParentBlock()->getParentOp());
-      return fn && memref.getParentBlock()->isEntryBlock() ? kDeviceAllocation : 1;
+      return fn && fn.isPublic() && memref.getParentBlock()->isEntryBlock() ? kDeviceAllocation
+                                                                             : 1;
     }
     Operation *def = memref.getDefiningOp();
     if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
@@ -109,6 +111,21 @@ int64_t pointerAlignment(Value memref) {
     return 1;
   }
   return 1;
+}
+
+/// Bytes the address of `memref`'s first element is known to be a multiple
+/// of: its aligned pointer's, and its static offset's (memref.assume_alignment
+/// asserts the first element's address, which the kernel forms by adding the
+/// offset to the bare pointer).
+int64_t firstElementAlignment(Value memref) {
+  int64_t align = pointerAlignment(memref);
+  auto type = llvm::cast<MemRefType>(memref.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset))
+    return 1;
+  int64_t bytes = offset * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  return bytes == 0 ? align : std::min(align, bytes & -bytes);
 }
 
 /// `func.func private @lcc_cuda_launch(id, grid, block, argv, argc)`, all i64.
@@ -184,7 +201,7 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         auto [it, first] = alignment.try_emplace(callee, SmallVector<int64_t>(
                                                              call.getNumOperands(), INT64_MAX));
         for (auto [i, arg] : llvm::enumerate(call.getOperands()))
-          it->second[i] = std::min(it->second[i], pointerAlignment(arg));
+          it->second[i] = std::min(it->second[i], firstElementAlignment(arg));
       });
     }
 

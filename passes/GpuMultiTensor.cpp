@@ -42,7 +42,7 @@ struct Extent {
   int64_t lo = 0, hi = 0;
 };
 
-Extent extentOf(Value v) {
+Extent extentOf(Value v, func::FuncOp host) {
   auto type = llvm::dyn_cast<MemRefType>(v.getType());
   int64_t offset;
   SmallVector<int64_t> strides;
@@ -67,8 +67,10 @@ Extent extentOf(Value v) {
       return {};
     }
   }
+  // Only a public host function's own arguments are known allocations (a
+  // loop's iter_args may be any of them).
   auto arg = llvm::dyn_cast<BlockArgument>(v);
-  if (!arg || !arg.getOwner()->isEntryBlock())
+  if (!arg || arg.getOwner() != &host.getBody().front() || !host.isPublic())
     return {};
   return {v, shift + offset * bytes, shift + (offset + span) * bytes};
 }
@@ -304,7 +306,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
           int64_t(call.getNumOperands()) <= maxArgs) {
         Part part{call, kernel, {}};
         for (Value v : call.getOperands())
-          part.extents.push_back(extentOf(v));
+          part.extents.push_back(extentOf(v, host));
         run.push_back(std::move(part));
         continue;
       }

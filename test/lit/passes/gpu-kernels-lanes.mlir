@@ -61,3 +61,23 @@ func.func @step(%arena: memref<262144xi8>, %y: memref<64x256xf32>,
   }
   return
 }
+
+// The assumed alignment is the first element's (the kernel adds the static
+// offset to the bare pointer): a subview starting 4 floats in keeps 16 bytes,
+// one starting 1 float in proves only 4 (no assumption).
+// CHECK: gpu.func @offsets_k0(%[[IN:[a-z0-9]+]]: memref<8xf32, strided<[1], offset: 4>>, %[[OUT:[a-z0-9]+]]: memref<8xf32, strided<[1], offset: 1>>) kernel
+// CHECK:     memref.assume_alignment %[[IN]], 16
+// CHECK-NOT: memref.assume_alignment %[[OUT]]
+// CHECK:     gpu.return
+#id1 = affine_map<(i) -> (i)>
+func.func @offsets(%x: memref<16xf32>, %y: memref<16xf32>) {
+  %a = memref.subview %x[4] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 4>>
+  %b = memref.subview %y[1] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 1>>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%a : memref<8xf32, strided<[1], offset: 4>>) outs(%b : memref<8xf32, strided<[1], offset: 1>>) {
+  ^bb0(%v: f32, %o: f32):
+    %0 = arith.negf %v : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
