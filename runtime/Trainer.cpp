@@ -187,7 +187,9 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   // each parameter-set parity is captured once and replayed from then on.
   int parity = int(steps_ % 2);
   bool ok = true;
-  if (graphs_ && &entry == step_ && steps_ >= 1) {
+  // After a resume, too, the first step of the process runs eagerly: it
+  // allocates and plans what a capture must not.
+  if (graphs_ && &entry == step_ && warm_) {
     if (!gpu.hasGraph(parity)) {
       ok = gpu.beginCapture(error);
       if (ok)
@@ -198,6 +200,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
     replays_ += ok;
   } else {
     program_->call(entry, buffers);
+    warm_ |= &entry == step_;
   }
   setCudaBackend(previous);
   if (!ok)
@@ -283,6 +286,8 @@ ProgramStatus Trainer::init() {
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;
   deviceStale_ = true;
+  if (cuda_) // the graphs were captured for the old step parity's buffers
+    cuda_->dropGraphs();
   hostStale_ = false;
   return {};
 }
@@ -398,6 +403,8 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
     current_[n] = local(n, file.tensors.at(n));
   steps_ = step;
   deviceStale_ = true;
+  if (cuda_)
+    cuda_->dropGraphs();
   hostStale_ = false;
   return {};
 }

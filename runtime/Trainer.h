@@ -127,6 +127,7 @@ private:
   // same roles as the host ones; allocated once, so captured graphs stay valid.
   CudaSession *cuda_ = nullptr;
   bool graphs_ = false;
+  bool warm_ = false; // a step ran eagerly in this process (plans and buffers exist)
   bool deviceStale_ = true;       // host parameters/state newer than the device's
   mutable bool hostStale_ = false; // the device's newer than the host's
   std::map<std::string, uint64_t> devCurrent_, devNext_, devOutputs_, devInputs_, devArenas_;

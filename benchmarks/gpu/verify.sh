@@ -17,7 +17,8 @@ if [ ! -f benchmarks/gpu/bins/gpt-tiny-cuda.bin ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 start=$(date +%s)
-if ! cmake -S . -B "$BUILD" -G Ninja -DLCC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
+if ! cmake -S . -B "$BUILD" -G Ninja -DLCC_RUNTIME_ONLY=ON -DLCC_REQUIRE_CUDA=ON \
+     -DCMAKE_BUILD_TYPE=Release \
      > "$OUT/cmake.log" 2>&1 || ! ninja -C "$BUILD" lcc-run > "$OUT/ninja.log" 2>&1; then
   echo "verify.sh: building lcc-run failed:" >&2
   tail -30 "$OUT/cmake.log" "$OUT/ninja.log" >&2

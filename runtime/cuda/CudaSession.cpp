@@ -33,6 +33,7 @@ bool CudaSession::synchronize(std::string &) { std::abort(); }
 bool CudaSession::beginCapture(std::string &) { std::abort(); }
 bool CudaSession::endCapture(int, std::string &) { std::abort(); }
 bool CudaSession::hasGraph(int) const { return false; }
+void CudaSession::dropGraphs() {}
 bool CudaSession::replay(int, std::string &) { std::abort(); }
 void CudaSession::launch(int64_t, int64_t, int64_t, const uint64_t *, int64_t) { std::abort(); }
 void CudaSession::gemm(const GemmCall &) { std::abort(); }
@@ -89,6 +90,7 @@ struct CudaSession::Impl {
   CUstream stream = nullptr;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;
+  std::vector<std::string> names; // of `functions`, for error messages
   std::string loadedFrom;
   std::vector<CUdeviceptr> allocations;
   std::map<int, CUgraphExec> graphs;
@@ -199,6 +201,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
                  ("cuModuleGetFunction(" + name + ")").c_str()))
       return error = s.error, nullptr;
     s.functions.push_back(f);
+    s.names.push_back(name);
   }
   if (!s.checkLt(a.ltCreate(&s.lt), "cublasLtCreate"))
     return error = s.error, nullptr;
@@ -264,6 +267,11 @@ bool CudaSession::endCapture(int slot, std::string &error) {
 
 bool CudaSession::hasGraph(int slot) const { return impl_->graphs.count(slot) > 0; }
 
+// The executable graphs are not destroyed (cuGraphExecDestroy is not among
+// the driver entry points loaded); they go with the context at exit, and
+// dropping happens at most once per init or restore.
+void CudaSession::dropGraphs() { impl_->graphs.clear(); }
+
 bool CudaSession::replay(int slot, std::string &error) {
   if (!impl_->check(impl_->api.graphLaunch(impl_->graphs.at(slot), impl_->stream), "cuGraphLaunch"))
     return error = impl_->error, false;
@@ -283,9 +291,13 @@ void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint
   std::vector<void *> params(static_cast<size_t>(argc));
   for (int64_t i = 0; i < argc; ++i)
     params[size_t(i)] = const_cast<uint64_t *>(&args[i]);
-  s.check(s.api.launchKernel(s.functions[size_t(kernel)], unsigned(grid), 1, 1, unsigned(block), 1,
-                             1, 0, s.stream, params.data(), nullptr),
-          "cuLaunchKernel");
+  bool first = s.error.empty(); // name the kernel only in the error it caused
+  if (!s.check(s.api.launchKernel(s.functions[size_t(kernel)], unsigned(grid), 1, 1,
+                                 unsigned(block), 1, 1, 0, s.stream, params.data(), nullptr),
+               "cuLaunchKernel") &&
+      first)
+    s.error += " (kernel " + s.names[size_t(kernel)] + ", " + std::to_string(grid) + " blocks of " +
+               std::to_string(block) + " threads, " + std::to_string(argc) + " arguments)";
 }
 
 const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
@@ -335,13 +347,23 @@ const CudaSession::Impl::Plan &CudaSession::Impl::plan(const GemmCall &call,
   api.ltPrefSet(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignment[2], sizeof(uint32_t));
   cublasLtMatmulHeuristicResult_t result{};
   int count = 0;
+  // What to say when cuBLASLt refuses: the GEMM as it was asked for.
+  std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                      std::to_string(g.k) + " GEMM (batch " + std::to_string(g.batch) + ", " +
+                      (call.f64 ? "f64" : call.bf16 ? "bf16" : call.f16 ? "f16" : "f32") +
+                      (g.x.transpose ? ", A^T" : "") + (g.y.transpose ? ", B^T" : "") +
+                      ", alignment " + std::to_string(alignment[0]) + "/" +
+                      std::to_string(alignment[1]) + "/" + std::to_string(alignment[2]) + " bytes)";
+  bool first = error.empty();
   if (!checkLt(api.ltHeuristic(lt, p.desc, p.x, p.y, p.c, p.c, pref, 1, &result, &count),
-               "cublasLtMatmulAlgoGetHeuristic"))
+               "cublasLtMatmulAlgoGetHeuristic")) {
+    if (first)
+      error += " for a " + shape;
     return p;
+  }
   if (count == 0) {
     if (error.empty())
-      error = "cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) +
-              "x" + std::to_string(g.k) + " GEMM";
+      error = "cuBLASLt has no algorithm for a " + shape;
     return p;
   }
   p.algo = result.algo;

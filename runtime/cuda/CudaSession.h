@@ -52,6 +52,9 @@ public:
   bool beginCapture(std::string &error);
   bool endCapture(int slot, std::string &error);
   bool hasGraph(int slot) const;
+  /// Forgets the captured graphs (their buffers changed roles: a restored
+  /// or re-initialized run); the next steps capture again.
+  void dropGraphs();
   bool replay(int slot, std::string &error);
 
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
