@@ -35,6 +35,7 @@ GPT2 = dict(vocab=50257, dim=768, heads=12, layers=12, batch=8, seq=1024, ctx=10
 
 rows = []  # (check, result, detail)
 START = time.time()
+SEEN_HEADERS = set()
 
 
 def row(check, result, detail=""):
@@ -48,8 +49,10 @@ def read_csv(path):
 
 
 def lcc_run(args, binary, steps, csv_path, extra=(), timeout=240):
+    # Not --quiet: the header line says which GPU ran it and whether the
+    # kernels came from the cubin or were compiled from PTX at load.
     cmd = [args.lcc_run, binary, "--data", CORPUS, "--steps", str(steps), "--val-fraction", "0",
-           "--quiet", "--csv", csv_path] + list(extra)
+           "--log-every", "1000000", "--csv", csv_path] + list(extra)
     # No single run may carry the script past its budget by much.
     timeout = max(20, min(timeout, args.budget + 60 - (time.time() - START)))
     t0 = time.time()
@@ -66,6 +69,10 @@ def lcc_run(args, binary, steps, csv_path, extra=(), timeout=240):
             f.write(" ".join(cmd) + "\n" + out)
     if done.returncode != 0:
         raise RuntimeError(f"exit {done.returncode}: {(done.stderr or done.stdout).strip()[-400:]}")
+    header = next((l for l in done.stdout.splitlines() if l.startswith("training ")), "")
+    if header and header not in SEEN_HEADERS:
+        SEEN_HEADERS.add(header)
+        print(f"[verify] {header}", flush=True)
     return read_csv(csv_path), time.time() - t0
 
 
