@@ -170,7 +170,9 @@ LogicalResult lowerInKernel(OpBuilder &b, linalg::LinalgOp nest, ValueRange oute
 
 /// Launch shape of one thread per point of `total`.
 GpuLaunchShape flatShape(int64_t total, int64_t blockSize, const char *mapping) {
-  int64_t block = std::min(blockSize, (total + 31) / 32 * 32);
+  // At least a warp: an empty kernel (total 0) gets a grid of 0 blocks,
+  // which the runtime does not launch.
+  int64_t block = std::max<int64_t>(32, std::min(blockSize, (total + 31) / 32 * 32));
   return GpuLaunchShape{(total + block - 1) / block, block, mapping};
 }
 

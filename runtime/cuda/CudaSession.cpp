@@ -286,6 +286,8 @@ void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint
       s.error = "the code launched kernel #" + std::to_string(kernel) + ", which does not exist";
     return;
   }
+  if (grid == 0) // an empty tensor: nothing to do (and cuLaunchKernel refuses 0 blocks)
+    return;
   // cuLaunchKernel takes a pointer to each parameter; the values are copied
   // at launch (or capture), so pointers into `args` are enough.
   std::vector<void *> params(static_cast<size_t>(argc));
