@@ -13,12 +13,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SetVector.h"
 
 #include <map>
 #include <string>
@@ -80,52 +78,19 @@ void rewriteCopies(func::FuncOp kernel) {
   });
 }
 
-/// Bytes the aligned pointer of `memref` is known to be a multiple of, in
-/// the host code that launches a kernel with it: a host function's argument
-/// is a device allocation (cuMemAlloc: 256 bytes), a view moves it by a
-/// constant byte shift (lcc-plan-memory's offsets are multiples of 64), and
-/// subviews, casts and reshapes keep the pointer (they change the offset,
-/// which kernels apply themselves). Anything else: 1, nothing known.
-int64_t pointerAlignment(Value memref) {
-  constexpr int64_t kDeviceAllocation = 256;
-  for (int depth = 0; depth < 64; ++depth) {
-    if (llvm::isa<BlockArgument>(memref)) {
-      // Only the runtime's entry points (public) get allocations as arguments.
-      auto fn = llvm::dyn_cast<func::FuncOp>(memref.getParentBlock()->getParentOp());
-      return fn && fn.isPublic() && memref.getParentBlock()->isEntryBlock() ? kDeviceAllocation
-                                                                             : 1;
-    }
-    Operation *def = memref.getDefiningOp();
-    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
-      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      if (!shift)
-        return 1;
-      int64_t base = pointerAlignment(view.getSource());
-      return *shift == 0 ? base : std::min(base, *shift & -*shift);
-    }
-    if (llvm::isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::ExpandShapeOp,
-                  memref::CollapseShapeOp, memref::CastOp>(def)) {
-      memref = def->getOperand(0);
-      continue;
-    }
-    return 1;
-  }
-  return 1;
-}
-
 /// Bytes the address of `memref`'s first element is known to be a multiple
-/// of: its aligned pointer's, and its static offset's (memref.assume_alignment
-/// asserts the first element's address, which the kernel forms by adding the
-/// offset to the bare pointer).
+/// of, where the host code launches a kernel with it: its allocation's 256
+/// (cuMemAlloc) and its byte offset into it (views of the arena sit at
+/// lcc-plan-memory's multiples of 64; subviews add their static offset, which
+/// the kernel adds to the bare pointer, and memref.assume_alignment asserts
+/// the first element's address). Not located: 1, nothing known.
 int64_t firstElementAlignment(Value memref) {
-  int64_t align = pointerAlignment(memref);
-  auto type = llvm::cast<MemRefType>(memref.getType());
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset))
+  constexpr int64_t kDeviceAllocation = 256;
+  lcc::HostBuffer at = lcc::locateHostBuffer(memref);
+  if (!at.root)
     return 1;
-  int64_t bytes = offset * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  return bytes == 0 ? align : std::min(align, bytes & -bytes);
+  return at.offset == 0 ? kDeviceAllocation
+                        : std::min(kDeviceAllocation, at.offset & -at.offset);
 }
 
 /// `func.func private @lcc_cuda_launch(id, grid, block, argv, argc)`, all i64.
@@ -228,16 +193,14 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         return signalPassFailure();
       rewriteCopies(kernel);
       auto known = alignment.find(kernel);
-      OpBuilder::InsertPoint here = gb.saveInsertionPoint();
       FailureOr<lcc::GpuLaunchShape> shape = lcc::buildGpuKernel(
           gb, kernel, blockSize, minBlockReduction,
           known == alignment.end() ? ArrayRef<int64_t>() : ArrayRef<int64_t>(known->second),
           lanes);
       if (failed(shape))
         return signalPassFailure();
-      gb.restoreInsertionPoint(here);
-      auto func = llvm::cast<gpu::GPUFuncOp>(&*std::prev(gb.getInsertionPoint()));
-      built[kernel] = {func, *shape, lcc::writtenArguments(kernel)};
+      built[kernel] = {gpuModule.lookupSymbol<gpu::GPUFuncOp>(kernel.getSymName()), *shape,
+                       lcc::writtenArguments(kernel)};
     }
 
     // Each host function's launches (independent neighbours fused).
@@ -293,17 +256,16 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
       OpBuilder at = OpBuilder::atBlockBegin(&fn.getBody().front());
       Value argv =
           memref::AllocaOp::create(at, fn.getLoc(), MemRefType::get({maxArgs}, at.getI64Type()));
-      llvm::SetVector<Operation *> calls;
-      for (const lcc::GpuLaunch &l : launches) {
+      for (const lcc::GpuLaunch &l : launches)
         emitLaunch(l, ids.at(l.func), argv, launch);
-        calls.insert(l.anchor);
-      }
+      // Every kernel call is replaced (anchors are kernel calls too).
+      SmallVector<func::CallOp> calls;
       fn.walk([&](func::CallOp call) {
         if (built.count(symbols.lookup(call.getCallee())))
-          calls.insert(call);
+          calls.push_back(call);
       });
-      for (Operation *call : calls)
-        call->erase();
+      for (func::CallOp call : calls)
+        call.erase();
     }
     for (func::FuncOp kernel : kernels)
       kernel.erase();

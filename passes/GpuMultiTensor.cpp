@@ -34,45 +34,27 @@ std::optional<unsigned> argumentOf(Value v, func::FuncOp kernel) {
   return arg.getArgNumber();
 }
 
-/// Bytes a host buffer covers: [lo, hi) from the start of `root`, an entry
-/// argument of the host function (the runtime gives each its own
-/// allocation). `root` is null when they cannot be known.
+/// Bytes a host buffer covers: [lo, hi) from the start of `root`
+/// (locateHostBuffer); `root` is null when they cannot be known.
 struct Extent {
   Value root;
   int64_t lo = 0, hi = 0;
 };
 
-Extent extentOf(Value v, func::FuncOp host) {
+Extent extentOf(Value v) {
   auto type = llvm::dyn_cast<MemRefType>(v.getType());
   int64_t offset;
   SmallVector<int64_t> strides;
   if (!type || !type.hasStaticShape() || failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return {};
+  HostBuffer at = locateHostBuffer(v);
+  if (!at.root)
     return {};
   int64_t span = type.getNumElements() == 0 ? 0 : 1;
   for (auto [size, stride] : llvm::zip(type.getShape(), strides))
     span += (size - 1) * stride;
-  int64_t bytes = std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
-  int64_t shift = 0;
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
-      std::optional<int64_t> s = getConstantIntValue(view.getByteShift());
-      if (!s)
-        return {};
-      shift += *s;
-      v = view.getSource();
-    } else if (keepsPointer(def)) {
-      v = def->getOperand(0);
-    } else {
-      return {};
-    }
-  }
-  // Only a public host function's own arguments are known allocations (a
-  // loop's iter_args may be any of them).
-  auto arg = llvm::dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != &host.getBody().front() || !host.isPublic())
-    return {};
-  return {v, shift + offset * bytes, shift + (offset + span) * bytes};
+  return {at.root, at.offset, at.offset + span * elementBytes(type)};
 }
 
 bool overlap(const Extent &a, const Extent &b) {
@@ -103,6 +85,11 @@ bool fusible(const GpuKernelInfo &info) {
   return info.shape.mapping == "threads" && f.getBody().hasOneBlock() &&
          f.getNumWorkgroupAttributions() == 0 && f.getNumPrivateAttributions() == 0 &&
          info.writes.size() == f.getNumArguments();
+}
+
+/// `call`'s own launch of its kernel, before `anchor`.
+GpuLaunch plainLaunch(func::CallOp call, const GpuKernelInfo &info, Operation *anchor) {
+  return {anchor, SmallVector<Value>(call.getOperands()), info.func, info.shape};
 }
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
@@ -212,17 +199,13 @@ void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
     for (size_t j : after[i])
       level[i] = std::min(level[i], level[j] - 1);
   }
-  auto single = [&](const Part &p) {
-    func::CallOp call = p.call;
-    out.push_back({anchor, SmallVector<Value>(call.getOperands()), p.info->func, p.info->shape});
-  };
   for (int64_t l = 0; l < levels; ++l) {
     // The level's calls, in chunks of at most maxArgs distinct buffers.
     SmallVector<const Part *> chunk;
     llvm::SetVector<Value> operands;
     auto flush = [&]() {
       if (chunk.size() == 1) {
-        single(*chunk.front());
+        out.push_back(plainLaunch(chunk.front()->call, *chunk.front()->info, anchor));
       } else if (chunk.size() > 1) {
         GpuLaunchShape shape;
         std::string name = (host + "_mt" + llvm::Twine(fused++)).str();
@@ -236,21 +219,54 @@ void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
       if (level[i] != l)
         continue;
       func::CallOp call = run[i].call;
-      llvm::SetVector<Value> more = operands;
-      more.insert(call.getOperands().begin(), call.getOperands().end());
-      if (int64_t(more.size()) > maxArgs && !chunk.empty()) {
+      llvm::SmallDenseSet<Value> added;
+      for (Value v : call.getOperands())
+        if (!operands.contains(v))
+          added.insert(v);
+      if (int64_t(operands.size() + added.size()) > maxArgs && !chunk.empty())
         flush();
-        more.clear();
-        more.insert(call.getOperands().begin(), call.getOperands().end());
-      }
       chunk.push_back(&run[i]);
-      operands = std::move(more);
+      operands.insert(call.getOperands().begin(), call.getOperands().end());
     }
     flush();
   }
 }
 
 } // namespace
+
+int64_t elementBytes(MemRefType type) {
+  return std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+}
+
+HostBuffer locateHostBuffer(Value memref) {
+  auto type = llvm::dyn_cast<MemRefType>(memref.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (!type || failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset))
+    return {};
+  int64_t bytes = offset * elementBytes(type);
+  Value v = memref;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      if (!shift)
+        return {};
+      bytes += *shift;
+      v = view.getSource();
+    } else if (keepsPointer(def)) {
+      v = def->getOperand(0);
+    } else {
+      return {};
+    }
+  }
+  // Only a public function's own arguments are known allocations (a loop's
+  // iter_args may be any of them; private functions are not entry points).
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  auto fn = arg ? llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
+  if (!fn || !fn.isPublic() || arg.getOwner() != &fn.getBody().front())
+    return {};
+  return {v, bytes};
+}
 
 SmallVector<bool> writtenArguments(func::FuncOp kernel) {
   SmallVector<bool> writes(kernel.getNumArguments(), false);
@@ -293,8 +309,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
     SmallVector<Part> run;
     auto close = [&]() {
       if (run.size() == 1)
-        out.push_back({run[0].call, SmallVector<Value>(run[0].call.getOperands()),
-                       run[0].info->func, run[0].info->shape});
+        out.push_back(plainLaunch(run[0].call, *run[0].info, run[0].call));
       else if (run.size() > 1)
         planRun(run, gpuModule, host.getSymName(), maxArgs, fused, out);
       run.clear();
@@ -306,7 +321,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
           int64_t(call.getNumOperands()) <= maxArgs) {
         Part part{call, kernel, {}};
         for (Value v : call.getOperands())
-          part.extents.push_back(extentOf(v, host));
+          part.extents.push_back(extentOf(v));
         run.push_back(std::move(part));
         continue;
       }
@@ -315,7 +330,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
         continue;
       close();
       if (kernel)
-        out.push_back({call, SmallVector<Value>(call.getOperands()), kernel->func, kernel->shape});
+        out.push_back(plainLaunch(call, *kernel, call));
     }
     close();
   });

@@ -36,6 +36,20 @@ struct GpuLaunch {
   GpuLaunchShape shape;
 };
 
+/// Where a host memref's first element lies: `offset` bytes into `root`, an
+/// entry argument of a public host function (the runtime gives each its own
+/// device allocation, 256-byte aligned), through views at constant byte
+/// shifts and ops that keep the pointer (subviews, casts, reshapes). A null
+/// `root`: not known.
+struct HostBuffer {
+  mlir::Value root;
+  int64_t offset = 0;
+};
+HostBuffer locateHostBuffer(mlir::Value memref);
+
+/// Bytes per element of a memref (at least 1).
+int64_t elementBytes(mlir::MemRefType type);
+
 /// Which arguments of an lcc.kernel function its body may write.
 llvm::SmallVector<bool> writtenArguments(mlir::func::FuncOp kernel);
 

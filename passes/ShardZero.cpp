@@ -44,7 +44,6 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCSHARDZEROPASS
@@ -148,19 +147,15 @@ LogicalResult LccShardZeroPass::run(ModuleOp module) {
   // rank with their state, and their gradients are averaged (as data
   // parallelism does).
   SmallVector<lcc::GradientOp> scalars;
-  llvm::StringSet<> scalarNames;
   llvm::erase_if(markers, [&](lcc::GradientOp m) {
     if (m.getType().getRank() != 0)
       return false;
     scalars.push_back(m);
-    scalarNames.insert(m.getParam());
     return true;
   });
   // Scalar state (a scalar parameter's, loss scaling's) stays whole too.
   llvm::erase_if(stateArgs, [&](unsigned i) {
-    StringRef state = step.getArgAttrOfType<StringAttr>(i, "lcc.opt_state").getValue();
-    return scalarNames.contains(state.split(':').second) ||
-           vjp::tensorType(step.getArgument(i)).getRank() == 0;
+    return vjp::tensorType(step.getArgument(i)).getRank() == 0;
   });
   for (lcc::GradientOp m : scalars) {
     OpBuilder sb(m);

@@ -200,16 +200,10 @@ extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
 }
 #endif
 
-namespace {
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
+namespace lcc {
 
 /// IEEE binary16 -> f32, exact (every half is a float).
-float halfToFloat(uint16_t h) {
+float widenHalf(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
   uint32_t bits;
   if (exp == 0x1f) { // inf, NaN (payload kept, quiet bit as given)
@@ -232,7 +226,7 @@ float halfToFloat(uint16_t h) {
 }
 
 /// f32 -> IEEE binary16, round to nearest even; overflow to inf, NaN quiet.
-uint16_t floatToHalf(float x) {
+uint16_t roundToHalf(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof(u));
   uint16_t sign = uint16_t((u >> 16) & 0x8000u);
@@ -254,6 +248,16 @@ uint16_t floatToHalf(float x) {
   if (rest > half || (rest == half && (r & 1u)))
     ++r;
   return uint16_t(sign | r);
+}
+
+} // namespace lcc
+
+namespace {
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
 }
 
 /// f32 copies of the 2-byte elements a GEMM operand reaches (offset plus the
@@ -294,17 +298,13 @@ void widenedGemm(float (*toFloat)(uint16_t), int64_t nb0, int64_t nb1, int64_t n
 // (the value in an SSE register).
 #ifdef __FLT16_MAX__
 extern "C" __attribute__((visibility("default"))) _Float16 __truncsfhf2(float x) {
-  return __builtin_bit_cast(_Float16, floatToHalf(x));
+  return __builtin_bit_cast(_Float16, lcc::roundToHalf(x));
 }
 extern "C" __attribute__((visibility("default"))) float __extendhfsf2(_Float16 h) {
-  return halfToFloat(__builtin_bit_cast(uint16_t, h));
+  return lcc::widenHalf(__builtin_bit_cast(uint16_t, h));
 }
 #endif
 
-namespace lcc {
-uint16_t roundToHalf(float x) { return floatToHalf(x); }
-float widenHalf(uint16_t h) { return halfToFloat(h); }
-} // namespace lcc
 
 // bf16 (lcc --precision=bf16) or f16 (fp16) A and B, f32 C.
 extern "C" __attribute__((visibility("default"))) void
@@ -321,7 +321,7 @@ lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
           int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
           int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
-  widenedGemm(halfToFloat, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
+  widenedGemm(lcc::widenHalf, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
               bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
 }
 
