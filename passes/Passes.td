@@ -466,6 +466,39 @@ def LccFusePass : Pass<"lcc-fuse", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LccSplitReductionsPass : Pass<"lcc-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Reduce a large tensor to a scalar in two stages: partials, then their combination";
+  let description = [{
+    Target-neutral, on linalg on tensors after lcc-fuse. A linalg.generic
+    that reduces every dimension of at least `min-elements` points to
+    scalars (a parameter's squared gradient norm, a large loss sum), whose
+    body is `out_i = combine(out_i, f(ins))` for each output (add, mul, max,
+    min: anything with a neutral element) with no output read elsewhere,
+    becomes two generics:
+      1. the same body over the same iteration space with the leading `k`
+         dimensions parallel, each point of them reducing the rest into a
+         partial (initialized to the combiner's neutral element);
+      2. the combination of the partials into the original outputs.
+    `k` is the fewest leading dimensions giving at least `min-partials`
+    partials (else all but the last). The iteration space is not reshaped,
+    so `linalg.index` and the inputs' maps are unchanged, and for row-major
+    inputs each partial reduces one contiguous block.
+    Why: a whole-tensor reduction is one block on the GPU (one SM reads the
+    154 MB gradient of GPT-2's wte) and one thread on the CPU; split, stage
+    1 is an ordinary row reduction over all SMs or cores. The summation
+    order changes (partials first), and is still fixed: deterministic.
+    A generic on memrefs means the pass runs after bufferization: an error.
+  }];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"16384",
+           "Split reductions of at least this many points">,
+    Option<"minPartials", "min-partials", "int64_t", /*default=*/"32",
+           "Aim for at least this many partials (leading dimensions are added until reached)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
   let summary = "Replace f32 libm calls (exp, tanh, erf, log, ...) by inline polynomials";
   let description = [{

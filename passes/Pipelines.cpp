@@ -89,6 +89,9 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
   // Elementwise chains become one kernel with their consumer (GEMMs stay
   // separate for the libraries); then clean up what fusion leaves.
   pm.addPass(createLccFusePass());
+  // Whole-tensor reductions (gradient norms) become partials plus their
+  // combination, so they spread over SMs and cores instead of one.
+  pm.addPass(createLccSplitReductionsPass());
   addTextual(pm, "func.func(canonicalize,cse)");
 }
 

@@ -266,6 +266,8 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     if (auto n = fusion.getAs<IntegerAttr>("kernels_after"))
       code.report["linalg_ops_after_fusion"] = n.getInt();
   }
+  if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
+    code.report["split_reductions"] = n.getInt();
   int64_t kernels = 0, gemms = 0;
   clone->walk([&](Operation *op) {
     if (auto fn = llvm::dyn_cast<LLVM::LLVMFuncOp>(op))

@@ -283,6 +283,8 @@ std::string compileReportText(const json::Value &manifest) {
   os << "compile report (@init, @forward, @train_step):\n"
      << "  linalg ops before fusion  " << get("linalg_ops_before_fusion") << "\n"
      << "  linalg ops after fusion   " << get("linalg_ops_after_fusion") << "   (lcc-fuse)\n"
+     << "  split reductions          " << std::max(0LL, get("split_reductions"))
+     << "   (whole-tensor sums in two stages, lcc-split-reductions)\n"
      << "  kernels                   " << get("kernels")
      << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
   if (cuda)

@@ -222,6 +222,9 @@ const CrossEntropyCase kCrossEntropyCases[] = {
     {{3, 5, 11}, ElementType::I32, std::nullopt, "rank3_i32"},
     {{3, 5, 11}, ElementType::I64, 4, "rank3_i64_ignore_4"},
     {{13}, ElementType::I64, std::nullopt, "single_row"},
+    // 16,640 positions: lcc-split-reductions sums the loss and its count in
+    // 128 partials first (two outputs, a body reading linalg.index).
+    {{128, 130, 3}, ElementType::I32, std::nullopt, "split_in_partials"},
 };
 
 INSTANTIATE_TEST_SUITE_P(

@@ -52,6 +52,48 @@ std::vector<ReduceCase> reduceCases() {
 INSTANTIATE_TEST_SUITE_P(Ops, ReduceTest, ::testing::ValuesIn(reduceCases()),
                          [](const auto &info) { return info.param.name; });
 
+// Whole-tensor reductions of at least 16,384 elements go through
+// lcc-split-reductions (partials over the leading dimensions, then their
+// combination); [3, 4, 5] above is too small for it. [5, 7, 600] takes two
+// leading dimensions (35 partials), [200, 90] one.
+TEST(Reduce, LargeWholeReductionsInPartials) {
+  for (ElementType t : {ElementType::F32, ElementType::F64})
+    for (const char *kind : {"sum", "mean", "max"})
+      for (std::vector<int64_t> shape : {std::vector<int64_t>{5, 7, 600}, {200, 90}}) {
+        std::mt19937 rng(22);
+        HostTensor x = randomTensor(t, shape, rng);
+        std::vector<int64_t> axes;
+        for (size_t d = 0; d < shape.size(); ++d)
+          axes.push_back(int64_t(d));
+        ref::Tensor want = ref::reduce(kind, toRef(x), axes, false);
+        std::string tx = x.typeString(), tr = tensorType(t, {});
+        std::string src = makeFunc({tx}, {tr},
+                                   "  %r = lcc.reduce_" + std::string(kind) + " %a0 {axes = " +
+                                       i64Array(axes) + "} : " + tx + " -> " + tr,
+                                   "%r");
+        EXPECT_TRUE(runAndCompare(src, {x}, want, tolFor(t)))
+            << kind << " of " << tx;
+      }
+}
+
+// A squared norm, as the optimizer's gradient clipping computes it: the
+// square fuses into the reduction, which is then split.
+TEST(Reduce, LargeSumOfSquaresInPartials) {
+  std::mt19937 rng(23);
+  HostTensor x = randomTensor(ElementType::F64, {300, 70}, rng);
+  ref::Tensor rx = toRef(x);
+  double sum = 0;
+  for (double v : rx.data)
+    sum += v * v;
+  std::string tx = x.typeString();
+  std::string src = makeFunc({tx}, {"tensor<f64>"},
+                             "  %sq = lcc.mul %a0, %a0 : " + tx + ", " + tx + " -> " + tx +
+                                 "\n  %r = lcc.reduce_sum %sq " +
+                                 "{axes = array<i64: 0, 1>} : " + tx + " -> tensor<f64>",
+                             "%r");
+  EXPECT_TRUE(runAndCompare(src, {x}, ref::Tensor({}, {sum}), kTolF64));
+}
+
 TEST(Reduce, MaxOfAllNegativeValues) {
   // A max whose init is 0 instead of -inf would give 0 here.
   HostTensor x = HostTensor::fromVector<float>({2, 3}, {-5, -1, -3, -2, -8, -4});
