@@ -7,8 +7,19 @@
 // by reshape [B, Hkv, 1, T, D] -> broadcast_to [B, Hkv, G, T, D] -> reshape,
 // so query head h = hkv * G + g reads key/value head h / G, as documented.
 //
+// lcc.attention_grad recomputes the probabilities P the same way and gives
+// dV = P^T dO, dS = P (dP - rowsum(dP P)) scale with dP = dO V^T,
+// dQ = dS K, dK = dS^T Q. It needs no repeated heads: q [B, H, Tq, D] is,
+// row-major, [B, Hkv, G * Tq, D] (query head h = hkv * G + g), so every
+// product is a batched matmul over [B, Hkv], and contracting over G * Tq in
+// dK and dV is exactly the sum over the group's query heads. The causal mask
+// needs (Tq, Tk) last, so it runs on a [B, Hkv, G, Tq, Tk] view.
+//
+// With keep-attention both stay whole (the runtime's fused kernels).
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/LccOps.h"
+#include "dialects/lcc/vjp/VjpUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -77,10 +88,72 @@ struct DecomposeAttention : OpRewritePattern<lcc::AttentionOp> {
   }
 };
 
+struct DecomposeAttentionGrad : OpRewritePattern<lcc::AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(lcc::AttentionGradOp op,
+                                PatternRewriter &b) const override {
+    auto qType = op.getQuery().getType(), kType = op.getKey().getType();
+    if (!qType.hasStaticShape() || !kType.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    Type elem = qType.getElementType();
+    int64_t bsz = qType.getDimSize(0), heads = qType.getDimSize(1), tq = qType.getDimSize(2),
+            dim = qType.getDimSize(3);
+    int64_t kvHeads = kType.getDimSize(1), tk = kType.getDimSize(2);
+    int64_t groups = heads / kvHeads;
+    auto ty = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, elem); };
+    auto rowsType = ty({bsz, kvHeads, groups * tq, dim});
+    auto scoresType = ty({bsz, kvHeads, groups * tq, tk});
+    Value q = lcc::ReshapeOp::create(b, loc, rowsType, op.getQuery());
+    Value g = lcc::ReshapeOp::create(b, loc, rowsType, op.getGradOut());
+    Value k = op.getKey(), v = op.getValue();
+    Value scale = lcc::vjp::scalar(b, loc, op.getQuery(), op.getScaleOrDefault());
+
+    // P, recomputed as the forward's decomposition computes it.
+    Value s = lcc::MatmulOp::create(b, loc, scoresType, q, k, /*transpose_lhs=*/false,
+                                    /*transpose_rhs=*/true);
+    s = lcc::vjp::mul(b, loc, s, scale);
+    Value p;
+    if (op.getCausal()) {
+      auto groupedType = ty({bsz, kvHeads, groups, tq, tk});
+      Value s5 = lcc::ReshapeOp::create(b, loc, groupedType, s);
+      s5 = lcc::CausalMaskOp::create(b, loc, groupedType, s5,
+                                     b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
+      Value p5 = lcc::SoftmaxOp::create(b, loc, groupedType, s5, b.getI64IntegerAttr(-1));
+      p = lcc::ReshapeOp::create(b, loc, scoresType, p5);
+    } else {
+      p = lcc::SoftmaxOp::create(b, loc, scoresType, s, b.getI64IntegerAttr(-1));
+    }
+
+    Value dv = lcc::MatmulOp::create(b, loc, kType, p, g, /*transpose_lhs=*/true,
+                                     /*transpose_rhs=*/false);
+    // Masked entries have P = 0 and so get no gradient; the scale is folded
+    // in once here.
+    Value dp = lcc::MatmulOp::create(b, loc, scoresType, g, v, /*transpose_lhs=*/false,
+                                     /*transpose_rhs=*/true);
+    Value dot = lcc::vjp::reduceSum(b, loc, lcc::vjp::mul(b, loc, dp, p), {3}, /*keepdim=*/true);
+    Value ds = lcc::vjp::mul(b, loc, p, lcc::vjp::sub(b, loc, dp, dot));
+    ds = lcc::vjp::mul(b, loc, ds, scale);
+    Value dq = lcc::MatmulOp::create(b, loc, rowsType, ds, k, /*transpose_lhs=*/false,
+                                     /*transpose_rhs=*/false);
+    dq = lcc::ReshapeOp::create(b, loc, qType, dq);
+    Value dk = lcc::MatmulOp::create(b, loc, kType, ds, q, /*transpose_lhs=*/true,
+                                     /*transpose_rhs=*/false);
+    b.replaceOp(op, {dq, dk, dv});
+    return success();
+  }
+};
+
 struct LccDecomposePass : lcc::impl::LccDecomposePassBase<LccDecomposePass> {
+  using LccDecomposePassBase::LccDecomposePassBase;
+
   void runOnOperation() override {
+    // The fused kernels take them whole (lowered at bufferization).
+    if (keepAttention)
+      return;
     RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeAttention>(&getContext());
+    patterns.add<DecomposeAttention, DecomposeAttentionGrad>(&getContext());
     // Only the rewrite is wanted here; folding is canonicalize's job later.
     GreedyRewriteConfig config;
     config.enableFolding(false);
@@ -88,10 +161,12 @@ struct LccDecomposePass : lcc::impl::LccDecomposePassBase<LccDecomposePass> {
       return signalPassFailure();
     // The repeat-heads reshapes need static sizes; lcc models have them, so
     // a dynamic attention is a frontend bug worth reporting here.
-    WalkResult left = getOperation()->walk([](lcc::AttentionOp op) {
-      op.emitError() << "cannot decompose 'lcc.attention' with dynamic shapes "
-                     << op.getQuery().getType() << " and " << op.getKey().getType()
-                     << "; expected static [B, H, T, D]";
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (!llvm::isa<lcc::AttentionOp, lcc::AttentionGradOp>(op))
+        return WalkResult::advance();
+      op->emitError() << "cannot decompose '" << op->getName() << "' with dynamic shapes "
+                      << op->getOperand(0).getType() << " and " << op->getOperand(1).getType()
+                      << "; expected static [B, H, T, D]";
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

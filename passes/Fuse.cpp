@@ -45,7 +45,7 @@ struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
     Operation *lccOp = nullptr;
     root->walk([&](Operation *op) {
       if (!lccOp && op->getDialect() && op->getDialect()->getNamespace() == "lcc" &&
-          !lcc::isCollective(op))
+          !lcc::becomesRuntimeCall(op))
         lccOp = op;
     });
     if (lccOp) {

@@ -56,12 +56,13 @@ struct LccLowerToLinalgPass : lcc::impl::LccLowerToLinalgPassBase<LccLowerToLina
 
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
-      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()) || lcc::isCollective(op))
+      // Collectives and the attention lcc-decompose kept whole for the fused
+      // kernels become runtime calls at bufferization.
+      if (!llvm::isa_and_nonnull<lcc::LccDialect>(op->getDialect()) ||
+          lcc::becomesRuntimeCall(op))
         return;
       failedAny = true;
-      InFlightDiagnostic diag = op->emitError() << "failed to lower '" << op->getName() << "'";
-      if (llvm::isa<lcc::AttentionOp>(op))
-        diag << ": run lcc-decompose first";
+      op->emitError() << "failed to lower '" << op->getName() << "'";
     });
     if (failedAny)
       signalPassFailure();

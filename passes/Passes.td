@@ -245,7 +245,17 @@ def LccDecomposePass : Pass<"lcc-decompose"> {
     %s = lcc.matmul %q, %k {transpose_rhs = true} ...
     %m = lcc.causal_mask %s' ...   %p = lcc.softmax %m ...   %o = lcc.matmul %p, %v ...
     ```
+
+    `lcc.attention_grad` (the attention's VJP) likewise becomes the
+    recomputed probabilities and five matmuls. With `keep-attention` both
+    stay whole: bufferization turns them into calls of the runtime's fused
+    attention kernels (`lcc_attention_fwd`/`_bwd`, runtime/Attention.h),
+    which never materialize the [Tq, Tk] scores.
   }];
+  let options = [
+    Option<"keepAttention", "keep-attention", "bool", /*default=*/"false",
+           "Leave lcc.attention and lcc.attention_grad whole for the fused kernels">,
+  ];
   let dependentDialects = ["::lcc::LccDialect"];
 }
 

@@ -79,9 +79,12 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   }
 }
 
-void buildLowerToLinalgPipeline(OpPassManager &pm) {
-  // Composite ops without a direct lowering (attention) become simpler lcc ops.
-  pm.addPass(createLccDecomposePass());
+void buildLowerToLinalgPipeline(OpPassManager &pm, bool keepAttention) {
+  // Composite ops without a direct lowering (attention) become simpler lcc
+  // ops, unless the fused attention kernels take them whole.
+  LccDecomposePassOptions decompose;
+  decompose.keepAttention = keepAttention;
+  pm.addPass(createLccDecomposePass(decompose));
   // Every lcc op becomes linalg on tensors: the target-neutral hand-off point.
   pm.addPass(createLccLowerToLinalgPass());
   // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
@@ -159,9 +162,18 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap) {
   addTextual(pm, "convert-bufferization-to-memref,func.func(canonicalize)");
 }
 
+/// The train step when asked for, then linalg (attention kept whole for the
+/// fused kernels when either the caller or the train options ask).
+static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
+                         bool fusedAttention) {
+  if (train)
+    buildTrainStepPipeline(pm, *train);
+  buildLowerToLinalgPipeline(pm, fusedAttention || (train && train->attention == "fused"));
+}
+
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         int64_t overlap) {
-  buildPipelineUpTo(pm, Phase::Linalg, train);
+                         int64_t overlap, bool fusedAttention) {
+  addAotLinalg(pm, train, fusedAttention);
   addAotBuffers(pm, overlap);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
@@ -172,8 +184,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
 }
 
 void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
-                          const std::optional<TrainStepOptions> &train, int64_t overlap) {
-  buildPipelineUpTo(pm, Phase::Linalg, train);
+                          const std::optional<TrainStepOptions> &train, int64_t overlap,
+                          bool fusedAttention) {
+  addAotLinalg(pm, train, fusedAttention);
   addAotBuffers(pm, overlap);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
@@ -224,7 +237,7 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildTrainStepPipeline(pm, train ? *train : TrainStepOptions());
   if (phase == Phase::TrainStep)
     return;
-  buildLowerToLinalgPipeline(pm);
+  buildLowerToLinalgPipeline(pm, train && train->attention == "fused");
   if (phase == Phase::Linalg)
     return;
   buildLinalgToLLVMPipeline(pm);
@@ -233,7 +246,7 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
 void registerPipelines() {
   PassPipelineRegistration<>("lcc-lower-pipeline",
                              "lcc dialect to target-neutral linalg on tensors",
-                             buildLowerToLinalgPipeline);
+                             [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
   PassPipelineRegistration<>("lcc-aot-cpu-pipeline",
                              "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
                              [](OpPassManager &pm) { buildAotCpuPipeline(pm); });

@@ -33,6 +33,9 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// fp32, or bf16/fp16 (lcc-precision before autodiff). fp16 also needs
   /// lossScale = "dynamic" (the driver sets both).
   std::string precision = "fp32";
+  /// decomposed (matmuls and softmax kernels) or fused (lcc-decompose keeps
+  /// lcc.attention whole: the runtime's fused kernels, runtime/Attention.h).
+  std::string attention = "decomposed";
 };
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)
@@ -40,7 +43,8 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
 void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options);
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
-void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+/// `keepAttention`: attention stays whole for the fused kernels.
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, bool keepAttention = false);
 
 /// linalg on tensors -> LLVM dialect for the CPU (bufferization, loops, LLVM).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
@@ -55,9 +59,11 @@ void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
 /// given), linalg, then destination-passing ABI (lcc-out-params), bufferization
 /// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h). `overlap`:
 /// collectives in flight while the step computes (lcc-overlap-collectives).
+/// `fusedAttention`: lcc.attention and its gradient stay whole for the
+/// runtime's fused kernels (also when `train` asks for them).
 void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
-                         int64_t overlap = 2);
+                         int64_t overlap = 2, bool fusedAttention = false);
 
 /// What the CUDA pipeline targets (compiler/cuda).
 struct CudaTargetOptions {
@@ -76,7 +82,7 @@ struct CudaTargetOptions {
 /// code to the LLVM dialect. compiler/cuda assembles the PTX with ptxas.
 void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train = std::nullopt,
-                          int64_t overlap = 2);
+                          int64_t overlap = 2, bool fusedAttention = false);
 
 /// `relative` (e.g. "bin/ptxas") under the CUDA toolkit's root: $CUDA_HOME,
 /// $CUDA_PATH, then /usr/local/cuda; "" when none has it.

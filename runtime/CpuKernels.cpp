@@ -1,5 +1,7 @@
 //===- CpuKernels.cpp - library kernels the compiled CPU code calls --------===//
 #include "runtime/CpuKernels.h"
+
+#include "runtime/Attention.h"
 #include "runtime/Parallel.h"
 
 #include <cstring>
@@ -334,8 +336,24 @@ const CpuKernelSymbol *cpuKernelSymbols() {
       {"lcc_bf16gemm", reinterpret_cast<void *>(&lcc_bf16gemm)},
       {"lcc_hgemm", reinterpret_cast<void *>(&lcc_hgemm)},
       {"lcc_parallel_for", reinterpret_cast<void *>(&lcc_parallel_for)},
+      {"lcc_attention_fwd", reinterpret_cast<void *>(&lcc_attention_fwd)},
+      {"lcc_attention_bwd", reinterpret_cast<void *>(&lcc_attention_bwd)},
       {nullptr, nullptr}};
   return table;
+}
+
+void gemmAccumulate(int64_t m, int64_t n, int64_t k, const float *a, int64_t aRow, int64_t aCol,
+                    const float *b, int64_t bRow, int64_t bCol, float *c, int64_t cRow,
+                    int64_t cCol) {
+  singleThreadedBlas();
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol});
+}
+
+void gemmAccumulate(int64_t m, int64_t n, int64_t k, const double *a, int64_t aRow,
+                    int64_t aCol, const double *b, int64_t bRow, int64_t bCol, double *c,
+                    int64_t cRow, int64_t cCol) {
+  singleThreadedBlas();
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol});
 }
 
 bool cpuKernelsHaveBlas() {

@@ -238,9 +238,9 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       auto target = cudaTargetFor(options.cudaArch);
       if (!target)
         return target.takeError();
-      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap);
+      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.fusedAttention);
     } else {
-      buildAotCpuPipeline(pm, std::nullopt, options.overlap);
+      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.fusedAttention);
     }
     if (failed(pm.run(*clone)))
       return error(llvm::Twine("lowering for the ") + (cuda ? "CUDA target" : "CPU") +

@@ -141,7 +141,7 @@ void copyOut(const int64_t *desc, HostTensor &out) {
 CpuJit::CpuJit() = default;
 CpuJit::~CpuJit() = default;
 
-llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
+llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module, bool fusedAttention) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);
@@ -174,7 +174,8 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module) {
   });
 
   PassManager pm(ctx, ModuleOp::getOperationName());
-  buildPipelineUpTo(pm, Phase::LLVM);
+  buildLowerToLinalgPipeline(pm, fusedAttention);
+  buildLinalgToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "lcc: lowering to the LLVM dialect failed:\n" + diagnostics);

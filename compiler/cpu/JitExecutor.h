@@ -46,7 +46,10 @@ public:
   /// Lowers a clone of `module` (lcc dialect, or any mix down to the LLVM
   /// dialect) and JIT-compiles it with LLVM -O2 for the host. Pipeline and
   /// translation failures come back as errors carrying the MLIR diagnostics.
-  static llvm::Expected<std::unique_ptr<CpuJit>> compile(mlir::ModuleOp module);
+  /// `fusedAttention`: attention runs as the runtime's fused kernels
+  /// (lcc-decompose{keep-attention}) instead of matmuls and softmax.
+  static llvm::Expected<std::unique_ptr<CpuJit>> compile(mlir::ModuleOp module,
+                                                         bool fusedAttention = false);
 
   /// Calls the public func.func `function` with tensors matching its argument
   /// types exactly (element type and shape; checked). Results are copied into

@@ -72,6 +72,15 @@ int64_t AttentionOp::getFlops() {
   return 4 * scores * q.getDimSize(3) + 5 * scores;
 }
 
+// The backward recomputes the scores (one matmul) and does four more (dP,
+// dV, dQ, dK), plus the softmax's elementwise work twice.
+int64_t AttentionGradOp::getFlops() {
+  auto q = getQuery().getType();
+  int64_t scores =
+      q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) * getKey().getType().getDimSize(2);
+  return 10 * scores * q.getDimSize(3) + 10 * scores;
+}
+
 // One add per update element (the result's zero fill is a write, not a flop).
 int64_t ScatterAddOp::getFlops() { return numElements(getUpdates().getType()); }
 

@@ -317,11 +317,14 @@ LogicalResult CausalMaskOp::verify() {
   return success();
 }
 
-double AttentionOp::getScaleOrDefault() {
-  if (auto s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(double(getQuery().getType().getShape().back()));
+/// The softmax scale of an attention: `scale`, or 1/sqrt(head dim).
+static double attentionScale(std::optional<APFloat> scale, RankedTensorType query) {
+  if (scale)
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(double(query.getShape().back()));
 }
+
+double AttentionOp::getScaleOrDefault() { return attentionScale(getScale(), getQuery().getType()); }
 
 LogicalResult AttentionOp::verify() {
   auto q = getQuery().getType(), k = getKey().getType(), v = getValue().getType();
@@ -339,6 +342,28 @@ LogicalResult AttentionOp::verify() {
   if (k.getDimSize(1) == 0 || q.getDimSize(1) % k.getDimSize(1) != 0)
     return emitOpError() << "query heads (" << q.getDimSize(1)
                          << ") must be a multiple of key/value heads (" << k.getDimSize(1) << ")";
+  return success();
+}
+
+double AttentionGradOp::getScaleOrDefault() {
+  // The forward's scale, as the VJP copied its attributes.
+  return attentionScale(getScale(), getQuery().getType());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  // The forward's rules, then: out and grad_out are the forward's result,
+  // and each gradient has its operand's type.
+  auto q = getQuery().getType(), k = getKey().getType(), v = getValue().getType();
+  if (q.getRank() != 4 || k != v || k.getRank() != 4 || k.getElementType() != q.getElementType() ||
+      q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(3) != k.getDimSize(3) ||
+      k.getDimSize(1) == 0 || q.getDimSize(1) % k.getDimSize(1) != 0)
+    return emitOpError() << "query " << shapeStr(q) << ", key " << shapeStr(k) << " and value "
+                         << shapeStr(v) << " are not valid lcc.attention operands";
+  if (getOut().getType() != q || getGradOut().getType() != q)
+    return emitOpError() << "out and grad_out must have the query's type " << q;
+  if (getGradQuery().getType() != q || getGradKey().getType() != k ||
+      getGradValue().getType() != v)
+    return emitOpError() << "gradients must have the types of query, key and value";
   return success();
 }
 

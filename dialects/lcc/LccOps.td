@@ -269,13 +269,46 @@ def Lcc_AttentionOp : Lcc_Op<"attention", [DeclareOpInterfaceMethods<Lcc_VjpOpIn
     query [B, H, Tq, D], key and value [B, Hkv, Tk, D] with H a multiple of Hkv
     (query head h uses key/value head h / (H / Hkv)). Result [B, H, Tq, D] =
     softmax(q k^T * scale [causally masked]) v; scale defaults to 1/sqrt(D).
-    `lcc-decompose` rewrites it into matmul, causal_mask and softmax.
+    `lcc-decompose` rewrites it into matmul, causal_mask and softmax; with
+    `keep-attention` it stays whole and becomes one runtime call after
+    bufferization (`lcc_attention_fwd`, a fused kernel). Its VJP is
+    lcc.attention_grad.
   }];
   let arguments = (ins Lcc_FloatTensor:$query, Lcc_FloatTensor:$key, Lcc_FloatTensor:$value,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
                        OptionalAttr<F64Attr>:$scale);
   let results = (outs Lcc_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,` type($value)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(head dim).
+    double getScaleOrDefault();
+  }];
+}
+
+def Lcc_AttentionGradOp : Lcc_Op<"attention_grad", [Pure,
+    DeclareOpInterfaceMethods<Lcc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "The gradients of lcc.attention with respect to query, key and value";
+  let description = [{
+    What lcc.attention's VJP emits: given the attention's operands, its
+    result `out` and the result's gradient, the gradients of query, key and
+    value (grouped-query heads summed into their key/value head). `causal`
+    and `scale` are the forward's. `lcc-decompose` spells it out as matmuls
+    and softmax (recomputing the probabilities); with `keep-attention` it
+    stays whole and becomes one runtime call after bufferization
+    (`lcc_attention_bwd`, a fused kernel that recomputes the probabilities
+    row by row and never materializes the [Tq, Tk] scores).
+  }];
+  let arguments = (ins Lcc_FloatTensor:$query, Lcc_FloatTensor:$key, Lcc_FloatTensor:$value,
+                       Lcc_FloatTensor:$out, Lcc_FloatTensor:$grad_out,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Lcc_FloatTensor:$grad_query, Lcc_FloatTensor:$grad_key,
+                      Lcc_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $grad_out attr-dict `:` type($query) `,` type($key)
+    `,` type($value) `,` type($out) `,` type($grad_out) `->` type(results)
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The softmax scale: the attribute, or 1/sqrt(head dim).

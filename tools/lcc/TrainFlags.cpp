@@ -73,6 +73,12 @@ cl::opt<std::string> precisionFlag(
     cl::desc("fp32 (default), bf16 or fp16: matmul and attention in bf16/fp16, the rest and the "
              "optimizer in f32 (lcc-precision); fp16 adds dynamic loss scaling"),
     cl::init("fp32"), cl::cat(distCat));
+cl::opt<std::string> attentionFlag(
+    "attention",
+    cl::desc("decomposed (default: matmuls and softmax kernels) or fused (one kernel each for "
+             "the forward and the backward, never storing the [Tq, Tk] scores; CPU target only "
+             "for now)"),
+    cl::init("decomposed"), cl::cat(distCat));
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
     cl::init(65536.0), cl::cat(distCat));
@@ -134,6 +140,7 @@ lcc::TrainStepOptions trainStepOptions() {
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
   o.precision = precisionFlag;
+  o.attention = attentionFlag;
   // fp16's narrow range needs loss scaling; bf16 has f32's exponent range.
   if (precisionFlag == "fp16") {
     o.lossScale = "dynamic";
@@ -169,6 +176,8 @@ std::string checkTrainFlags(bool onePhase) {
            "-n N (compile it with -o)";
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
     return "unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16";
+  if (attentionFlag != "decomposed" && attentionFlag != "fused")
+    return "unknown --attention=" + attentionFlag + "; expected decomposed or fused";
   if ((lossScaleInitFlag.getNumOccurrences() || lossScaleWindowFlag.getNumOccurrences()) &&
       precisionFlag != "fp16")
     return "--loss-scale-init and --loss-scale-window apply to --precision=fp16 only";

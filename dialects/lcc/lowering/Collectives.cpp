@@ -42,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/lowering/Lowering.h"
+#include "dialects/lcc/lowering/RuntimeCalls.h"
 #include "dialects/lcc/lowering/Utils.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -57,6 +58,11 @@ using namespace mlir::bufferization;
 
 namespace lcc {
 
+using lowering::bufferAddress;
+using lowering::contiguousBuffer;
+using lowering::declareRuntime;
+using lowering::i64Constant;
+
 /// Position of `group` in the enclosing module's lcc.process_groups.
 static FailureOr<int64_t> groupIndex(Operation *op, StringRef group) {
   if (DictionaryAttr groups = processGroups(op))
@@ -64,27 +70,6 @@ static FailureOr<int64_t> groupIndex(Operation *op, StringRef group) {
       if (entry.getName() == group)
         return int64_t(i);
   return op->emitOpError() << "process group '" << group << "' is not declared";
-}
-
-/// Declares `name(i64 x args) -> (i64 x results)` in the module once.
-static FailureOr<func::FuncOp> declareRuntime(Operation *op, StringRef name, unsigned args,
-                                              unsigned results) {
-  auto module = op->getParentOfType<ModuleOp>();
-  Builder b(op->getContext());
-  auto type = b.getFunctionType(SmallVector<Type>(args, b.getI64Type()),
-                                SmallVector<Type>(results, b.getI64Type()));
-  if (Operation *existing = module.lookupSymbol(name)) {
-    auto f = llvm::dyn_cast<func::FuncOp>(existing);
-    if (f && f.getFunctionType() == type)
-      return f;
-    return existing->emitError() << "@" << name
-                                 << " is defined with another signature than the runtime's "
-                                    "(runtime/dist/Collectives.h)";
-  }
-  OpBuilder ob = OpBuilder::atBlockBegin(module.getBody());
-  auto f = func::FuncOp::create(ob, module.getLoc(), name, type);
-  f.setPrivate();
-  return f;
 }
 
 /// The runtime's code for an element type (runtime/HostTensor.h ElementType).
@@ -124,30 +109,12 @@ struct CallBuilder {
   RewriterBase &rewriter;
   Location loc;
 
-  Value i64(int64_t v) { return arith::ConstantIntOp::create(rewriter, loc, v, 64); }
+  Value i64(int64_t v) { return i64Constant(rewriter, loc, v); }
 
-  /// The address of the first element of `buf` (contiguous), as i64.
-  Value address(Value buf) {
-    auto type = llvm::cast<MemRefType>(buf.getType());
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf);
-    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, buf);
-    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    Value offset = arith::MulIOp::create(rewriter, loc, meta.getOffset(),
-                                         arith::ConstantIndexOp::create(rewriter, loc, bytes));
-    Value addr = arith::AddIOp::create(rewriter, loc, base, offset);
-    return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), addr);
-  }
+  Value address(Value buf) { return bufferAddress(rewriter, loc, buf); }
 
   /// `buf` itself when contiguous, else a contiguous copy of it.
-  Value contiguous(Value buf) {
-    auto type = llvm::cast<MemRefType>(buf.getType());
-    if (memref::isStaticShapeAndContiguousRowMajor(type))
-      return buf;
-    Value tmp = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-    memref::CopyOp::create(rewriter, loc, buf, tmp);
-    return tmp;
-  }
+  Value contiguous(Value buf) { return contiguousBuffer(rewriter, loc, buf); }
 
   /// The first arguments of every call: the group's index and the element
   /// type's code (failure after an error on `op`).
@@ -412,7 +379,12 @@ bool isCollective(Operation *op) {
       op);
 }
 
+bool becomesRuntimeCall(Operation *op) {
+  return isCollective(op) || llvm::isa<AttentionOp, AttentionGradOp>(op);
+}
+
 void registerCollectiveBufferization(DialectRegistry &registry) {
+  registerAttentionBufferization(registry);
   registry.addExtension(+[](MLIRContext *ctx, LccDialect *) {
     AllReduceOp::attachInterface<InPlaceModel<AllReduceOp>>(*ctx);
     BroadcastOp::attachInterface<InPlaceModel<BroadcastOp>>(*ctx);

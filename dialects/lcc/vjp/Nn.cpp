@@ -311,68 +311,21 @@ LogicalResult CrossEntropyOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads
 // attention
 //===----------------------------------------------------------------------===//
 
-/// Grouped-query heads without repeating K/V: query head h = hkv * G + g, so
-/// q [B, H, Tq, D] is, row-major, [B, Hkv, G * Tq, D], and every product is a
-/// plain batched matmul over [B, Hkv]. Contracting over G * Tq in dK and dV
-/// is exactly the sum over the query heads of each group. The causal mask
-/// needs (Tq, Tk) as the last two dims, so it runs on a [B, Hkv, G, Tq, Tk]
-/// view of the scores.
+/// One op for all three gradients: lcc-decompose spells it out (matmuls and
+/// softmax, recomputing the probabilities), or, with keep-attention, it
+/// becomes the runtime's fused backward kernel. The forward's result is an
+/// operand: the fused kernel's rowsum(dO * O) needs it.
 LogicalResult AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     ArrayRef<bool> needed, SmallVectorImpl<Value> &operandGrads) {
   if (!startVjp(*this, resultGrads, operandGrads) || !(needed[0] || needed[1] || needed[2]))
     return success();
-  Location loc = getLoc();
-  auto qType = getQuery().getType(), kType = getKey().getType();
-  Type elem = qType.getElementType();
-  int64_t bsz = qType.getDimSize(0), heads = qType.getDimSize(1), tq = qType.getDimSize(2),
-          dim = qType.getDimSize(3);
-  int64_t kvHeads = kType.getDimSize(1), tk = kType.getDimSize(2);
-  int64_t groups = heads / kvHeads;
-  auto ty = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, elem); };
-  auto rowsType = ty({bsz, kvHeads, groups * tq, dim});
-  auto scoresType = ty({bsz, kvHeads, groups * tq, tk});
-  Value q = ReshapeOp::create(b, loc, rowsType, getQuery());
-  Value g = ReshapeOp::create(b, loc, rowsType, resultGrads[0]);
-  Value k = getKey(), v = getValue();
-  Value scale = vjp::scalar(b, loc, getQuery(), getScaleOrDefault());
-
-  // P, recomputed as the forward (decomposition) computes it.
-  Value s = MatmulOp::create(b, loc, scoresType, q, k, /*transpose_lhs=*/false,
-                             /*transpose_rhs=*/true);
-  s = vjp::mul(b, loc, s, scale);
-  Value p;
-  if (getCausal()) {
-    auto groupedType = ty({bsz, kvHeads, groups, tq, tk});
-    Value s5 = ReshapeOp::create(b, loc, groupedType, s);
-    s5 = CausalMaskOp::create(b, loc, groupedType, s5,
-                              b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
-    Value p5 = SoftmaxOp::create(b, loc, groupedType, s5, b.getI64IntegerAttr(-1));
-    p = ReshapeOp::create(b, loc, scoresType, p5);
-  } else {
-    p = SoftmaxOp::create(b, loc, scoresType, s, b.getI64IntegerAttr(-1));
-  }
-
-  // dV = P^T g (the contraction over G * Tq sums the group's query heads).
-  if (needed[2])
-    operandGrads[2] = MatmulOp::create(b, loc, kType, p, g, /*transpose_lhs=*/true,
-                                       /*transpose_rhs=*/false);
-  if (needed[0] || needed[1]) {
-    // dS = P (dP - sum(dP P)) * scale, with dP = g V^T; masked entries have
-    // P = 0 and so get no gradient. The scale is folded in once here.
-    Value dp = MatmulOp::create(b, loc, scoresType, g, v, /*transpose_lhs=*/false,
-                                /*transpose_rhs=*/true);
-    Value dot = rowSum(b, loc, vjp::mul(b, loc, dp, p), 3);
-    Value ds = vjp::mul(b, loc, p, vjp::sub(b, loc, dp, dot));
-    ds = vjp::mul(b, loc, ds, scale);
-    if (needed[0]) {
-      Value dq = MatmulOp::create(b, loc, rowsType, ds, k, /*transpose_lhs=*/false,
-                                  /*transpose_rhs=*/false);
-      operandGrads[0] = ReshapeOp::create(b, loc, qType, dq);
-    }
-    if (needed[1])
-      operandGrads[1] = MatmulOp::create(b, loc, kType, ds, q, /*transpose_lhs=*/true,
-                                         /*transpose_rhs=*/false);
-  }
+  auto grads = AttentionGradOp::create(
+      b, getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
+      getQuery(), getKey(), getValue(), getResult(), resultGrads[0], getCausalAttr(),
+      getScaleAttr());
+  for (int i = 0; i < 3; ++i)
+    if (needed[i])
+      operandGrads[i] = grads.getResult(i);
   return success();
 }
 

@@ -260,6 +260,20 @@ func.func @f36(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
 }
 // -----
 
+func.func @attention_grad_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'lcc.attention_grad' op query [1, 3, 4, 8], key [1, 2, 4, 8] and value [1, 2, 4, 8] are not valid lcc.attention operands}}
+  %0:3 = lcc.attention_grad %q, %k, %k, %q, %q : tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x3x4x8xf32>, tensor<1x3x4x8xf32> -> tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+  return
+}
+// -----
+
+func.func @attention_grad_types(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %g: tensor<1x4x4x4xf32>) {
+  // expected-error @+1 {{out and grad_out must have the query's type 'tensor<1x4x4x8xf32>'}}
+  %0:3 = lcc.attention_grad %q, %k, %k, %q, %g : tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32> -> tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+  return
+}
+// -----
+
 func.func @f37(%l: tensor<4x5x256xf32>, %t: tensor<4x6xi32>) {
   // expected-error @+1 {{logits [4, 5, 256] and targets [4, 6] do not match; expected logits [..., V] with targets [...]}}
   %0 = lcc.cross_entropy %l, %t : tensor<4x5x256xf32>, tensor<4x6xi32> -> tensor<f32>

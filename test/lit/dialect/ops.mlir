@@ -128,6 +128,13 @@ func.func @linalg(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %q: tensor<2x4x6x
   return %0, %1 : tensor<2x4x16xf32>, tensor<2x4x6x8xf32>
 }
 
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<2x4x6x8xf32>, %kv: tensor<2x2x6x8xf32>, %o: tensor<2x4x6x8xf32>, %g: tensor<2x4x6x8xf32>) -> tensor<2x2x6x8xf32> {
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = lcc.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, scale = 5.000000e-01 : f64} : tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32> -> tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>
+  %0:3 = lcc.attention_grad %q, %kv, %kv, %o, %g {causal = true, scale = 0.5 : f64} : tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32> -> tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>
+  return %0#1 : tensor<2x2x6x8xf32>
+}
+
 // CHECK-LABEL: func.func @loss
 func.func @loss(%logits: tensor<4x5x256xf32>, %t: tensor<4x5xi64>) -> tensor<f32> {
   // CHECK: lcc.cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64} : tensor<4x5x256xf32>, tensor<4x5xi64> -> tensor<f32>

@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-decompose | FileCheck %s
+// RUN: lcc-opt %s --lcc-decompose=keep-attention | FileCheck %s --check-prefix=KEEP
 
 // Multi-head, causal, default scale 1/sqrt(8).
 // CHECK-LABEL: func.func @mha
@@ -45,4 +46,40 @@ func.func @gqa(%q: tensor<1x6x3x4xf64>, %k: tensor<1x2x3x4xf64>, %v: tensor<1x2x
 func.func @gqa_shared_kv_bf16(%q: tensor<1x4x2x8xbf16>, %kv: tensor<1x1x2x8xbf16>) -> tensor<1x4x2x8xbf16> {
   %0 = lcc.attention %q, %kv, %kv {causal = true} : tensor<1x4x2x8xbf16>, tensor<1x1x2x8xbf16>, tensor<1x1x2x8xbf16>
   return %0 : tensor<1x4x2x8xbf16>
+}
+
+// The VJP's op: P recomputed from Q and K (grouped as [B, Hkv, G * Tq, D],
+// no repeated heads), the causal mask on a [B, Hkv, G, Tq, Tk] view, then
+// dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dP P)) scale, dQ = dS K,
+// dK = dS^T Q.
+// CHECK-LABEL: func.func @grad
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x3x8xf32>, %[[K:.+]]: tensor<1x2x5x8xf32>, %[[V:.+]]: tensor<1x2x5x8xf32>, %[[O:.+]]: tensor<1x4x3x8xf32>, %[[G:.+]]: tensor<1x4x3x8xf32>)
+// CHECK-DAG:     %[[QR:.+]] = lcc.reshape %[[Q]] : tensor<1x4x3x8xf32> -> tensor<1x2x6x8xf32>
+// CHECK-DAG:     %[[GR:.+]] = lcc.reshape %[[G]] : tensor<1x4x3x8xf32> -> tensor<1x2x6x8xf32>
+// CHECK-DAG:     %[[SCALE:.+]] = lcc.fill {value = 0.35355339059327373 : f64} : tensor<f32>
+// CHECK:         %[[S:.+]] = lcc.matmul %[[QR]], %[[K]] {transpose_rhs = true} : tensor<1x2x6x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x6x5xf32>
+// CHECK:         %[[SS:.+]] = lcc.mul %[[S]], %[[SCALE]]
+// CHECK:         %[[S5:.+]] = lcc.reshape %[[SS]] : tensor<1x2x6x5xf32> -> tensor<1x2x2x3x5xf32>
+// CHECK:         %[[M5:.+]] = lcc.causal_mask %[[S5]] : tensor<1x2x2x3x5xf32>
+// CHECK:         %[[P5:.+]] = lcc.softmax %[[M5]] : tensor<1x2x2x3x5xf32>
+// CHECK:         %[[P:.+]] = lcc.reshape %[[P5]] : tensor<1x2x2x3x5xf32> -> tensor<1x2x6x5xf32>
+// CHECK:         %[[DV:.+]] = lcc.matmul %[[P]], %[[GR]] {transpose_lhs = true} : tensor<1x2x6x5xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x5x8xf32>
+// CHECK:         %[[DP:.+]] = lcc.matmul %[[GR]], %[[V]] {transpose_rhs = true}
+// CHECK:         lcc.reduce_sum
+// CHECK:         %[[DQ:.+]] = lcc.matmul %{{.+}}, %[[K]] : tensor<1x2x6x5xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x6x8xf32>
+// CHECK:         %[[DQR:.+]] = lcc.reshape %[[DQ]] : tensor<1x2x6x8xf32> -> tensor<1x4x3x8xf32>
+// CHECK:         %[[DK:.+]] = lcc.matmul %{{.+}}, %[[QR]] {transpose_lhs = true} : tensor<1x2x6x5xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x5x8xf32>
+// CHECK:         return %[[DQR]], %[[DK]], %[[DV]]
+// CHECK-NOT:     lcc.attention_grad
+// With keep-attention both ops stay for the fused kernels.
+// KEEP-LABEL: func.func @mha
+// KEEP: lcc.attention %{{.*}} {causal = true}
+// KEEP-LABEL: func.func @grad
+// KEEP: lcc.attention_grad %{{.*}} {causal = true}
+// KEEP-NOT: lcc.matmul
+func.func @grad(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>,
+                %o: tensor<1x4x3x8xf32>, %g: tensor<1x4x3x8xf32>)
+    -> (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) {
+  %r:3 = lcc.attention_grad %q, %k, %v, %o, %g {causal = true} : tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32> -> tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>
 }

@@ -95,6 +95,9 @@ struct GradCheckOptions {
   /// Called on the module after lcc-autodiff and before compilation; lets the
   /// harness tests plant a wrong gradient to prove the check can fail.
   std::function<void(mlir::ModuleOp)> afterAutodiff;
+  /// Attention (and its gradient) through the runtime's fused kernels
+  /// (lcc --attention=fused) instead of its decomposition.
+  bool fusedAttention = false;
 };
 
 /// Per-parameter outcome (parameters in argument order).

@@ -217,6 +217,19 @@ TEST_P(AttentionGrad, MatchesFiniteDifferences) {
   EXPECT_TRUE(check("attention " + c.name, "%q: " + q + ", %k: " + kv + ", %v: " + kv, body, q));
 }
 
+// The same through the fused kernels (lcc-decompose{keep-attention}: one
+// runtime call for the forward, one for lcc.attention_grad).
+TEST_P(AttentionGrad, FusedMatchesFiniteDifferences) {
+  const AttentionCase &c = GetParam();
+  std::string q = f64({c.b, c.h, c.tq, c.d}), kv = f64({c.b, c.hkv, c.tk, c.d});
+  std::string body = "%out = lcc.attention %q, %k, %v " + c.attrs + " : " + q + ", " + kv + ", " +
+                     kv;
+  GradCheckOptions options;
+  options.fusedAttention = true;
+  EXPECT_TRUE(check("fused attention " + c.name, "%q: " + q + ", %k: " + kv + ", %v: " + kv, body,
+                    q, options));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Ops, AttentionGrad,
     ::testing::Values(AttentionCase{2, 2, 2, 3, 3, 4, "", "mha"},
