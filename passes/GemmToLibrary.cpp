@@ -189,6 +189,48 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
     for (auto &[op, g] : matches)
       if (failed(replaceWithCall(op, g, module, prefix)))
         return signalPassFailure();
+    if (prefix != "lcc_" && failed(retargetAttention(module)))
+      return signalPassFailure();
+  }
+
+  /// The fused attention's calls (bufferized lcc.attention/attention_grad)
+  /// go to the target's kernels too: `<prefix>attention_fwd/_bwd`. The CUDA
+  /// kernels exist for bf16/f16 operands and head sizes 16, 32, 64, 128
+  /// (runtime/cuda/kernels/FlashAttention.cu); anything else is an error
+  /// here, at the attention's location, rather than at run time.
+  LogicalResult retargetAttention(ModuleOp module) {
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (call.getCallee() == "lcc_attention_fwd" || call.getCallee() == "lcc_attention_bwd")
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      APInt dtype, dim;
+      bool known = matchPattern(call.getOperand(0), m_ConstantInt(&dtype)) &&
+                   matchPattern(call.getOperand(6), m_ConstantInt(&dim));
+      int64_t d = known ? dim.getSExtValue() : 0;
+      if (!known || (dtype != 2 && dtype != 3) || !llvm::is_contained({16, 32, 64, 128}, d))
+        return call.emitError()
+               << "lcc-gemm-to-library: the " << prefix
+               << " fused attention has kernels for bf16/f16 operands (--precision=bf16|fp16) "
+                  "and head sizes 16, 32, 64 and 128; this one has "
+               << (!known ? std::string("unknown")
+                          : dtype == 0 ? "f32" : dtype == 1 ? "f64" : "half-precision")
+               << " operands and head size " << d << " (use --attention=decomposed)";
+      std::string name = prefix + call.getCallee().drop_front(strlen("lcc_")).str();
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      OpBuilder b(module.getBodyRegion());
+      auto f = module.lookupSymbol<func::FuncOp>(name);
+      if (!f) {
+        f = func::FuncOp::create(b, module.getLoc(), name, callee.getFunctionType());
+        f.setPrivate();
+      }
+      call.setCallee(name);
+    }
+    for (StringRef old : {"lcc_attention_fwd", "lcc_attention_bwd"})
+      if (auto f = module.lookupSymbol<func::FuncOp>(old); f && f.symbolKnownUseEmpty(module))
+        f.erase();
+    return success();
   }
 };
 

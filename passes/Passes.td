@@ -433,7 +433,11 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
 
     For the CUDA target the callees are `lcc_cuda_sgemm` / `lcc_cuda_dgemm`
     (`prefix=lcc_cuda_`), the same ABI on device pointers, which the CUDA
-    runtime runs with cuBLASLt.
+    runtime runs with cuBLASLt. With a prefix other than `lcc_`, the fused
+    attention's runtime calls (`lcc_attention_fwd/_bwd`, from lcc.attention
+    kept whole) are retargeted the same way (`lcc_cuda_attention_fwd/_bwd`);
+    the CUDA kernels take bf16/f16 operands and head sizes 16, 32, 64, 128,
+    and any other call is an error at the attention's location.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"lcc_\"",

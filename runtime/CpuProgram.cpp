@@ -182,8 +182,10 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
 }
 
 /// dlopen from memory: an anonymous memfd (no file left behind, even on a
-/// crash), or a temporary file where memfd_create is unavailable.
-void *openSharedObject(const uint8_t *data, size_t size, std::string &error) {
+/// crash), or a temporary file where memfd_create is unavailable. `keepFd`:
+/// the memfd, which the caller closes after dlclose (its path names the
+/// library for dlopen).
+void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::string &error) {
   int fd = -1;
   std::string path;
 #ifdef MFD_CLOEXEC
@@ -229,7 +231,11 @@ void *openSharedObject(const uint8_t *data, size_t size, std::string &error) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     error = std::string("cannot load the compiled code: ") + dlerror();
-  close(fd); // the mapping keeps the code alive
+  bool memfd = !temp && path.rfind("/proc/self/fd/", 0) == 0;
+  if (handle && memfd)
+    keepFd = fd;
+  else
+    close(fd); // the mapping keeps the code alive
   if (temp)
     unlink(path.c_str());
   return handle;
@@ -393,7 +399,7 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
                 (have.empty() ? std::string("no CPU target") : have) + ", this CPU runs " + can +
                 "; recompile the model for it (lcc --cpu=...)");
   }
-  p.handle_ = openSharedObject(code.data, code.size, error);
+  p.handle_ = openSharedObject(code.data, code.size, p.codeFd_, error);
   if (!p.handle_)
     return fail(error);
   for (auto &[name, e] : p.entries_) {
@@ -438,10 +444,19 @@ ProgramStatus Program::callChecked(const EntryPoint &entry,
 
 Program::Program(Program &&other) noexcept { *this = std::move(other); }
 
+/// dlclose, then the memfd the code came from.
+static void unload(void *&handle, int &fd) {
+  if (handle)
+    dlclose(handle);
+  if (fd >= 0)
+    close(fd);
+  handle = nullptr;
+  fd = -1;
+}
+
 Program &Program::operator=(Program &&other) noexcept {
   if (this != &other) {
-    if (handle_)
-      dlclose(handle_);
+    unload(handle_, codeFd_);
     manifest_ = std::move(other.manifest_);
     entries_ = std::move(other.entries_);
     target_ = std::move(other.target_);
@@ -454,14 +469,13 @@ Program &Program::operator=(Program &&other) noexcept {
     other.hasInitial_ = false;
     handle_ = other.handle_;
     other.handle_ = nullptr;
+    codeFd_ = other.codeFd_;
+    other.codeFd_ = -1;
   }
   return *this;
 }
 
-Program::~Program() {
-  if (handle_)
-    dlclose(handle_);
-}
+Program::~Program() { unload(handle_, codeFd_); }
 
 } // namespace lcc
 

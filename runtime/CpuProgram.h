@@ -123,6 +123,10 @@ private:
   SafetensorsFile initial_;
   bool hasInitial_ = false;
   void *handle_ = nullptr; // dlopen handle of the code
+  // The memfd the code was loaded from, open while it is loaded: dlopen knows
+  // a library by its path, /proc/self/fd/N, so a second program loaded after
+  // N was closed and reused would get the first one's code.
+  int codeFd_ = -1;
   std::string cudaArch_;
   std::vector<std::string> cudaKernels_;
   std::vector<uint8_t> cudaCubin_;

@@ -8,6 +8,8 @@
 #   gpt2-cuda.bin       GPT-2 124M, batch 8, context 1024, --target=cuda
 #   *-bf16.*            the same with --precision=bf16 (the CPU run emulates bf16)
 #   gpt-tiny-*-fp16.*   gpt-tiny with --precision=fp16 (loss scaling; CPU emulates f16)
+#   *-bf16-fused.*      bf16 with --attention=fused (the GPU's flash kernels; the CPU's
+#                       fused kernels give the oracle)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${LCC_BUILD_DIR:-build}
@@ -26,4 +28,14 @@ for p in fp32 bf16 fp16; do
   "$BUILD/bin/lcc" examples/gpt2-124m.lcc --target=cuda --precision=$p --set batch=8 --quiet \
     -o "$OUT/gpt2-cuda$sfx.bin"
 done
+# The fused attention (tensor-core kernels on the GPU, bf16 only there).
+"$BUILD/bin/lcc" examples/gpt-tiny.lcc --precision=bf16 --attention=fused --quiet \
+  -o "$OUT/gpt-tiny-cpu.bin"
+"$BUILD/bin/lcc-run" "$OUT/gpt-tiny-cpu.bin" --data data/kjv-genesis-exodus.txt --steps $STEPS \
+  --val-fraction 0 --threads 2 --quiet --csv "$OUT/gpt-tiny-cpu-bf16-fused.csv"
+rm "$OUT/gpt-tiny-cpu.bin"
+"$BUILD/bin/lcc" examples/gpt-tiny.lcc --target=cuda --precision=bf16 --attention=fused --quiet \
+  -o "$OUT/gpt-tiny-cuda-bf16-fused.bin"
+"$BUILD/bin/lcc" examples/gpt2-124m.lcc --target=cuda --precision=bf16 --attention=fused \
+  --set batch=8 --quiet -o "$OUT/gpt2-cuda-bf16-fused.bin"
 ls -la "$OUT"

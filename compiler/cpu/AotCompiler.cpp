@@ -133,9 +133,12 @@ linkShared(const std::vector<llvm::SmallVector<char, 0>> &objects) {
     lld = *found;
   }
   // Undefined symbols (libm, malloc, memrefCopy) stay undefined: dlopen binds
-  // them to the runtime process, which provides them.
-  llvm::SmallVector<llvm::StringRef> argv = {lld, "-shared", "--hash-style=gnu", "-O1",
-                                             "-o", so};
+  // them to the runtime process, which provides them. -Bsymbolic: the code's
+  // calls of its own functions bind to them, not to a same-named function of
+  // another train.bin loaded earlier in the process (every train.bin defines
+  // train_step, its kernels, ...).
+  llvm::SmallVector<llvm::StringRef> argv = {lld,  "-shared", "-Bsymbolic", "--hash-style=gnu",
+                                             "-O1", "-o",      so};
   argv.append(objs.begin(), objs.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
                                                 llvm::StringRef(log)};

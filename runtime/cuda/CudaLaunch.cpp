@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 
 namespace lcc {
 
@@ -46,6 +48,35 @@ void RecordingBackend::gemm(const GemmCall &call) {
   calls.push_back(std::move(c));
 }
 
+void RecordingBackend::attention(const AttentionCall &call) {
+  Call c;
+  c.isAttention = true;
+  c.attention = call;
+  calls.push_back(std::move(c));
+}
+
+namespace {
+AttentionCall attentionCall(bool backward, int64_t dtype, int64_t b, int64_t h, int64_t hkv,
+                            int64_t tq, int64_t tk, int64_t d, int64_t causal, int64_t scaleBits,
+                            std::initializer_list<int64_t> buffers) {
+  AttentionCall a;
+  a.backward = backward;
+  a.dtype = dtype;
+  a.b = b;
+  a.h = h;
+  a.hkv = hkv;
+  a.tq = tq;
+  a.tk = tk;
+  a.d = d;
+  a.causal = causal != 0;
+  std::memcpy(&a.scale, &scaleBits, sizeof(double));
+  int i = 0;
+  for (int64_t p : buffers)
+    a.buffers[size_t(i++)] = uint64_t(p);
+  return a;
+}
+} // namespace
+
 } // namespace lcc
 
 #define LCC_GEMM_PARAMS                                                                            \
@@ -84,4 +115,22 @@ extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_P
   const int64_t args[27] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_hgemm")
       .gemm(lcc::gemmCall(false, args, /*bf16=*/false, /*f16=*/true));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_attention_fwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq, int64_t tk,
+                       int64_t d, int64_t causal, int64_t scaleBits, int64_t q, int64_t k,
+                       int64_t v, int64_t o) {
+  lcc::backendOrDie("lcc_cuda_attention_fwd")
+      .attention(lcc::attentionCall(false, dtype, b, h, hkv, tq, tk, d, causal, scaleBits,
+                                    {q, k, v, o}));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_attention_bwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq, int64_t tk,
+                       int64_t d, int64_t causal, int64_t scaleBits, int64_t q, int64_t k,
+                       int64_t v, int64_t o, int64_t dout, int64_t dq, int64_t dk, int64_t dv) {
+  lcc::backendOrDie("lcc_cuda_attention_bwd")
+      .attention(lcc::attentionCall(true, dtype, b, h, hkv, tq, tk, d, causal, scaleBits,
+                                    {q, k, v, o, dout, dq, dk, dv}));
 }

@@ -6,6 +6,7 @@
 //
 //   lcc_cuda_launch(kernel id, grid, block, argv, argc)   argv: argc device pointers
 //   lcc_cuda_sgemm / lcc_cuda_dgemm(27 x i64)             runtime/CpuKernels.h's ABI
+//   lcc_cuda_attention_fwd / _bwd(13 / 17 x i64)          runtime/Attention.h's ABI
 //
 // (and the collectives of runtime/dist). These forward to the process's
 // current CudaBackend: the GPU one (stream launches, cuBLASLt, capture into
@@ -43,6 +44,13 @@ void lcc_cuda_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n,
                     int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                     int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
                     int64_t cB2, int64_t cM, int64_t cN);
+void lcc_cuda_attention_fwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq,
+                            int64_t tk, int64_t d, int64_t causal, int64_t scaleBits, int64_t q,
+                            int64_t k, int64_t v, int64_t o);
+void lcc_cuda_attention_bwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq,
+                            int64_t tk, int64_t d, int64_t causal, int64_t scaleBits, int64_t q,
+                            int64_t k, int64_t v, int64_t o, int64_t dout, int64_t dq, int64_t dk,
+                            int64_t dv);
 }
 
 namespace lcc {
@@ -61,6 +69,27 @@ struct GemmCall {
   std::array<int64_t, 27> args{};
 };
 
+/// One fused attention call (runtime/Attention.h's ABI): the forward reads
+/// q, k, v and writes o; the backward reads q, k, v, o, dO and writes dq, dk,
+/// dv. dtype: 0 f32, 1 f64, 2 bf16, 3 f16.
+struct AttentionCall {
+  bool backward = false;
+  int64_t dtype = 0, b = 0, h = 0, hkv = 0, tq = 0, tk = 0, d = 0;
+  bool causal = false;
+  double scale = 0;
+  std::array<uint64_t, 8> buffers{}; // q, k, v, o[, dO, dq, dk, dv]
+  int numBuffers() const { return backward ? 8 : 4; }
+  /// Bytes of buffer i: query-shaped (q, o, dO, dq) or key-shaped (k, v, dk, dv).
+  size_t bytes(int i) const {
+    bool keyShaped = i == 1 || i == 2 || i == 6 || i == 7;
+    size_t elem = dtype == 1 ? 8 : dtype == 0 ? 4 : 2;
+    return size_t(b) * size_t(keyShaped ? hkv : h) * size_t(keyShaped ? tk : tq) * size_t(d) *
+           elem;
+  }
+  /// Whether buffer i is written.
+  bool writes(int i) const { return backward ? i >= 5 : i == 3; }
+};
+
 /// Where the calls of compiled host code go.
 class CudaBackend {
 public:
@@ -68,6 +97,7 @@ public:
   virtual void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
                       int64_t argc) = 0;
   virtual void gemm(const GemmCall &call) = 0;
+  virtual void attention(const AttentionCall &call) = 0;
 };
 
 /// The backend of this process (null: none; a call then aborts with a
@@ -85,15 +115,17 @@ public:
     std::vector<uint64_t> args;
   };
   struct Call {
-    bool isGemm = false;
+    bool isGemm = false, isAttention = false;
     Launch launch;
     GemmCall gemm;
+    AttentionCall attention;
   };
   std::vector<Call> calls;
 
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
               int64_t argc) override;
   void gemm(const GemmCall &call) override;
+  void attention(const AttentionCall &call) override;
 };
 
 } // namespace lcc

@@ -1,6 +1,7 @@
 //===- CudaSession.cpp - one GPU running a CUDA train.bin -----------------===//
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/GemmLayout.h"
+#include "runtime/cuda/kernels/FlashParams.h"
 
 #ifdef LCC_HAVE_CUDA_HEADERS
 #include <cublasLt.h>
@@ -37,6 +38,7 @@ void CudaSession::dropGraphs() {}
 bool CudaSession::replay(int, std::string &) { std::abort(); }
 void CudaSession::launch(int64_t, int64_t, int64_t, const uint64_t *, int64_t) { std::abort(); }
 void CudaSession::gemm(const GemmCall &) { std::abort(); }
+void CudaSession::attention(const AttentionCall &) { std::abort(); }
 
 #else
 
@@ -61,6 +63,7 @@ struct Api {
   decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
   decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
   decltype(&cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
 
   decltype(&cublasLtCreate) ltCreate = nullptr;
   decltype(&cublasLtMatmulDescCreate) ltDescCreate = nullptr;
@@ -95,6 +98,16 @@ struct CudaSession::Impl {
   std::vector<CUdeviceptr> allocations;
   std::map<int, CUgraphExec> graphs;
   std::string error; // the first failure inside a launch or GEMM (sticky)
+
+  // The fused attention: its module (loaded at the first call), kernels by
+  // name, and the scratch its backward keeps lse and delta in.
+  CUmodule flash = nullptr;
+  std::map<std::string, CUfunction> flashKernels;
+  CUdeviceptr scratch = 0;
+  size_t scratchBytes = 0;
+  CUfunction flashKernel(const std::string &name, unsigned long long smem);
+  void launchFlash(CUfunction f, unsigned gridX, unsigned gridY, unsigned long long smem,
+                   void **params, const std::string &what);
 
   cublasLtHandle_t lt = nullptr;
   CUdeviceptr workspace = 0;
@@ -165,6 +178,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
   resolveSymbol(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
   resolveSymbol(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
   resolveSymbol(cuda, "cuGraphLaunch", a.graphLaunch, missing);
+  resolveSymbol(cuda, "cuFuncSetAttribute", a.funcSetAttribute, missing);
   resolveSymbol(lt, "cublasLtCreate", a.ltCreate, missing);
   resolveSymbol(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
   resolveSymbol(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
@@ -412,6 +426,103 @@ void CudaSession::gemm(const GemmCall &call) {
                              s.stream),
               "cublasLtMatmul");
   }
+}
+
+#ifdef LCC_HAVE_FLASH_FATBIN
+extern "C" {
+extern const unsigned char lcc_flash_fatbin[];
+extern const size_t lcc_flash_fatbin_size;
+}
+#endif
+
+CUfunction CudaSession::Impl::flashKernel(const std::string &name, unsigned long long smem) {
+  auto found = flashKernels.find(name);
+  if (found != flashKernels.end())
+    return found->second;
+#ifdef LCC_HAVE_FLASH_FATBIN
+  if (!flash && !check(api.moduleLoadData(&flash, lcc_flash_fatbin),
+                       "loading the fused attention kernels (cuModuleLoadData)"))
+    return nullptr;
+#else
+  if (error.empty())
+    error = "this lcc-run was built without nvcc, so it has no fused attention kernels for "
+            "GPUs; rebuild it where nvcc is, or compile the model with --attention=decomposed";
+  return nullptr;
+#endif
+  CUfunction f = nullptr;
+  if (!check(api.moduleGetFunction(&f, flash, name.c_str()),
+             ("cuModuleGetFunction(" + name + ")").c_str()))
+    return nullptr;
+  // More than the default 48 KiB of shared memory must be asked for.
+  if (!check(api.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem)),
+             ("cuFuncSetAttribute(" + name + ", " + std::to_string(smem) +
+              " bytes of shared memory)").c_str()))
+    return nullptr;
+  return flashKernels[name] = f;
+}
+
+void CudaSession::Impl::launchFlash(CUfunction f, unsigned gridX, unsigned gridY,
+                                    unsigned long long smem, void **params,
+                                    const std::string &what) {
+  if (!f || gridX == 0 || gridY == 0)
+    return;
+  bool first = error.empty();
+  if (!check(api.launchKernel(f, gridX, gridY, 1, unsigned(flash::kThreads), 1, 1,
+                              unsigned(smem), stream, params, nullptr),
+             "cuLaunchKernel") &&
+      first)
+    error += " (" + what + ")";
+}
+
+void CudaSession::attention(const AttentionCall &call) {
+  Impl &s = *impl_;
+  std::string shape = "attention B " + std::to_string(call.b) + ", H " + std::to_string(call.h) +
+                      "/" + std::to_string(call.hkv) + ", T " + std::to_string(call.tq) + "x" +
+                      std::to_string(call.tk) + ", D " + std::to_string(call.d);
+  if (call.dtype != 2 && call.dtype != 3) {
+    if (s.error.empty())
+      s.error = "the GPU's fused attention takes bf16 or f16 operands; compile with "
+                "--precision=bf16|fp16, or --attention=decomposed (" + shape + ")";
+    return;
+  }
+  if (call.d != 16 && call.d != 32 && call.d != 64 && call.d != 128) {
+    if (s.error.empty())
+      s.error = "the GPU's fused attention has kernels for head sizes 16, 32, 64 and 128 (" +
+                shape + ")";
+    return;
+  }
+  std::string suffix = std::string(call.dtype == 2 ? "bf16" : "f16") + "_d" +
+                       std::to_string(call.d);
+  flash::Params p{int(call.b),  int(call.h),   int(call.hkv),      int(call.tq),
+                  int(call.tk), int(call.causal), float(call.scale)};
+  uint64_t buf[8];
+  for (int i = 0; i < 8; ++i)
+    buf[i] = call.buffers[size_t(i)];
+  unsigned queryBlocks = unsigned((call.tq + flash::kRows - 1) / flash::kRows);
+  unsigned keyBlocks = unsigned((call.tk + flash::kRows - 1) / flash::kRows);
+  if (!call.backward) {
+    unsigned long long smem = flash::forwardSmem(int(call.d), 2);
+    void *params[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3]};
+    s.launchFlash(s.flashKernel("lcc_flash_fwd_" + suffix, smem), queryBlocks,
+                  unsigned(call.b * call.h), smem, params, shape + ", forward");
+    return;
+  }
+  // lse and delta, one f32 each per query row: allocated by the first
+  // (eager) step; captured steps reuse the buffer.
+  size_t rows = size_t(call.b * call.h * call.tq);
+  if (s.scratchBytes < 2 * rows * sizeof(float)) {
+    s.scratchBytes = 2 * rows * sizeof(float);
+    s.scratch = allocate(s.scratchBytes);
+  }
+  uint64_t lse = s.scratch, delta = s.scratch + rows * sizeof(float);
+  unsigned long long smemQ = flash::backwardQuerySmem(int(call.d), 2);
+  void *paramsQ[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3], &buf[4], &buf[5], &lse, &delta};
+  s.launchFlash(s.flashKernel("lcc_flash_bwd_q_" + suffix, smemQ), queryBlocks,
+                unsigned(call.b * call.h), smemQ, paramsQ, shape + ", backward (queries)");
+  unsigned long long smemK = flash::backwardKeysSmem(int(call.d), 2);
+  void *paramsK[] = {&p, &buf[0], &buf[1], &buf[2], &buf[4], &buf[6], &buf[7], &lse, &delta};
+  s.launchFlash(s.flashKernel("lcc_flash_bwd_kv_" + suffix, smemK), keyBlocks,
+                unsigned(call.b * call.hkv), smemK, paramsK, shape + ", backward (keys)");
 }
 
 #endif

@@ -60,6 +60,9 @@ public:
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
               int64_t argc) override;
   void gemm(const GemmCall &call) override;
+  /// bf16/f16 only, head sizes 16, 32, 64, 128 (the kernels of
+  /// runtime/cuda/kernels/FlashAttention.cu, embedded when nvcc was there).
+  void attention(const AttentionCall &call) override;
 
   struct Impl;
 

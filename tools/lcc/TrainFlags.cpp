@@ -76,8 +76,8 @@ cl::opt<std::string> precisionFlag(
 cl::opt<std::string> attentionFlag(
     "attention",
     cl::desc("decomposed (default: matmuls and softmax kernels) or fused (one kernel each for "
-             "the forward and the backward, never storing the [Tq, Tk] scores; CPU target only "
-             "for now)"),
+             "the forward and the backward, never storing the [Tq, Tk] scores; on CUDA with "
+             "--precision=bf16|fp16)"),
     cl::init("decomposed"), cl::cat(distCat));
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),

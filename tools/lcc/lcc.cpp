@@ -514,9 +514,10 @@ int main(int argc, char **argv) {
     return fail("lcc: error: " + e);
   if (std::string e = lcc::aotTargetError(targetFlag, archFlag); !e.empty())
     return fail("lcc: error: " + e);
-  if (targetFlag == "cuda" && attentionFlag == "fused")
-    return fail("lcc: error: --attention=fused has no CUDA kernel yet (runtime/Attention.h is the "
-                "CPU's); use --attention=decomposed with --target=cuda");
+  // The GPU's fused kernels run on tensor cores: half-precision operands.
+  if (targetFlag == "cuda" && attentionFlag == "fused" && precisionFlag == "fp32")
+    return fail("lcc: error: --target=cuda --attention=fused needs --precision=bf16 or fp16 (the "
+                "fused kernels are tensor-core kernels); fp32 uses --attention=decomposed");
 
   lcc::dsl::ImportOptions options;
   options.seed = seed;
@@ -616,6 +617,21 @@ int main(int argc, char **argv) {
   auto forward = (**module).lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return fail("lcc: error: " + inputFile + " defines no forward function");
+  // The GPU's fused attention kernels exist for some head sizes: a model
+  // with another is told so at its attention, before any compiling.
+  if (targetFlag == "cuda" && attentionFlag == "fused") {
+    WalkResult unsupported = forward.walk([&](lcc::AttentionOp op) {
+      int64_t d = op.getQuery().getType().getShape().back();
+      if (llvm::is_contained({16, 32, 64, 128}, d))
+        return WalkResult::advance();
+      op.emitError() << "--attention=fused on CUDA has kernels for head sizes 16, 32, 64 and "
+                        "128, not "
+                     << d << "; use --attention=decomposed";
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return fail(diagnostics);
+  }
   if (std::string error = freezeMatching(forward, frozenFlag); !error.empty())
     return fail("lcc: error: " + error);
   if (!quiet)

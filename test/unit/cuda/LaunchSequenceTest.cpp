@@ -35,14 +35,22 @@ using namespace lcc;
 
 namespace {
 
-const Program &program() {
-  static Program *p = [] {
-    auto *p = new Program();
-    ProgramStatus st = Program::load(LCC_CUDA_TEST_BIN, *p);
-    EXPECT_TRUE(st) << st.error;
-    return p;
-  }();
+const Program &loadProgram(const char *path) {
+  auto *p = new Program();
+  ProgramStatus st = Program::load(path, *p);
+  EXPECT_TRUE(st) << st.error;
   return *p;
+}
+
+const Program &program() {
+  static const Program &p = loadProgram(LCC_CUDA_TEST_BIN);
+  return p;
+}
+
+/// The same model in bf16 with --attention=fused.
+const Program &fusedProgram() {
+  static const Program &p = loadProgram(LCC_CUDA_FUSED_TEST_BIN);
+  return p;
 }
 
 /// Parameters of each kernel entry in the PTX, by name.
@@ -88,10 +96,10 @@ struct Buffers {
   }
 };
 
-std::vector<RecordingBackend::Call> record(Buffers &buffers) {
+std::vector<RecordingBackend::Call> record(Buffers &buffers, const Program &from = program()) {
   RecordingBackend recorder;
   setCudaBackend(&recorder);
-  program().call(*buffers.entry, buffers.pointers);
+  from.call(*buffers.entry, buffers.pointers);
   setCudaBackend(nullptr);
   return recorder.calls;
 }
@@ -316,6 +324,46 @@ TEST(CudaLaunchSequence, OptimizerWritesEveryParameterInOneLaunch) {
     oneLaunch |= std::includes(slots.begin(), slots.end(), outParams.begin(), outParams.end());
   }
   EXPECT_TRUE(oneLaunch) << "no launch writes all " << outParams.size() << " parameters";
+}
+
+// --attention=fused: @forward calls the fused forward once per layer,
+// @train_step the forward and the backward once each, with the model's
+// shapes (gpt-tiny, 1 layer: batch 4, 4 heads, 32 positions, head size 16,
+// causal, scale 1/4) in bf16; every buffer they read or write lies inside
+// one buffer of the call, and what the backward writes overlaps nothing it
+// reads.
+TEST(CudaLaunchSequence, FusedAttentionCallsStayInsideTheirBuffers) {
+  const Program &p = fusedProgram();
+  for (const char *function : {"forward", "train_step"}) {
+    SCOPED_TRACE(function);
+    const EntryPoint *e = p.entry(function);
+    ASSERT_NE(e, nullptr);
+    Buffers b(*e);
+    int forwards = 0, backwards = 0;
+    for (const auto &c : record(b, p)) {
+      if (!c.isAttention)
+        continue;
+      const AttentionCall &a = c.attention;
+      (a.backward ? backwards : forwards)++;
+      EXPECT_EQ(a.dtype, 2);
+      EXPECT_EQ(std::vector<int64_t>({a.b, a.h, a.hkv, a.tq, a.tk, a.d}),
+                std::vector<int64_t>({4, 4, 4, 32, 32, 16}));
+      EXPECT_TRUE(a.causal);
+      EXPECT_EQ(a.scale, 0.25);
+      for (int i = 0; i < a.numBuffers(); ++i) {
+        EXPECT_GE(b.slotOf(a.buffers[size_t(i)], a.bytes(i)), 0)
+            << "buffer " << i << " reaches outside every buffer";
+        for (int j = 0; j < a.numBuffers(); ++j) {
+          bool overlap = a.buffers[size_t(i)] < a.buffers[size_t(j)] + a.bytes(j) &&
+                         a.buffers[size_t(j)] < a.buffers[size_t(i)] + a.bytes(i);
+          if (i != j && a.writes(i) && overlap)
+            ADD_FAILURE() << "written buffer " << i << " overlaps buffer " << j;
+        }
+      }
+    }
+    EXPECT_EQ(forwards, 1);
+    EXPECT_EQ(backwards, std::string(function) == "train_step" ? 1 : 0);
+  }
 }
 
 TEST(CudaLaunchSequenceDeathTest, HostCodeWithoutABackendStopsWithAMessage) {
