@@ -167,28 +167,21 @@ def phase_gpt2_lcc(args, results):
                              ["--no-graph"], timeout=300)
         results["gpt2 lcc eager"] = steady_rate(records, skip=3)
 
-    def bf16():
-        records, seconds = lcc_run(args, os.path.join(args.bins, "gpt2-cuda-bf16.bin"),
-                                   args.gpt2_steps, os.path.join(args.out, "gpt2-bf16.csv"),
+    def half(variant, key, label):
+        # variant: the bin's and the CSV's suffix (bf16, bf16-fused)
+        records, seconds = lcc_run(args, os.path.join(args.bins, f"gpt2-cuda-{variant}.bin"),
+                                   args.gpt2_steps, os.path.join(args.out, f"gpt2-{variant}.csv"),
                                    timeout=300)
-        results["gpt2 lcc bf16 graph"] = steady_rate(records, skip=3)
-        row("(b) GPT-2 124M lcc bf16 (graph)", "ran",
-            f"{results['gpt2 lcc bf16 graph']:.0f} tok/s, loss "
-            f"{float(records[0]['loss']):.3f} -> {float(records[-1]['loss']):.3f}, {seconds:.0f} s")
-
-    def fused():
-        records, seconds = lcc_run(args, os.path.join(args.bins, "gpt2-cuda-bf16-fused.bin"),
-                                   args.gpt2_steps, os.path.join(args.out, "gpt2-bf16-fused.csv"),
-                                   timeout=300)
-        results["gpt2 lcc bf16 fused graph"] = steady_rate(records, skip=3)
-        row("(b) GPT-2 124M lcc bf16, fused attention (graph)", "ran",
-            f"{results['gpt2 lcc bf16 fused graph']:.0f} tok/s, loss "
-            f"{float(records[0]['loss']):.3f} -> {float(records[-1]['loss']):.3f}, {seconds:.0f} s")
+        results[key] = steady_rate(records, skip=3)
+        row(f"(b) GPT-2 124M lcc {label} (graph)", "ran",
+            f"{results[key]:.0f} tok/s, loss {float(records[0]['loss']):.3f} -> "
+            f"{float(records[-1]['loss']):.3f}, {seconds:.0f} s")
 
     check("(b) GPT-2 124M lcc fp32", fp32)
     check("(c) GPT-2 124M lcc --no-graph", eager)
-    check("(b) GPT-2 124M lcc bf16", bf16)
-    check("(b) GPT-2 124M lcc bf16 fused attention", fused)
+    check("(b) GPT-2 124M lcc bf16", lambda: half("bf16", "gpt2 lcc bf16 graph", "bf16"))
+    check("(b) GPT-2 124M lcc bf16 fused attention",
+          lambda: half("bf16-fused", "gpt2 lcc bf16 fused graph", "bf16, fused attention"))
 
 
 def phase_torch(args, results):
