@@ -10,6 +10,7 @@ namespace lcc {
 namespace {
 // Device attributes (CUdevice_attribute values of the driver API).
 constexpr int kMultiprocessorCount = 16;
+constexpr int kSharedMemoryPerBlockOptIn = 97;
 constexpr int kComputeCapabilityMajor = 75;
 constexpr int kComputeCapabilityMinor = 76;
 
@@ -80,6 +81,7 @@ bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
   d.deviceGetAttribute(&device.major, kComputeCapabilityMajor, handle);
   d.deviceGetAttribute(&device.minor, kComputeCapabilityMinor, handle);
   d.deviceGetAttribute(&device.multiprocessors, kMultiprocessorCount, handle);
+  d.deviceGetAttribute(&device.sharedMemoryOptIn, kSharedMemoryPerBlockOptIn, handle);
   driver = &d;
   return true;
 }

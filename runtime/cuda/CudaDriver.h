@@ -22,6 +22,7 @@ struct CudaDevice {
   int handle = 0;           // the driver's CUdevice
   int major = 0, minor = 0; // compute capability
   int multiprocessors = 0;
+  int sharedMemoryOptIn = 0; // bytes of shared memory a block may opt into
   /// "sm_90" from the compute capability.
   std::string arch() const { return "sm_" + std::to_string(major * 10 + minor); }
 };

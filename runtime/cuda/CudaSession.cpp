@@ -449,6 +449,15 @@ CUfunction CudaSession::Impl::flashKernel(const std::string &name, unsigned long
             "GPUs; rebuild it where nvcc is, or compile the model with --attention=decomposed";
   return nullptr;
 #endif
+  // Hopper allows 227 KB per block, A100 163 KB, sm_86/89 99 KB: head size
+  // 128 (and 64's backward on sm_86/89) may not fit.
+  if (device.sharedMemoryOptIn > 0 && smem > (unsigned long long)device.sharedMemoryOptIn) {
+    if (error.empty())
+      error = name + " needs " + std::to_string(smem) + " bytes of shared memory per block; " +
+              device.name + " allows " + std::to_string(device.sharedMemoryOptIn) +
+              " (compile with --attention=decomposed for this GPU)";
+    return nullptr;
+  }
   CUfunction f = nullptr;
   if (!check(api.moduleGetFunction(&f, flash, name.c_str()),
              ("cuModuleGetFunction(" + name + ")").c_str()))
@@ -503,26 +512,29 @@ void CudaSession::attention(const AttentionCall &call) {
   if (!call.backward) {
     unsigned long long smem = flash::forwardSmem(int(call.d), 2);
     void *params[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3]};
-    s.launchFlash(s.flashKernel("lcc_flash_fwd_" + suffix, smem), queryBlocks,
-                  unsigned(call.b * call.h), smem, params, shape + ", forward");
+    s.launchFlash(s.flashKernel("lcc_flash_fwd_" + suffix, smem), unsigned(call.b * call.h),
+                  queryBlocks, smem, params, shape + ", forward");
     return;
   }
   // lse and delta, one f32 each per query row: allocated by the first
   // (eager) step; captured steps reuse the buffer.
   size_t rows = size_t(call.b * call.h * call.tq);
   if (s.scratchBytes < 2 * rows * sizeof(float)) {
+    uint64_t scratch = allocate(2 * rows * sizeof(float));
+    if (!scratch)
+      return;
+    s.scratch = scratch;
     s.scratchBytes = 2 * rows * sizeof(float);
-    s.scratch = allocate(s.scratchBytes);
   }
   uint64_t lse = s.scratch, delta = s.scratch + rows * sizeof(float);
   unsigned long long smemQ = flash::backwardQuerySmem(int(call.d), 2);
   void *paramsQ[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3], &buf[4], &buf[5], &lse, &delta};
-  s.launchFlash(s.flashKernel("lcc_flash_bwd_q_" + suffix, smemQ), queryBlocks,
-                unsigned(call.b * call.h), smemQ, paramsQ, shape + ", backward (queries)");
+  s.launchFlash(s.flashKernel("lcc_flash_bwd_q_" + suffix, smemQ), unsigned(call.b * call.h),
+                queryBlocks, smemQ, paramsQ, shape + ", backward (queries)");
   unsigned long long smemK = flash::backwardKeysSmem(int(call.d), 2);
   void *paramsK[] = {&p, &buf[0], &buf[1], &buf[2], &buf[4], &buf[6], &buf[7], &lse, &delta};
-  s.launchFlash(s.flashKernel("lcc_flash_bwd_kv_" + suffix, smemK), keyBlocks,
-                unsigned(call.b * call.hkv), smemK, paramsK, shape + ", backward (keys)");
+  s.launchFlash(s.flashKernel("lcc_flash_bwd_kv_" + suffix, smemK), unsigned(call.b * call.hkv),
+                keyBlocks, smemK, paramsK, shape + ", backward (keys)");
 }
 
 #endif

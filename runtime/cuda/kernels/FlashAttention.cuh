@@ -9,8 +9,9 @@
 // Written against GxDevice.cuh, so that test/unit/cuda runs the very same
 // code on the CPU (GpuEmulator.h: real threads, real barriers).
 //
-// Every kernel: 128 threads (4 warps), tiles of 64 rows; each warp owns 16
-// rows of the block's tile; in the softmax steps two neighbouring lanes
+// Every kernel: 128 threads (4 warps), tiles of 64 rows; the grid's x is the
+// (batch, head) pair (x allows 2^31 - 1 blocks, y only 65535), its y the
+// tile of rows; each warp owns 16 rows of the block's tile; in the softmax steps two neighbouring lanes
 // share a row (32 columns each, combined with one shuffle).
 //
 //  - flashForward: block = 64 query rows of one (batch, head). Per tile of
@@ -109,8 +110,8 @@ template <typename T, int D>
 GX_FN void flashForward(const Params &p, const T *q, const T *k, const T *v, T *o,
                         unsigned char *smem) {
   const int tid = gx::threadId(), warp = tid / 32, lane = tid % 32;
-  const int bh = gx::blockY(), batch = bh / p.h, kvHead = bh % p.h / (p.h / p.hkv);
-  const int i0 = gx::blockX() * kRows;
+  const int bh = gx::blockX(), batch = bh / p.h, kvHead = bh % p.h / (p.h / p.hkv);
+  const int i0 = gx::blockY() * kRows;
   const long long kvOffset = (long long)(batch * p.hkv + kvHead) * p.tk * D;
   const T *qg = q + (long long)bh * p.tq * D;
   T *og = o + (long long)bh * p.tq * D;
@@ -170,8 +171,8 @@ GX_FN void flashBackwardQuery(const Params &p, const T *q, const T *k, const T *
                               const T *dout, T *dq, float *lse, float *delta,
                               unsigned char *smem) {
   const int tid = gx::threadId(), warp = tid / 32, lane = tid % 32;
-  const int bh = gx::blockY(), batch = bh / p.h, kvHead = bh % p.h / (p.h / p.hkv);
-  const int i0 = gx::blockX() * kRows;
+  const int bh = gx::blockX(), batch = bh / p.h, kvHead = bh % p.h / (p.h / p.hkv);
+  const int i0 = gx::blockY() * kRows;
   const long long kvOffset = (long long)(batch * p.hkv + kvHead) * p.tk * D;
   const long long rowsOffset = (long long)bh * p.tq * D;
 
@@ -219,7 +220,10 @@ GX_FN void flashBackwardQuery(const Params &p, const T *q, const T *k, const T *
     m = mNew;
     gx::syncThreads();
   }
-  const float rowLse = m + gx::log(l); // -inf for a query that sees no key
+  // A query that sees no key: -inf, or NaN when other rows of its block see
+  // keys (its running max stays -inf, and exp(-inf - -inf) is NaN); both
+  // fail the `> negInf()` tests below.
+  const float rowLse = m + gx::log(l);
   if (i < p.tq && half == 0) {
     lse[(long long)bh * p.tq + i] = rowLse;
     delta[(long long)bh * p.tq + i] = dlt;
@@ -245,7 +249,7 @@ GX_FN void flashBackwardQuery(const Params &p, const T *q, const T *k, const T *
     gx::syncThreads();
   }
   // A query that sees no key (also when its whole block sees none) gets NaN.
-  const bool dead = !(rowLse > negInf());
+  const bool dead = !(rowLse > negInf()); // false for NaN too
   if (i < p.tq)
     for (int d = half * (D / 2); d < (half + 1) * (D / 2); ++d)
       dq[rowsOffset + (long long)i * D + d] =
@@ -257,9 +261,9 @@ GX_FN void flashBackwardKeys(const Params &p, const T *q, const T *k, const T *v
                              const T *dout, T *dk, T *dv, const float *lse,
                              const float *delta, unsigned char *smem) {
   const int tid = gx::threadId(), warp = tid / 32, lane = tid % 32;
-  const int bkv = gx::blockY(), batch = bkv / p.hkv, kvHead = bkv % p.hkv;
+  const int bkv = gx::blockX(), batch = bkv / p.hkv, kvHead = bkv % p.hkv;
   const int groups = p.h / p.hkv;
-  const int j0 = gx::blockX() * kRows;
+  const int j0 = gx::blockY() * kRows;
   const long long kvOffset = (long long)bkv * p.tk * D;
 
   Carve c{smem};

@@ -188,12 +188,23 @@ template <typename A, typename B> void mma(FragC &d, const A &a, const B &b, con
   d = out;
 }
 
+/// The most shared memory a block may opt into: Hopper's 227 KB (A100
+/// allows 163 KB, sm_86/89 99 KB: the runtime checks the GPU it runs on).
+constexpr size_t kMaxSharedMemory = 227 * 1024;
+/// The hardware's limit on a grid's y (and z) dimension.
+constexpr int kMaxGridY = 65535;
+
 /// Runs `body(smem)` for every block of a gridX x gridY grid, 128 threads
 /// each, with `smemBytes` of shared memory (followed by guard bytes that
 /// must survive).
 inline void launch(int gridX, int gridY, size_t smemBytes,
                    const std::function<void(unsigned char *)> &body) {
   constexpr size_t kGuard = 256;
+  if (smemBytes > kMaxSharedMemory)
+    reportError("a launch with " + std::to_string(smemBytes) +
+                " bytes of shared memory, more than any GPU allows a block");
+  if (gridY > kMaxGridY)
+    reportError("a grid of " + std::to_string(gridY) + " blocks in y (at most 65535)");
   for (int y = 0; y < gridY; ++y)
     for (int x = 0; x < gridX; ++x) {
       Block block;
