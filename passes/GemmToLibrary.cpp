@@ -129,12 +129,30 @@ func::FuncOp declareKernel(ModuleOp module, StringRef name, unsigned count) {
   return f;
 }
 
+/// The zero fill of the GEMM's output right before it, when nothing in
+/// between may touch memory (only views, casts, constants): the GEMM can
+/// then overwrite C (beta 0) and the fill goes. lcc-clone-fills gives every
+/// accumulator its own fill, placed right before its user.
+linalg::FillOp freshZeroFill(linalg::GenericOp op) {
+  Value c = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = llvm::dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getOutputs()[0] != c)
+        return nullptr;
+      return matchPattern(fill.getInputs()[0], m_PosZeroFloat()) ? fill : nullptr;
+    }
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
 LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp module,
                               StringRef prefix) {
   bool f32 = llvm::cast<MemRefType>(op->getOperand(2).getType()).getElementType().isF32();
   Type in = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType();
   StringRef kind = in.isBF16() ? "bf16gemm" : in.isF16() ? "hgemm" : f32 ? "sgemm" : "dgemm";
-  func::FuncOp callee = declareKernel(module, (prefix + kind).str(), 27);
+  func::FuncOp callee = declareKernel(module, (prefix + kind).str(), 28);
   if (!callee)
     return failure();
   OpBuilder b(op);
@@ -172,6 +190,12 @@ LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp 
     args.push_back(strideOf(matrixDims[operand][0]));
     args.push_back(strideOf(matrixDims[operand][1]));
   }
+  // beta: 0 when C was just zero-filled (the fill goes: one pass over C
+  // less, and the GEMM does not read it), else 1 (C accumulates).
+  linalg::FillOp fill = freshZeroFill(op);
+  args.push_back(constant(fill ? 0 : 1));
+  if (fill)
+    fill.erase();
   func::CallOp::create(b, loc, callee, args);
   op.erase();
   return success();

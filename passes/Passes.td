@@ -425,11 +425,14 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     B over batch, k, n; up to 3 batch dimensions, broadcasts allowed; f32 or
     f64; or bf16 A and B extended to an f32 C, the bf16 matmul of
     `lcc-precision`) becomes `func.call @lcc_sgemm` / `@lcc_dgemm` /
-    `@lcc_bf16gemm` with 27 i64
+    `@lcc_bf16gemm` with 28 i64
     arguments: batch sizes (3), M, N, K, then for A, B and C the aligned base
     pointer, the offset, and the strides of the batch dims (3) and of the two
-    matrix dims, in elements (runtime/CpuKernels.h documents the ABI). Other
-    generics are left alone.
+    matrix dims, in elements, and last beta (runtime/CpuKernels.h documents
+    the ABI). beta is 0 when C's zero fill comes right before the GEMM (only
+    views, casts and constants in between): the fill is erased and the GEMM
+    overwrites C without reading it; else 1, C += A B. Other generics are
+    left alone.
 
     For the CUDA target the callees are `lcc_cuda_sgemm` / `lcc_cuda_dgemm`
     (`prefix=lcc_cuda_`), the same ABI on device pointers, which the CUDA

@@ -57,10 +57,10 @@ bool blasView(Matrix s, int64_t rows, int64_t cols, Flag noTrans, Flag trans, Fl
 
 template <typename T>
 void naive(int64_t m, int64_t n, int64_t k, const T *a, Matrix as, const T *b, Matrix bs, T *c,
-           Matrix cs) {
+           Matrix cs, bool overwrite) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      T acc = c[i * cs.row + j * cs.col];
+      T acc = overwrite ? T(0) : c[i * cs.row + j * cs.col];
       for (int64_t p = 0; p < k; ++p)
         acc += a[i * as.row + p * as.col] * b[p * bs.row + j * bs.col];
       c[i * cs.row + j * cs.col] = acc;
@@ -68,10 +68,10 @@ void naive(int64_t m, int64_t n, int64_t k, const T *a, Matrix as, const T *b, M
 }
 
 /// One GEMM (or a block of rows or columns of one) through the BLAS when the
-/// layout allows, else the loop.
+/// layout allows, else the loop; `overwrite`: C = A B (beta 0), else C += A B.
 template <typename T>
 void gemmOne(int64_t m, int64_t n, int64_t k, const T *A, Matrix as, const T *B, Matrix bs,
-             T *C, Matrix cs) {
+             T *C, Matrix cs, bool overwrite) {
   if (m == 0 || n == 0)
     return;
 #ifdef LCC_HAVE_CBLAS
@@ -81,16 +81,17 @@ void gemmOne(int64_t m, int64_t n, int64_t k, const T *A, Matrix as, const T *B,
   if (k > 0 && blasView(as, m, k, CblasNoTrans, CblasTrans, ta, lda) &&
       blasView(bs, k, n, CblasNoTrans, CblasTrans, tb, ldb) &&
       blasView(cs, m, n, CblasNoTrans, CblasTrans, tc, ldc) && tc == CblasNoTrans) {
+    T beta = overwrite ? T(0) : T(1);
     if constexpr (sizeof(T) == 4)
       cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb),
-                  1.0f, C, int(ldc));
+                  beta, C, int(ldc));
     else
       cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb),
-                  1.0, C, int(ldc));
+                  beta, C, int(ldc));
     return;
   }
 #endif
-  naive(m, n, k, A, as, B, bs, C, cs);
+  naive(m, n, k, A, as, B, bs, C, cs, overwrite);
 }
 
 /// A batched GEMM and how it is split over the pool's threads: by batch
@@ -105,6 +106,7 @@ struct GemmJob {
   int64_t aB0, aB1, aB2, bB0, bB1, bB2, cB0, cB1, cB2;
   Matrix as, bs, cs;
   enum { Batch, Rows, Cols } split;
+  bool overwrite; // beta 0
   static constexpr int64_t kBlock = 16; // rows/columns per unit of a split
 
   void batch(int64_t i, int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
@@ -112,7 +114,7 @@ struct GemmJob {
     const T *a = A + i0 * aB0 + i1 * aB1 + i2 * aB2 + r0 * as.row;
     const T *b = B + i0 * bB0 + i1 * bB1 + i2 * bB2 + c0 * bs.col;
     T *c = C + i0 * cB0 + i1 * cB1 + i2 * cB2 + r0 * cs.row + c0 * cs.col;
-    gemmOne(r1 - r0, c1 - c0, k, a, as, b, bs, c, cs);
+    gemmOne(r1 - r0, c1 - c0, k, a, as, b, bs, c, cs, overwrite);
   }
 
   static void part(void *self, int64_t lo, int64_t hi) {
@@ -141,13 +143,13 @@ void gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
           int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
           int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-          int64_t cM, int64_t cN) {
+          int64_t cM, int64_t cN, int64_t beta) {
   singleThreadedBlas();
   GemmJob<T> job{nb0, nb1, nb2, m, n, k,
                  reinterpret_cast<const T *>(a) + aOff, reinterpret_cast<const T *>(b) + bOff,
                  reinterpret_cast<T *>(c) + cOff,
                  aB0, aB1, aB2, bB0, bB1, bB2, cB0, cB1, cB2,
-                 Matrix{aM, aK}, Matrix{bK, bN}, Matrix{cM, cN}, GemmJob<T>::Batch};
+                 Matrix{aM, aK}, Matrix{bK, bN}, Matrix{cM, cN}, GemmJob<T>::Batch, beta == 0};
   int64_t batches = job.batches();
   if (batches <= 0)
     return;
@@ -172,18 +174,20 @@ extern "C" __attribute__((visibility("default"))) void
 lcc_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
           int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
+          int64_t beta) {
   gemm<float>(nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK,
-              bN, c, cOff, cB0, cB1, cB2, cM, cN);
+              bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
 }
 
 extern "C" __attribute__((visibility("default"))) void
 lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
           int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
+          int64_t beta) {
   gemm<double>(nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK,
-               bN, c, cOff, cB0, cB1, cB2, cM, cN);
+               bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
 }
 
 // f32 -> bf16 rounding (round to nearest even, NaN kept quiet), which LLVM
@@ -283,13 +287,14 @@ void widenedGemm(float (*toFloat)(uint16_t), int64_t nb0, int64_t nb1, int64_t n
                  int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aB0, int64_t aB1,
                  int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff, int64_t bB0,
                  int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,
-                 int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+                 int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN, int64_t beta) {
   const int64_t aSizes[5] = {nb0, nb1, nb2, m, k}, aStrides[5] = {aB0, aB1, aB2, aM, aK};
   const int64_t bSizes[5] = {nb0, nb1, nb2, k, n}, bStrides[5] = {bB0, bB1, bB2, bK, bN};
   std::vector<float> wa = widen(a, aOff, aSizes, aStrides, toFloat);
   std::vector<float> wb = widen(b, bOff, bSizes, bStrides, toFloat);
   gemm<float>(nb0, nb1, nb2, m, n, k, int64_t(wa.data()), aOff, aB0, aB1, aB2, aM, aK,
-              int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+              int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN,
+              beta);
 }
 } // namespace
 
@@ -314,17 +319,18 @@ lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_
              int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
              int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
              int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-             int64_t cM, int64_t cN) {
+             int64_t cM, int64_t cN, int64_t beta) {
   widenedGemm(bf16ToFloat, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
-              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
 }
 extern "C" __attribute__((visibility("default"))) void
 lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
           int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
           int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN) {
+          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
+          int64_t beta) {
   widenedGemm(lcc::widenHalf, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
-              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN);
+              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
 }
 
 namespace lcc {
@@ -346,14 +352,14 @@ void gemmAccumulate(int64_t m, int64_t n, int64_t k, const float *a, int64_t aRo
                     const float *b, int64_t bRow, int64_t bCol, float *c, int64_t cRow,
                     int64_t cCol) {
   singleThreadedBlas();
-  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol});
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, false);
 }
 
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const double *a, int64_t aRow,
                     int64_t aCol, const double *b, int64_t bRow, int64_t bCol, double *c,
                     int64_t cRow, int64_t cCol) {
   singleThreadedBlas();
-  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol});
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, false);
 }
 
 bool cpuKernelsHaveBlas() {

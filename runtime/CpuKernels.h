@@ -7,10 +7,12 @@
 //   lcc_sgemm(nb0, nb1, nb2, M, N, K,
 //             A, aOffset, aStrideB0, aStrideB1, aStrideB2, aStrideM, aStrideK,
 //             B, bOffset, bStrideB0, bStrideB1, bStrideB2, bStrideK, bStrideN,
-//             C, cOffset, cStrideB0, cStrideB1, cStrideB2, cStrideM, cStrideN)
+//             C, cOffset, cStrideB0, cStrideB1, cStrideB2, cStrideM, cStrideN, beta)
 //
 // computes, for every batch index (i0 < nb0, i1 < nb1, i2 < nb2),
-//   C[i, m, n] += sum_k A[i, m, k] * B[i, k, n]
+//   C[i, m, n] = beta * C[i, m, n] + sum_k A[i, m, k] * B[i, k, n]
+// with beta 1 (accumulate) or 0 (overwrite: C's old contents, NaN included,
+// are never read; lcc-gemm-to-library passes 0 instead of zero-filling C)
 // where X[i, r, c] is the element at X + xOffset + i0*xStrideB0 + i1*xStrideB1
 // + i2*xStrideB2 + r*xStride(row) + c*xStride(col), in elements (a stride may
 // be 0: broadcast). A, B, C are addresses. Matrices with a unit stride in one
@@ -28,24 +30,24 @@ void lcc_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int6
                int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-               int64_t cB2, int64_t cM, int64_t cN);
+               int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 /// bf16 A and B (2-byte elements), f32 C; otherwise lcc_sgemm.
 void lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                   int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                   int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                   int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                  int64_t cB2, int64_t cM, int64_t cN);
+                  int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 /// f16 A and B, f32 C; otherwise lcc_sgemm.
 void lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
                int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
                int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
                int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-               int64_t cM, int64_t cN);
+               int64_t cM, int64_t cN, int64_t beta);
 void lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-               int64_t cB2, int64_t cM, int64_t cN);
+               int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 }
 
 namespace lcc {

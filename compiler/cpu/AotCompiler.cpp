@@ -11,6 +11,7 @@
 #include "compiler/cpu/ParallelCodegen.h"
 #include "passes/Pipelines.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -271,17 +272,25 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   }
   if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
     code.report["split_reductions"] = n.getInt();
-  int64_t kernels = 0, gemms = 0;
+  int64_t kernels = 0, gemms = 0, overwrites = 0;
   clone->walk([&](Operation *op) {
     if (auto fn = llvm::dyn_cast<LLVM::LLVMFuncOp>(op))
       kernels += fn->hasAttr("lcc.kernel");
-    if (auto call = llvm::dyn_cast<LLVM::CallOp>(op))
-      if (auto callee = call.getCallee())
-        gemms += llvm::is_contained({"lcc_sgemm", "lcc_dgemm", "lcc_bf16gemm", "lcc_hgemm",
-                                     "lcc_cuda_sgemm", "lcc_cuda_dgemm", "lcc_cuda_bf16gemm",
-                                     "lcc_cuda_hgemm"},
-                                    *callee);
+    auto call = llvm::dyn_cast<LLVM::CallOp>(op);
+    if (!call || !call.getCallee() ||
+        !llvm::is_contained({"lcc_sgemm", "lcc_dgemm", "lcc_bf16gemm", "lcc_hgemm",
+                             "lcc_cuda_sgemm", "lcc_cuda_dgemm", "lcc_cuda_bf16gemm",
+                             "lcc_cuda_hgemm"},
+                            *call.getCallee()))
+      return;
+    ++gemms;
+    // beta 0 (the last argument): C's zero fill was dropped (lcc-gemm-to-library).
+    APInt beta;
+    if (!call.getArgOperands().empty() &&
+        matchPattern(call.getArgOperands().back(), m_ConstantInt(&beta)) && beta.isZero())
+      ++overwrites;
   });
+  code.report["gemm_overwrites"] = overwrites;
   if (cuda) {
     kernels = int64_t(code.cuda.names.size());
     for (auto &[mapping, n] : code.cuda.mappings)

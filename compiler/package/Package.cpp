@@ -292,7 +292,9 @@ std::string compileReportText(const json::Value &manifest) {
       os << "    " << llvm::left_justify(mapping, 22)
          << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
   os << "  GEMM library calls        " << get("gemm_calls")
-     << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n");
+     << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n")
+     << "    overwriting C (beta 0)  " << std::max(0LL, get("gemm_overwrites"))
+     << "   (no zero fill before them)\n";
   return out;
 }
 

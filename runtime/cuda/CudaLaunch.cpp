@@ -20,12 +20,12 @@ CudaBackend &backendOrDie(const char *what) {
   return *current;
 }
 
-GemmCall gemmCall(bool f64, const int64_t (&args)[27], bool bf16 = false, bool f16 = false) {
+GemmCall gemmCall(bool f64, const int64_t (&args)[28], bool bf16 = false, bool f16 = false) {
   GemmCall g;
   g.f64 = f64;
   g.bf16 = bf16;
   g.f16 = f16;
-  for (int i = 0; i < 27; ++i)
+  for (int i = 0; i < 28; ++i)
     g.args[i] = args[i];
   return g;
 }
@@ -83,11 +83,11 @@ AttentionCall attentionCall(bool backward, int64_t dtype, int64_t b, int64_t h, 
   int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOff, \
       int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff,      \
       int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,      \
-      int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN
+      int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN, int64_t beta
 #define LCC_GEMM_ARGS                                                                              \
   {                                                                                                \
     nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK, bN, c,     \
-        cOff, cB0, cB1, cB2, cM, cN                                                                \
+        cOff, cB0, cB1, cB2, cM, cN, beta                                                          \
   }
 
 extern "C" __attribute__((visibility("default"))) void
@@ -97,22 +97,22 @@ lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_sgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[27] = LCC_GEMM_ARGS;
+  const int64_t args[28] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_sgemm").gemm(lcc::gemmCall(false, args));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_dgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[27] = LCC_GEMM_ARGS;
+  const int64_t args[28] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_dgemm").gemm(lcc::gemmCall(true, args));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS) {
-  const int64_t args[27] = LCC_GEMM_ARGS;
+  const int64_t args[28] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_bf16gemm").gemm(lcc::gemmCall(false, args, /*bf16=*/true));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[27] = LCC_GEMM_ARGS;
+  const int64_t args[28] = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_hgemm")
       .gemm(lcc::gemmCall(false, args, /*bf16=*/false, /*f16=*/true));
 }

@@ -5,7 +5,7 @@
 // computes buffer addresses and calls
 //
 //   lcc_cuda_launch(kernel id, grid, block, argv, argc)   argv: argc device pointers
-//   lcc_cuda_sgemm / lcc_cuda_dgemm(27 x i64)             runtime/CpuKernels.h's ABI
+//   lcc_cuda_sgemm / lcc_cuda_dgemm(28 x i64)             runtime/CpuKernels.h's ABI
 //   lcc_cuda_attention_fwd / _bwd(13 / 17 x i64)          runtime/Attention.h's ABI
 //
 // (and the collectives of runtime/dist). These forward to the process's
@@ -28,22 +28,22 @@ void lcc_cuda_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n,
                     int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                     int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                     int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN);
+                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 void lcc_cuda_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                        int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                        int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                        int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                       int64_t cB2, int64_t cM, int64_t cN);
+                       int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 void lcc_cuda_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                     int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                     int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                     int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN);
+                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 void lcc_cuda_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
                     int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
                     int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
                     int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN);
+                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
 void lcc_cuda_attention_fwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq,
                             int64_t tk, int64_t d, int64_t causal, int64_t scaleBits, int64_t q,
                             int64_t k, int64_t v, int64_t o);
@@ -57,7 +57,7 @@ namespace lcc {
 
 /// One GEMM in lcc_sgemm's ABI: batch sizes (3), M, N, K, then for A, B and
 /// C the base pointer, the offset and the strides of the three batch dims
-/// and the two matrix dims, in elements.
+/// and the two matrix dims, in elements; last beta (1: C += A B, 0: C = A B).
 struct GemmCall {
   bool f64 = false;
   bool bf16 = false; // A and B bf16, C f32 (lcc --precision=bf16)
@@ -66,7 +66,8 @@ struct GemmCall {
   size_t elementSize(int operand) const {
     return f64 ? 8 : ((bf16 || f16) && operand < 2) ? 2 : 4;
   }
-  std::array<int64_t, 27> args{};
+  std::array<int64_t, 28> args{};
+  bool accumulate() const { return args[27] != 0; }
 };
 
 /// One fused attention call (runtime/Attention.h's ABI): the forward reads

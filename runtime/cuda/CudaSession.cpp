@@ -415,13 +415,15 @@ void CudaSession::gemm(const GemmCall &call) {
   const Impl::Plan &p = s.plan(call, key, g, alignment);
   if (!p.ok)
     return;
-  double oneD = 1.0;
-  float oneF = 1.0f;
+  double oneD = 1.0, betaD = call.accumulate() ? 1.0 : 0.0;
+  float oneF = 1.0f, betaF = call.accumulate() ? 1.0f : 0.0f;
   const void *one = call.f64 ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = call.f64 ? static_cast<const void *>(&betaD) : &betaF;
   for (int64_t i = 0, n = ltCalls(call, g); i < n; ++i) {
     auto at = [&](int which) { return reinterpret_cast<void *>(ltAddress(call, g, which, i)); };
-    // C accumulates (beta 1): lcc's GEMMs add into their zero-filled output.
-    s.checkLt(s.api.ltMatmul(s.lt, p.desc, one, at(0), p.x, at(1), p.y, one, at(2), p.c, at(2), p.c,
+    // beta 1: C accumulates; 0: C is overwritten (lcc-gemm-to-library dropped
+    // its zero fill), and cuBLASLt never reads it.
+    s.checkLt(s.api.ltMatmul(s.lt, p.desc, one, at(0), p.x, at(1), p.y, beta, at(2), p.c, at(2), p.c,
                              &p.algo, reinterpret_cast<void *>(s.workspace), s.workspaceBytes,
                              s.stream),
               "cublasLtMatmul");

@@ -1,9 +1,10 @@
 // RUN: lcc-opt %s --lcc-gemm-to-library | FileCheck %s
+// RUN: lcc-opt %s --lcc-gemm-to-library --cse | FileCheck %s --check-prefix=BETA
 // Tests passes/GemmToLibrary.cpp.
 
 // A batched matmul with a transposed, broadcast right operand (the tied
 // output head's x @ wte.T): C[b, m, n] += A[b, m, k] * W[n, k].
-// CHECK-LABEL: func.func private @lcc_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func private @lcc_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @head(
 // CHECK-DAG:     %[[B:.*]] = arith.constant 2 : i64
 // CHECK-DAG:     %[[M:.*]] = arith.constant 3 : i64
@@ -19,8 +20,13 @@
 // CHECK:         %[[WK:.*]] = arith.index_cast %[[SW]]#1
 // CHECK:         %[[WN:.*]] = arith.index_cast %[[SW]]#0
 // batch sizes (2, 1, 1), M, N, K, A's 7 values, then W: pointer, offset, batch
-// strides 0 (it has no batch dim: broadcast), k and n strides.
+// strides 0 (it has no batch dim: broadcast), k and n strides; C's 7 values,
+// then beta 1: C accumulates (nothing zero-filled it here; after cse the
+// function has one constant 1 : i64).
 // CHECK:         call @lcc_sgemm(%[[B]], %{{.*}}, %{{.*}}, %[[M]], %[[N]], %[[K]], {{(%[a-z0-9_]+, )+}}%[[PWI]], %{{[0-9]+}}, %[[Z0]], %[[Z1]], %[[Z2]], %[[WK]], %[[WN]],
+// BETA-LABEL:    func.func @head(
+// BETA:          %[[ACC:.*]] = arith.constant 1 : i64
+// BETA:          call @lcc_sgemm({{(%[a-z0-9_]+, )+}}%[[ACC]])
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 #a = affine_map<(b, m, n, k) -> (b, m, k)>
@@ -116,6 +122,75 @@ func.func @f16(%x: memref<3x4xf16>, %w: memref<4x5xf16>, %out: memref<3x5xf32>) 
     %pe = arith.extf %p : f16 to f32
     %qe = arith.extf %q : f16 to f32
     %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// C zero-filled right before the GEMM (views and constants in between do not
+// matter): the fill goes and the GEMM overwrites C (beta 0).
+// CHECK-LABEL: func.func @fresh(
+// CHECK-NOT:     linalg.fill
+// CHECK:         call @lcc_sgemm(
+// CHECK-NOT:     linalg.fill
+// CHECK:         return
+// BETA-LABEL:    func.func @fresh(
+// BETA:          %[[OVERWRITE:.*]] = arith.constant 0 : i64
+// BETA:          call @lcc_sgemm({{(%[a-z0-9_]+, )+}}%[[OVERWRITE]])
+func.func @fresh(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x5xf32>)
+  %v = memref.cast %a : memref<3x4xf32> to memref<3x4xf32>
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%v, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Kept, with beta 1: a fill of another value; a zero fill whose buffer is
+// read before the GEMM; a zero fill of another buffer.
+// CHECK-LABEL: func.func @kept(
+// CHECK:         linalg.fill
+// CHECK:         call @lcc_sgemm(
+// CHECK:         linalg.fill
+// CHECK:         memref.copy
+// CHECK:         call @lcc_sgemm(
+// CHECK:         linalg.fill
+// CHECK:         call @lcc_sgemm(
+// BETA-LABEL:    func.func @kept(
+// BETA:          %[[ONE:.*]] = arith.constant 1 : i64
+// BETA-COUNT-3:  call @lcc_sgemm({{(%[a-z0-9_]+, )+}}%[[ONE]])
+func.func @kept(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>,
+                %other: memref<3x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<3x5xf32>)
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x5xf32>)
+  memref.copy %c, %other : memref<3x5xf32> to memref<3x5xf32>
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%other : memref<3x5xf32>)
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }

@@ -225,8 +225,8 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
     EXPECT_TRUE(initialized.count(int(i))) << init->slots[i].name << " is not initialized";
 }
 
-/// What cuBLASLt computes for `plan` (column-major D += op(X) op(Y) per
-/// batch and call), written from its documented semantics, in double.
+/// What cuBLASLt computes for `plan` (column-major D = beta D + op(X) op(Y)
+/// per batch and call), written from its documented semantics, in double.
 void emulateCuBlasLt(const GemmCall &call, const LtGemm &g) {
   for (int64_t c = 0; c < ltCalls(call, g); ++c) {
     auto *X = reinterpret_cast<const float *>(ltAddress(call, g, 0, c));
@@ -243,7 +243,8 @@ void emulateCuBlasLt(const GemmCall &call, const LtGemm &g) {
             double yv = g.y.transpose ? y[j + k * g.y.ld] : y[k + j * g.y.ld];
             sum += xv * yv;
           }
-          d[i + j * g.ldc] += float(sum);
+          float &out = d[i + j * g.ldc];
+          out = call.accumulate() ? out + float(sum) : float(sum);
         }
     }
   }
@@ -275,7 +276,7 @@ TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
     const auto &a = c.gemm.args;
     lcc_sgemm(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
               a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24],
-              a[25], a[26]);
+              a[25], a[26], a[27]);
     std::vector<std::vector<uint8_t>> reference = b.bytes;
     for (size_t i = 0; i < b.bytes.size(); ++i)
       std::memcpy(b.bytes[i].data(), before[i].data(), before[i].size());

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <gtest/gtest.h>
 #include <random>
 #include <vector>
@@ -24,8 +25,10 @@ struct Layout {
   int64_t aB, aM, aK, bB, bK, bN, cB, cM, cN;
 };
 
+/// `overwrite`: beta 0, with C's elements NaN before the call (never read),
+/// so the reference starts from 0; else beta 1 from random C.
 template <typename T>
-std::vector<T> check(const Layout &l, double tol) {
+std::vector<T> check(const Layout &l, double tol, bool overwrite = false) {
   auto extent = [&](int64_t b, int64_t r, int64_t c, int64_t sb, int64_t sr, int64_t sc) {
     return (b - 1) * sb + (r - 1) * sr + (c - 1) * sc + 1;
   };
@@ -38,6 +41,14 @@ std::vector<T> check(const Layout &l, double tol) {
     for (T &x : *v)
       x = T(u(rng));
   std::vector<double> want(c.begin(), c.end());
+  if (overwrite)
+    for (int64_t i = 0; i < l.batch; ++i)
+      for (int64_t r = 0; r < l.m; ++r)
+        for (int64_t s = 0; s < l.n; ++s) {
+          size_t at = size_t(i * l.cB + r * l.cM + s * l.cN);
+          c[at] = std::numeric_limits<T>::quiet_NaN();
+          want[at] = 0;
+        }
   const int64_t off = 3; // a non-zero offset, as subviews have
   for (int64_t i = 0; i < l.batch; ++i)
     for (int64_t r = 0; r < l.m; ++r)
@@ -54,7 +65,7 @@ std::vector<T> check(const Layout &l, double tol) {
           pc = addr(c) - 3 * int64_t(sizeof(T));
   auto fn = sizeof(T) == 4 ? lcc_sgemm : lcc_dgemm;
   fn(l.batch, 1, 1, l.m, l.n, l.k, pa, off, l.aB, 0, 0, l.aM, l.aK, pb, off, l.bB, 0, 0, l.bK,
-     l.bN, pc, off, l.cB, 0, 0, l.cM, l.cN);
+     l.bN, pc, off, l.cB, 0, 0, l.cM, l.cN, overwrite ? 0 : 1);
   for (size_t i = 0; i < c.size(); ++i)
     EXPECT_NEAR(double(c[i]), want[i], tol * (1 + std::fabs(want[i]))) << l.name << " at " << i;
   return c;
@@ -83,6 +94,7 @@ TEST(CpuKernels, DgemmMatchesReferenceOnEveryLayout) {
     check<double>(l, 1e-13);
 }
 
+
 // GEMMs over 1 MFLOP are split over the pool (runtime/Parallel.h): by batch
 // element, by blocks of 16 rows or of 16 columns. Every split must give the
 // reference for any thread count (including counts that do not divide the
@@ -103,6 +115,22 @@ TEST(CpuKernels, SplitGemmsMatchReferenceForAnyThreadCount) {
       std::vector<float> first = check<float>(l, 1e-5);
       EXPECT_EQ(check<float>(l, 1e-5), first) << l.name << " with " << threads << " threads";
       check<double>(l, 1e-13);
+    }
+  lcc::setNumThreads(2);
+}
+
+// beta 0 (lcc-gemm-to-library drops C's zero fill): C is overwritten and its
+// old contents (NaN here) never read, on the BLAS and the fallback loop, for
+// k = 0 too (C becomes 0), and under every split.
+TEST(CpuKernels, BetaZeroOverwritesWithoutReading) {
+  for (const Layout &l : kLayouts) {
+    check<float>(l, 1e-5, /*overwrite=*/true);
+    check<double>(l, 1e-13, /*overwrite=*/true);
+  }
+  for (int threads : {1, 3})
+    for (const Layout &l : kSplitLayouts) {
+      lcc::setNumThreads(threads);
+      check<float>(l, 1e-5, /*overwrite=*/true);
     }
   lcc::setNumThreads(2);
 }
@@ -132,7 +160,7 @@ TEST(CpuKernels, Bf16GemmWidensExactly) {
   std::vector<float> c(nb * m * n, 1.0f);
   // A is stored [batch, k, m] (transposed), B [batch, k, n], C [batch, m, n].
   lcc_bf16gemm(nb, 1, 1, m, n, k, int64_t(a.data()), 0, k * m, 0, 0, 1, m, int64_t(b.data()), 0,
-               k * n, 0, 0, n, 1, int64_t(c.data()), 0, m * n, 0, 0, n, 1);
+               k * n, 0, 0, n, 1, int64_t(c.data()), 0, m * n, 0, 0, n, 1, 1);
   for (int64_t i = 0; i < nb; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col) {
@@ -280,7 +308,7 @@ TEST(CpuKernels, HgemmWidensExactly) {
   std::vector<float> c(nb * m * n, -2.0f);
   // A is [batch, m, k], B stored transposed [batch, n, k], C [batch, m, n].
   lcc_hgemm(nb, 1, 1, m, n, k, int64_t(a.data()), 0, m * k, 0, 0, k, 1, int64_t(b.data()), 0,
-            n * k, 0, 0, 1, k, int64_t(c.data()), 0, m * n, 0, 0, n, 1);
+            n * k, 0, 0, 1, k, int64_t(c.data()), 0, m * n, 0, 0, n, 1, 1);
   for (int64_t i = 0; i < nb; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col) {
