@@ -68,6 +68,30 @@ struct Shape {
   static constexpr int64_t kBlock = 64;
 };
 
+/// e^x for x <= 0 (a softmax's shifted scores). f32: 2^n e^r with
+/// n = round(x / ln 2) and a degree-6 polynomial on |r| <= ln 2 / 2 (within
+/// 2 ulp of expf, and the loop over a row vectorizes, which a libm call
+/// does not); x below -87 gives 0, as expf's result would be subnormal.
+/// f64: std::exp.
+inline float expOf(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; // round to nearest
+  float r = x - n * 0.693145751953125f;
+  r -= n * 1.42860682030941723212e-6f;
+  float p = 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  int32_t bits = (int32_t(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  return x <= -87.0f ? 0.0f : p * scale;
+}
+inline double expOf(double x) { return std::exp(x); }
+
 /// `n` elements at `x` in the compute type: `x` itself when it is stored so,
 /// else converted into `buf`.
 template <typename F>
@@ -97,8 +121,8 @@ void probabilities(const Shape &s, int64_t i0, int64_t rows, int64_t len,
                    const typename F::Acc *q, const typename F::Acc *k,
                    std::vector<typename F::Acc> &p, std::vector<bool> &dead) {
   using A = typename F::Acc;
-  p.assign(rows * len, A(0));
-  lcc::gemmAccumulate(rows, len, s.d, q, s.d, 1, k, 1, s.d, p.data(), len, 1);
+  p.resize(size_t(rows * len));
+  lcc::gemmAccumulate(rows, len, s.d, q, s.d, 1, k, 1, s.d, p.data(), len, 1, /*overwrite=*/true);
   dead.assign(rows, false);
   for (int64_t r = 0; r < rows; ++r) {
     A *row = &p[r * len];
@@ -113,9 +137,10 @@ void probabilities(const Shape &s, int64_t i0, int64_t rows, int64_t len,
       max = std::max(max, row[j] *= A(s.scale));
     A sum = 0;
     for (int64_t j = 0; j <= last; ++j)
-      sum += row[j] = std::exp(row[j] - max);
+      sum += row[j] = expOf(row[j] - max);
+    A inverse = A(1) / sum;
     for (int64_t j = 0; j <= last; ++j)
-      row[j] /= sum;
+      row[j] *= inverse;
     std::fill(row + last + 1, row + len, A(0));
   }
 }
@@ -147,8 +172,9 @@ template <typename F> void forwardBlocks(void *ctx, int64_t lo, int64_t hi) {
     const A *k = widened<F>(a.k + kvOffset, len * s.d, t.k);
     const A *v = widened<F>(a.v + kvOffset, len * s.d, t.v);
     probabilities<F>(s, i0, rows, len, q, k, t.p, dead);
-    t.out.assign(rows * s.d, A(0));
-    lcc::gemmAccumulate(rows, s.d, len, t.p.data(), len, 1, v, s.d, 1, t.out.data(), s.d, 1);
+    t.out.resize(size_t(rows * s.d));
+    lcc::gemmAccumulate(rows, s.d, len, t.p.data(), len, 1, v, s.d, 1, t.out.data(), s.d, 1,
+                        /*overwrite=*/true);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < s.d; ++c)
         out[r * s.d + c] =
@@ -194,8 +220,9 @@ template <typename F> void backwardHeads(void *ctx, int64_t lo, int64_t hi) {
         const A *q = widened<F>(a.q + rowOffset, rows * s.d, t.q);
         const A *dout = widened<F>(a.dout + rowOffset, rows * s.d, t.dout);
         probabilities<F>(s, i0, rows, len, q, k, t.p, dead);
-        t.dp.assign(rows * len, A(0));
-        lcc::gemmAccumulate(rows, len, s.d, dout, s.d, 1, v, 1, s.d, t.dp.data(), len, 1);
+        t.dp.resize(size_t(rows * len));
+        lcc::gemmAccumulate(rows, len, s.d, dout, s.d, 1, v, 1, s.d, t.dp.data(), len, 1,
+                            /*overwrite=*/true);
         for (int64_t r = 0; r < rows; ++r) {
           A *p = &t.p[r * len], *ds = &t.dp[r * len];
           A rowDot = 0;
@@ -204,8 +231,9 @@ template <typename F> void backwardHeads(void *ctx, int64_t lo, int64_t hi) {
           for (int64_t j = 0; j < len; ++j)
             ds[j] = p[j] * (ds[j] - rowDot) * A(s.scale);
         }
-        dq.assign(rows * s.d, A(0));
-        lcc::gemmAccumulate(rows, s.d, len, t.dp.data(), len, 1, k, s.d, 1, dq.data(), s.d, 1);
+        dq.resize(size_t(rows * s.d));
+        lcc::gemmAccumulate(rows, s.d, len, t.dp.data(), len, 1, k, s.d, 1, dq.data(), s.d, 1,
+                            /*overwrite=*/true);
         lcc::gemmAccumulate(len, s.d, rows, t.dp.data(), 1, len, q, s.d, 1, dk.data(), s.d, 1);
         lcc::gemmAccumulate(len, s.d, rows, t.p.data(), 1, len, dout, s.d, 1, dv.data(), s.d, 1);
         for (int64_t r = 0; r < rows; ++r)

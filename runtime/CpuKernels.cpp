@@ -350,16 +350,16 @@ const CpuKernelSymbol *cpuKernelSymbols() {
 
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const float *a, int64_t aRow, int64_t aCol,
                     const float *b, int64_t bRow, int64_t bCol, float *c, int64_t cRow,
-                    int64_t cCol) {
+                    int64_t cCol, bool overwrite) {
   singleThreadedBlas();
-  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, false);
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, overwrite);
 }
 
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const double *a, int64_t aRow,
                     int64_t aCol, const double *b, int64_t bRow, int64_t bCol, double *c,
-                    int64_t cRow, int64_t cCol) {
+                    int64_t cRow, int64_t cCol, bool overwrite) {
   singleThreadedBlas();
-  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, false);
+  gemmOne(m, n, k, a, Matrix{aRow, aCol}, b, Matrix{bRow, bCol}, c, Matrix{cRow, cCol}, overwrite);
 }
 
 bool cpuKernelsHaveBlas() {

@@ -62,16 +62,17 @@ const CpuKernelSymbol *cpuKernelSymbols(); // terminated by {nullptr, nullptr}
 /// Whether GEMMs go to a BLAS in this build (else plain loops).
 bool cpuKernelsHaveBlas();
 
-/// C += A B with A m x k, B k x n, C m x n, each given by its row and column
-/// strides (a transpose is swapped strides): the BLAS when the strides allow,
-/// else loops. Runs on the calling thread: callers split the work (the fused
-/// attention kernels, runtime/Attention.h).
+/// C += A B (or C = A B with `overwrite`: C is not read) with A m x k, B k x
+/// n, C m x n, each given by its row and column strides (a transpose is
+/// swapped strides): the BLAS when the strides allow, else loops. Runs on the
+/// calling thread: callers split the work (the fused attention kernels,
+/// runtime/Attention.h).
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const float *a, int64_t aRow, int64_t aCol,
                     const float *b, int64_t bRow, int64_t bCol, float *c, int64_t cRow,
-                    int64_t cCol);
+                    int64_t cCol, bool overwrite = false);
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const double *a, int64_t aRow,
                     int64_t aCol, const double *b, int64_t bRow, int64_t bCol, double *c,
-                    int64_t cRow, int64_t cCol);
+                    int64_t cRow, int64_t cCol, bool overwrite = false);
 
 /// f32 -> IEEE binary16 bits (round to nearest even) and back (exact): what
 /// __truncsfhf2 / __extendhfsf2 compute for fp16 code on the CPU.
