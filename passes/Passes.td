@@ -232,6 +232,25 @@ def LccShardZeroPass : Pass<"lcc-shard-zero", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccFoldZeroConcatsPass : Pass<"lcc-fold-zero-concats"> {
+  let summary = "Sums of zero-padded gradients (add of concats with zero parts) become one concat";
+  let description = [{
+    On lcc ops, before lowering. A slice's VJP pads its gradient back with
+    zero parts (a concat with `lcc.fill 0`), so a tensor sliced three ways
+    (GPT-2's fused q/k/v projection) gets
+    `add(add(concat(gq, 0), concat(0, gk, 0)), concat(0, gv))`: zero fills,
+    copies and full-size adds. An `lcc.add` of two concats along the same
+    axis becomes one concat of the segments both partitions cut the axis
+    into: a segment zero on one side takes the other side's part unchanged,
+    zero on both sides is one (smaller) fill, and only values on both sides
+    add. Zero parts may be split; a part with values must lie exactly on a
+    segment, or the add is left alone (with a remark saying so). The q/k/v
+    case becomes `concat(gq, gk, gv)`. Results are the same values
+    (x + 0 = x).
+  }];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccDecomposePass : Pass<"lcc-decompose"> {
   let summary = "Split composite lcc ops into simpler lcc ops";
   let description = [{

@@ -80,6 +80,9 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm, bool keepAttention) {
+  // The gradient of a tensor sliced several ways (q/k/v) is one concat of
+  // the slices' gradients, not a sum of zero-padded copies.
+  pm.addPass(createLccFoldZeroConcatsPass());
   // Composite ops without a direct lowering (attention) become simpler lcc
   // ops, unless the fused attention kernels take them whole.
   LccDecomposePassOptions decompose;
