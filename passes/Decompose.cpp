@@ -49,10 +49,22 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value kv, int64_t gro
   return lcc::ReshapeOp::create(rewriter, loc, t4, r);
 }
 
+/// Whether an attention with these query and key types stays whole: its
+/// Tq * Tk is at least `minScores` (> 0), where the fused kernels beat the
+/// decomposition's [Tq, Tk] matrices.
+bool keptWhole(RankedTensorType q, RankedTensorType k, int64_t minScores) {
+  return minScores > 0 && q.hasStaticShape() && k.hasStaticShape() &&
+         q.getDimSize(2) * k.getDimSize(2) >= minScores;
+}
+
 struct DecomposeAttention : OpRewritePattern<lcc::AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttention(MLIRContext *ctx, int64_t minScores)
+      : OpRewritePattern(ctx), minScores(minScores) {}
+  int64_t minScores;
 
   LogicalResult matchAndRewrite(lcc::AttentionOp op, PatternRewriter &rewriter) const override {
+    if (keptWhole(op.getQuery().getType(), op.getKey().getType(), minScores))
+      return rewriter.notifyMatchFailure(op, "kept whole for the fused kernels");
     if (!op.getQuery().getType().hasStaticShape() || !op.getKey().getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
@@ -89,11 +101,15 @@ struct DecomposeAttention : OpRewritePattern<lcc::AttentionOp> {
 };
 
 struct DecomposeAttentionGrad : OpRewritePattern<lcc::AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttentionGrad(MLIRContext *ctx, int64_t minScores)
+      : OpRewritePattern(ctx), minScores(minScores) {}
+  int64_t minScores;
 
   LogicalResult matchAndRewrite(lcc::AttentionGradOp op,
                                 PatternRewriter &b) const override {
     auto qType = op.getQuery().getType(), kType = op.getKey().getType();
+    if (keptWhole(qType, kType, minScores))
+      return b.notifyMatchFailure(op, "kept whole for the fused kernels");
     if (!qType.hasStaticShape() || !kType.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
@@ -153,7 +169,8 @@ struct LccDecomposePass : lcc::impl::LccDecomposePassBase<LccDecomposePass> {
     if (keepAttention)
       return;
     RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeAttention, DecomposeAttentionGrad>(&getContext());
+    patterns.add<DecomposeAttention, DecomposeAttentionGrad>(&getContext(),
+                                                             int64_t(keepAttentionMinScores));
     // Only the rewrite is wanted here; folding is canonicalize's job later.
     GreedyRewriteConfig config;
     config.enableFolding(false);
@@ -161,8 +178,11 @@ struct LccDecomposePass : lcc::impl::LccDecomposePassBase<LccDecomposePass> {
       return signalPassFailure();
     // The repeat-heads reshapes need static sizes; lcc models have them, so
     // a dynamic attention is a frontend bug worth reporting here.
-    WalkResult left = getOperation()->walk([](Operation *op) {
-      if (!llvm::isa<lcc::AttentionOp, lcc::AttentionGradOp>(op))
+    int64_t minScores = keepAttentionMinScores;
+    WalkResult left = getOperation()->walk([&](Operation *op) {
+      if (!llvm::isa<lcc::AttentionOp, lcc::AttentionGradOp>(op) ||
+          keptWhole(llvm::cast<RankedTensorType>(op->getOperand(0).getType()),
+                    llvm::cast<RankedTensorType>(op->getOperand(1).getType()), minScores))
         return WalkResult::advance();
       op->emitError() << "cannot decompose '" << op->getName() << "' with dynamic shapes "
                       << op->getOperand(0).getType() << " and " << op->getOperand(1).getType()

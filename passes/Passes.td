@@ -274,6 +274,9 @@ def LccDecomposePass : Pass<"lcc-decompose"> {
   let options = [
     Option<"keepAttention", "keep-attention", "bool", /*default=*/"false",
            "Leave lcc.attention and lcc.attention_grad whole for the fused kernels">,
+    Option<"keepAttentionMinScores", "keep-attention-min-scores", "int64_t", /*default=*/"0",
+           "Also leave whole those whose Tq * Tk is at least this (0: none), where the fused "
+           "kernels beat the decomposition">,
   ];
   let dependentDialects = ["::lcc::LccDialect"];
 }

@@ -79,14 +79,22 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   }
 }
 
-void buildLowerToLinalgPipeline(OpPassManager &pm, bool keepAttention) {
+int64_t attentionMinScores(const std::string &attention, bool cuda) {
+  if (attention == "fused")
+    return 1;
+  if (attention == "decomposed" || cuda)
+    return 0;
+  return 512 * 512;
+}
+
+void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores) {
   // The gradient of a tensor sliced several ways (q/k/v) is one concat of
   // the slices' gradients, not a sum of zero-padded copies.
   pm.addPass(createLccFoldZeroConcatsPass());
   // Composite ops without a direct lowering (attention) become simpler lcc
   // ops, unless the fused attention kernels take them whole.
   LccDecomposePassOptions decompose;
-  decompose.keepAttention = keepAttention;
+  decompose.keepAttentionMinScores = keepAttentionMinScores;
   pm.addPass(createLccDecomposePass(decompose));
   // Every lcc op becomes linalg on tensors: the target-neutral hand-off point.
   pm.addPass(createLccLowerToLinalgPass());
@@ -165,18 +173,18 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap) {
   addTextual(pm, "convert-bufferization-to-memref,func.func(canonicalize)");
 }
 
-/// The train step when asked for, then linalg (attention kept whole for the
-/// fused kernels when either the caller or the train options ask).
+/// The train step when asked for, then linalg (which attentions stay whole
+/// for the fused kernels: the train options' choice, else `attention`).
 static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         bool fusedAttention) {
+                         const std::string &attention, bool cuda) {
   if (train)
     buildTrainStepPipeline(pm, *train);
-  buildLowerToLinalgPipeline(pm, fusedAttention || (train && train->attention == "fused"));
+  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda));
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         int64_t overlap, bool fusedAttention) {
-  addAotLinalg(pm, train, fusedAttention);
+                         int64_t overlap, const std::string &attention) {
+  addAotLinalg(pm, train, attention, /*cuda=*/false);
   addAotBuffers(pm, overlap);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
@@ -188,8 +196,8 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
 
 void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
-                          bool fusedAttention) {
-  addAotLinalg(pm, train, fusedAttention);
+                          const std::string &attention) {
+  addAotLinalg(pm, train, attention, /*cuda=*/true);
   addAotBuffers(pm, overlap);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
@@ -240,7 +248,7 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildTrainStepPipeline(pm, train ? *train : TrainStepOptions());
   if (phase == Phase::TrainStep)
     return;
-  buildLowerToLinalgPipeline(pm, train && train->attention == "fused");
+  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : "auto", false));
   if (phase == Phase::Linalg)
     return;
   buildLinalgToLLVMPipeline(pm);

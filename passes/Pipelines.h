@@ -33,18 +33,27 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// fp32, or bf16/fp16 (lcc-precision before autodiff). fp16 also needs
   /// lossScale = "dynamic" (the driver sets both).
   std::string precision = "fp32";
-  /// decomposed (matmuls and softmax kernels) or fused (lcc-decompose keeps
-  /// lcc.attention whole: the runtime's fused kernels, runtime/Attention.h).
-  std::string attention = "decomposed";
+  /// decomposed (matmuls and softmax kernels), fused (lcc-decompose keeps
+  /// lcc.attention whole: the runtime's fused kernels, runtime/Attention.h),
+  /// or auto (attentionMinScores).
+  std::string attention = "auto";
 };
+
+/// Which attentions stay whole for the fused kernels (lcc-decompose's
+/// keep-attention-min-scores): 1 for "fused" (all), 0 for "decomposed"
+/// (none), and for "auto" those whose Tq * Tk is at least 512 * 512 on the
+/// CPU, where the fused kernels were measured faster (and use a fraction of
+/// the memory), none on CUDA (its kernels have not run on a GPU yet).
+int64_t attentionMinScores(const std::string &attention, bool cuda);
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)
 /// -> distributed over ranks (lcc-shard-dp or lcc-shard-zero) when asked.
 void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options);
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
-/// `keepAttention`: attention stays whole for the fused kernels.
-void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, bool keepAttention = false);
+/// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for
+/// the fused kernels (attentionMinScores).
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, int64_t keepAttentionMinScores = 0);
 
 /// linalg on tensors -> LLVM dialect for the CPU (bufferization, loops, LLVM).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
@@ -59,11 +68,11 @@ void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
 /// given), linalg, then destination-passing ABI (lcc-out-params), bufferization
 /// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h). `overlap`:
 /// collectives in flight while the step computes (lcc-overlap-collectives).
-/// `fusedAttention`: lcc.attention and its gradient stay whole for the
-/// runtime's fused kernels (also when `train` asks for them).
+/// `attention`: decomposed, fused or auto (attentionMinScores); `train`'s
+/// own choice wins when given.
 void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
-                         int64_t overlap = 2, bool fusedAttention = false);
+                         int64_t overlap = 2, const std::string &attention = "auto");
 
 /// What the CUDA pipeline targets (compiler/cuda).
 struct CudaTargetOptions {
@@ -82,7 +91,7 @@ struct CudaTargetOptions {
 /// code to the LLVM dialect. compiler/cuda assembles the PTX with ptxas.
 void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train = std::nullopt,
-                          int64_t overlap = 2, bool fusedAttention = false);
+                          int64_t overlap = 2, const std::string &attention = "auto");
 
 /// `relative` (e.g. "bin/ptxas") under the CUDA toolkit's root: $CUDA_HOME,
 /// $CUDA_PATH, then /usr/local/cuda; "" when none has it.

@@ -242,9 +242,9 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       auto target = cudaTargetFor(options.cudaArch);
       if (!target)
         return target.takeError();
-      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.fusedAttention);
+      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention);
     } else {
-      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.fusedAttention);
+      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention);
     }
     if (failed(pm.run(*clone)))
       return error(llvm::Twine("lowering for the ") + (cuda ? "CUDA target" : "CPU") +

@@ -47,8 +47,8 @@ struct AotOptions {
   /// Collectives in flight while the step computes (lcc-overlap-collectives
   /// depth, lcc --overlap; 0: each waits where it is issued).
   int64_t overlap = 2;
-  /// Attention as the runtime's fused kernels (lcc --attention=fused).
-  bool fusedAttention = false;
+  /// decomposed, fused or auto (lcc --attention; passes/Pipelines.h).
+  std::string attention = "auto";
   /// "cpu", or "cuda": kernels for an NVIDIA GPU of `cudaArch` (PTX and
   /// cubin), host code (launches, cuBLASLt and NCCL calls) for `cpu`.
   std::string target = "cpu";

@@ -141,7 +141,8 @@ void copyOut(const int64_t *desc, HostTensor &out) {
 CpuJit::CpuJit() = default;
 CpuJit::~CpuJit() = default;
 
-llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module, bool fusedAttention) {
+llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module,
+                                                        const std::string &attention) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);
@@ -174,7 +175,7 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module, bool fu
   });
 
   PassManager pm(ctx, ModuleOp::getOperationName());
-  buildLowerToLinalgPipeline(pm, fusedAttention);
+  buildLowerToLinalgPipeline(pm, attentionMinScores(attention, /*cuda=*/false));
   buildLinalgToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

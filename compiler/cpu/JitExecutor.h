@@ -46,10 +46,10 @@ public:
   /// Lowers a clone of `module` (lcc dialect, or any mix down to the LLVM
   /// dialect) and JIT-compiles it with LLVM -O2 for the host. Pipeline and
   /// translation failures come back as errors carrying the MLIR diagnostics.
-  /// `fusedAttention`: attention runs as the runtime's fused kernels
-  /// (lcc-decompose{keep-attention}) instead of matmuls and softmax.
+  /// `attention`: decomposed, fused (the runtime's fused kernels instead of
+  /// matmuls and softmax) or auto (fused where Tq * Tk >= 512 * 512).
   static llvm::Expected<std::unique_ptr<CpuJit>> compile(mlir::ModuleOp module,
-                                                         bool fusedAttention = false);
+                                                         const std::string &attention = "auto");
 
   /// Calls the public func.func `function` with tensors matching its argument
   /// types exactly (element type and shape; checked). Results are copied into

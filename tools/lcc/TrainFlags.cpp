@@ -75,10 +75,11 @@ cl::opt<std::string> precisionFlag(
     cl::init("fp32"), cl::cat(distCat));
 cl::opt<std::string> attentionFlag(
     "attention",
-    cl::desc("decomposed (default: matmuls and softmax kernels) or fused (one kernel each for "
-             "the forward and the backward, never storing the [Tq, Tk] scores; on CUDA with "
+    cl::desc("auto (default: fused on the CPU where Tq * Tk >= 512 * 512, else decomposed), "
+             "decomposed (matmuls and softmax kernels) or fused (one kernel each for the "
+             "forward and the backward, never storing the [Tq, Tk] scores; on CUDA with "
              "--precision=bf16|fp16)"),
-    cl::init("decomposed"), cl::cat(distCat));
+    cl::init("auto"), cl::cat(distCat));
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
     cl::init(65536.0), cl::cat(distCat));
@@ -176,8 +177,8 @@ std::string checkTrainFlags(bool onePhase) {
            "-n N (compile it with -o)";
   if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
     return "unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16";
-  if (attentionFlag != "decomposed" && attentionFlag != "fused")
-    return "unknown --attention=" + attentionFlag + "; expected decomposed or fused";
+  if (attentionFlag != "auto" && attentionFlag != "decomposed" && attentionFlag != "fused")
+    return "unknown --attention=" + attentionFlag + "; expected auto, decomposed or fused";
   if ((lossScaleInitFlag.getNumOccurrences() || lossScaleWindowFlag.getNumOccurrences()) &&
       precisionFlag != "fp16")
     return "--loss-scale-init and --loss-scale-window apply to --precision=fp16 only";

@@ -259,7 +259,7 @@ static int runForwardPass(ModuleOp module, func::FuncOp forward) {
   if (vocab <= 0)
     return fail("lcc: error: --run-forward needs a positive `vocab` config constant, to draw "
                 "random token ids");
-  auto jit = lcc::CpuJit::compile(module, attentionFlag == "fused");
+  auto jit = lcc::CpuJit::compile(module, attentionFlag);
   if (!jit)
     return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
@@ -290,7 +290,7 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   lcc::buildTrainStepPipeline(pm, trainStepOptions());
   if (failed(pm.run(module)))
     return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
-  auto jit = lcc::CpuJit::compile(module, attentionFlag == "fused");
+  auto jit = lcc::CpuJit::compile(module, attentionFlag);
   if (!jit)
     return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
@@ -401,7 +401,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     options.cpu.cpu = cpuFlag;
     options.cpu.passTiming = timing;
     options.cpu.overlap = overlapFlag;
-    options.cpu.fusedAttention = attentionFlag == "fused";
+    options.cpu.attention = attentionFlag;
     options.cpu.target = targetFlag;
     options.cpu.cudaArch = archFlag;
     options.seed = seed;

@@ -1,5 +1,16 @@
 // RUN: lcc-opt %s --lcc-decompose | FileCheck %s
 // RUN: lcc-opt %s --lcc-decompose=keep-attention | FileCheck %s --check-prefix=KEEP
+// RUN: lcc-opt %s --lcc-decompose=keep-attention-min-scores=15 | FileCheck %s --check-prefix=MIN
+// With keep-attention-min-scores=15 (what --attention=auto sets, at 512 * 512,
+// on the CPU): @mha and @grad (Tq * Tk = 3 * 5) stay whole, @gqa (3 * 3) is
+// decomposed.
+// MIN-LABEL: func.func @mha
+// MIN: lcc.attention
+// MIN-LABEL: func.func @gqa
+// MIN-NOT: lcc.attention
+// MIN: lcc.softmax
+// MIN-LABEL: func.func @grad
+// MIN: lcc.attention_grad
 
 // Multi-head, causal, default scale 1/sqrt(8).
 // CHECK-LABEL: func.func @mha

@@ -188,7 +188,7 @@ GradCheckReport checkModule(ModuleOp module, const std::string &function,
   std::unique_ptr<CpuJit> jit;
   {
     DiagCapture diags(context());
-    auto compiled = CpuJit::compile(module, o.fusedAttention);
+    auto compiled = CpuJit::compile(module, o.fusedAttention ? "fused" : "decomposed");
     if (!compiled)
       return fail("JIT compilation failed: " + llvm::toString(compiled.takeError()) + "\n" +
                   diags.text);
