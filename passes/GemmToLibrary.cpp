@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "runtime/cuda/kernels/FlashParams.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -233,7 +234,7 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
       bool known = matchPattern(call.getOperand(0), m_ConstantInt(&dtype)) &&
                    matchPattern(call.getOperand(6), m_ConstantInt(&dim));
       int64_t d = known ? dim.getSExtValue() : 0;
-      if (!known || (dtype != 2 && dtype != 3) || !llvm::is_contained({16, 32, 64, 128}, d))
+      if (!known || (dtype != 2 && dtype != 3) || !lcc::flash::hasKernelFor(d))
         return call.emitError()
                << "lcc-gemm-to-library: the " << prefix
                << " fused attention has kernels for bf16/f16 operands (--precision=bf16|fp16) "
@@ -242,13 +243,8 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
                           : dtype == 0 ? "f32" : dtype == 1 ? "f64" : "half-precision")
                << " operands and head size " << d << " (use --attention=decomposed)";
       std::string name = prefix + call.getCallee().drop_front(strlen("lcc_")).str();
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      OpBuilder b(module.getBodyRegion());
-      auto f = module.lookupSymbol<func::FuncOp>(name);
-      if (!f) {
-        f = func::FuncOp::create(b, module.getLoc(), name, callee.getFunctionType());
-        f.setPrivate();
-      }
+      if (!declareKernel(module, name, call.getNumOperands()))
+        return failure();
       call.setCallee(name);
     }
     for (StringRef old : {"lcc_attention_fwd", "lcc_attention_bwd"})

@@ -33,21 +33,8 @@ struct F64 {
 struct Bf16 {
   using Elem = uint16_t;
   using Acc = float;
-  static Acc load(Elem x) {
-    uint32_t bits = uint32_t(x) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  /// Round to nearest even, NaN kept quiet.
-  static Elem store(Acc x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, 4);
-    if (std::isnan(x))
-      return uint16_t((bits >> 16) | 0x40);
-    bits += 0x7fff + ((bits >> 16) & 1);
-    return uint16_t(bits >> 16);
-  }
+  static Acc load(Elem x) { return lcc::widenBfloat16(x); }
+  static Elem store(Acc x) { return lcc::roundToBfloat16(x); }
 };
 struct F16 {
   using Elem = uint16_t;
@@ -107,7 +94,8 @@ const typename F::Acc *widened(const typename F::Elem *x, int64_t n,
   }
 }
 
-/// Per-thread scratch of one block: its scores/probabilities and widened tiles.
+/// Per-thread scratch of one block: its scores/probabilities (p), their
+/// gradients (dp), its output or dQ (out), and widened tiles.
 template <typename F> struct Scratch {
   using A = typename F::Acc;
   std::vector<A> p, dp, out, q, dout, k, v;
@@ -197,7 +185,7 @@ template <typename F> void backwardHeads(void *ctx, int64_t lo, int64_t hi) {
   auto &a = *static_cast<BwdArgs<F> *>(ctx);
   const Shape &s = a.s;
   Scratch<F> t;
-  std::vector<A> dk, dv, dq;
+  std::vector<A> dk, dv;
   std::vector<bool> dead;
   for (int64_t kvHead = lo; kvHead < hi; ++kvHead) {
     int64_t batch = kvHead / s.hkv, hk = kvHead % s.hkv;
@@ -231,15 +219,15 @@ template <typename F> void backwardHeads(void *ctx, int64_t lo, int64_t hi) {
           for (int64_t j = 0; j < len; ++j)
             ds[j] = p[j] * (ds[j] - rowDot) * A(s.scale);
         }
-        dq.resize(size_t(rows * s.d));
-        lcc::gemmAccumulate(rows, s.d, len, t.dp.data(), len, 1, k, s.d, 1, dq.data(), s.d, 1,
+        t.out.resize(size_t(rows * s.d)); // dQ of the block
+        lcc::gemmAccumulate(rows, s.d, len, t.dp.data(), len, 1, k, s.d, 1, t.out.data(), s.d, 1,
                             /*overwrite=*/true);
         lcc::gemmAccumulate(len, s.d, rows, t.dp.data(), 1, len, q, s.d, 1, dk.data(), s.d, 1);
         lcc::gemmAccumulate(len, s.d, rows, t.p.data(), 1, len, dout, s.d, 1, dv.data(), s.d, 1);
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t c = 0; c < s.d; ++c)
             dqOut[r * s.d + c] =
-                F::store(dead[r] ? std::numeric_limits<A>::quiet_NaN() : dq[r * s.d + c]);
+                F::store(dead[r] ? std::numeric_limits<A>::quiet_NaN() : t.out[r * s.d + c]);
       }
     }
     for (int64_t e = 0; e < s.tk * s.d; ++e) {

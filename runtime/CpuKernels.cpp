@@ -197,16 +197,25 @@ lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
 // LLVM expects (the result in an SSE register).
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13)
 extern "C" __attribute__((visibility("default"))) __bf16 __truncsfbf2(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof(u));
-  uint16_t r = (u & 0x7fffffffu) > 0x7f800000u
-                   ? uint16_t((u >> 16) | 0x40u)
-                   : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  return __builtin_bit_cast(__bf16, r);
+  return __builtin_bit_cast(__bf16, lcc::roundToBfloat16(x));
 }
 #endif
 
 namespace lcc {
+
+uint16_t roundToBfloat16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  return (u & 0x7fffffffu) > 0x7f800000u ? uint16_t((u >> 16) | 0x40u)
+                                         : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float widenBfloat16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
 
 /// IEEE binary16 -> f32, exact (every half is a float).
 float widenHalf(uint16_t h) {
@@ -259,13 +268,6 @@ uint16_t roundToHalf(float x) {
 } // namespace lcc
 
 namespace {
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 /// f32 copies of the 2-byte elements a GEMM operand reaches (offset plus the
 /// extent of its strides), so the call keeps its offset and strides.
 std::vector<float> widen(int64_t base, int64_t offset, const int64_t sizes[5],
@@ -320,7 +322,7 @@ lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_
              int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
              int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
              int64_t cM, int64_t cN, int64_t beta) {
-  widenedGemm(bf16ToFloat, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
+  widenedGemm(lcc::widenBfloat16, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
               bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
 }
 extern "C" __attribute__((visibility("default"))) void

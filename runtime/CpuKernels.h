@@ -78,6 +78,10 @@ void gemmAccumulate(int64_t m, int64_t n, int64_t k, const double *a, int64_t aR
 /// __truncsfhf2 / __extendhfsf2 compute for fp16 code on the CPU.
 uint16_t roundToHalf(float x);
 float widenHalf(uint16_t h);
+/// f32 -> bfloat16 bits (round to nearest even, NaN kept quiet) and back
+/// (exact): what __truncsfbf2 computes for bf16 code on the CPU.
+uint16_t roundToBfloat16(float x);
+float widenBfloat16(uint16_t h);
 
 } // namespace lcc
 

@@ -106,8 +106,9 @@ struct CudaSession::Impl {
   CUdeviceptr scratch = 0;
   size_t scratchBytes = 0;
   CUfunction flashKernel(const std::string &name, unsigned long long smem);
-  void launchFlash(CUfunction f, unsigned gridX, unsigned gridY, unsigned long long smem,
-                   void **params, const std::string &what);
+  /// True when this launch failed first (the caller then says which it was).
+  bool launchFlash(CUfunction f, unsigned gridX, unsigned gridY, unsigned long long smem,
+                   void **params);
 
   cublasLtHandle_t lt = nullptr;
   CUdeviceptr workspace = 0;
@@ -472,34 +473,35 @@ CUfunction CudaSession::Impl::flashKernel(const std::string &name, unsigned long
   return flashKernels[name] = f;
 }
 
-void CudaSession::Impl::launchFlash(CUfunction f, unsigned gridX, unsigned gridY,
-                                    unsigned long long smem, void **params,
-                                    const std::string &what) {
+bool CudaSession::Impl::launchFlash(CUfunction f, unsigned gridX, unsigned gridY,
+                                    unsigned long long smem, void **params) {
   if (!f || gridX == 0 || gridY == 0)
-    return;
+    return false;
   bool first = error.empty();
-  if (!check(api.launchKernel(f, gridX, gridY, 1, unsigned(flash::kThreads), 1, 1,
-                              unsigned(smem), stream, params, nullptr),
-             "cuLaunchKernel") &&
-      first)
-    error += " (" + what + ")";
+  return !check(api.launchKernel(f, gridX, gridY, 1, unsigned(flash::kThreads), 1, 1,
+                                 unsigned(smem), stream, params, nullptr),
+                "cuLaunchKernel") &&
+         first;
 }
 
 void CudaSession::attention(const AttentionCall &call) {
   Impl &s = *impl_;
-  std::string shape = "attention B " + std::to_string(call.b) + ", H " + std::to_string(call.h) +
-                      "/" + std::to_string(call.hkv) + ", T " + std::to_string(call.tq) + "x" +
-                      std::to_string(call.tk) + ", D " + std::to_string(call.d);
+  // For error messages only: built when something failed, not per call.
+  auto shape = [&call] {
+    return "attention B " + std::to_string(call.b) + ", H " + std::to_string(call.h) + "/" +
+           std::to_string(call.hkv) + ", T " + std::to_string(call.tq) + "x" +
+           std::to_string(call.tk) + ", D " + std::to_string(call.d);
+  };
   if (call.dtype != 2 && call.dtype != 3) {
     if (s.error.empty())
       s.error = "the GPU's fused attention takes bf16 or f16 operands; compile with "
-                "--precision=bf16|fp16, or --attention=decomposed (" + shape + ")";
+                "--precision=bf16|fp16, or --attention=decomposed (" + shape() + ")";
     return;
   }
-  if (call.d != 16 && call.d != 32 && call.d != 64 && call.d != 128) {
+  if (!flash::hasKernelFor(call.d)) {
     if (s.error.empty())
       s.error = "the GPU's fused attention has kernels for head sizes 16, 32, 64 and 128 (" +
-                shape + ")";
+                shape() + ")";
     return;
   }
   std::string suffix = std::string(call.dtype == 2 ? "bf16" : "f16") + "_d" +
@@ -514,8 +516,9 @@ void CudaSession::attention(const AttentionCall &call) {
   if (!call.backward) {
     unsigned long long smem = flash::forwardSmem(int(call.d), 2);
     void *params[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3]};
-    s.launchFlash(s.flashKernel("lcc_flash_fwd_" + suffix, smem), unsigned(call.b * call.h),
-                  queryBlocks, smem, params, shape + ", forward");
+    if (s.launchFlash(s.flashKernel("lcc_flash_fwd_" + suffix, smem), unsigned(call.b * call.h),
+                      queryBlocks, smem, params))
+      s.error += " (" + shape() + ", forward)";
     return;
   }
   // lse and delta, one f32 each per query row: allocated by the first
@@ -531,12 +534,14 @@ void CudaSession::attention(const AttentionCall &call) {
   uint64_t lse = s.scratch, delta = s.scratch + rows * sizeof(float);
   unsigned long long smemQ = flash::backwardQuerySmem(int(call.d), 2);
   void *paramsQ[] = {&p, &buf[0], &buf[1], &buf[2], &buf[3], &buf[4], &buf[5], &lse, &delta};
-  s.launchFlash(s.flashKernel("lcc_flash_bwd_q_" + suffix, smemQ), unsigned(call.b * call.h),
-                queryBlocks, smemQ, paramsQ, shape + ", backward (queries)");
+  if (s.launchFlash(s.flashKernel("lcc_flash_bwd_q_" + suffix, smemQ), unsigned(call.b * call.h),
+                    queryBlocks, smemQ, paramsQ))
+    s.error += " (" + shape() + ", backward, queries)";
   unsigned long long smemK = flash::backwardKeysSmem(int(call.d), 2);
   void *paramsK[] = {&p, &buf[0], &buf[1], &buf[2], &buf[4], &buf[6], &buf[7], &lse, &delta};
-  s.launchFlash(s.flashKernel("lcc_flash_bwd_kv_" + suffix, smemK), unsigned(call.b * call.hkv),
-                keyBlocks, smemK, paramsK, shape + ", backward (keys)");
+  if (s.launchFlash(s.flashKernel("lcc_flash_bwd_kv_" + suffix, smemK),
+                    unsigned(call.b * call.hkv), keyBlocks, smemK, paramsK))
+    s.error += " (" + shape() + ", backward, keys)";
 }
 
 #endif

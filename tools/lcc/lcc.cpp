@@ -21,6 +21,7 @@
 #include "frontends/onnx/OnnxModel.h"
 #include "frontends/onnx/OnnxTraining.h"
 #include "runtime/Safetensors.h"
+#include "runtime/cuda/kernels/FlashParams.h"
 #include "passes/Pipelines.h"
 #include "runtime/HostTensor.h"
 #include "tools/lcc/TrainFlags.h"
@@ -622,7 +623,7 @@ int main(int argc, char **argv) {
   if (targetFlag == "cuda" && attentionFlag == "fused") {
     WalkResult unsupported = forward.walk([&](lcc::AttentionOp op) {
       int64_t d = op.getQuery().getType().getShape().back();
-      if (llvm::is_contained({16, 32, 64, 128}, d))
+      if (lcc::flash::hasKernelFor(d))
         return WalkResult::advance();
       op.emitError() << "--attention=fused on CUDA has kernels for head sizes 16, 32, 64 and "
                         "128, not "

@@ -25,6 +25,8 @@
 
 #include "llvm/ADT/bit.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::bufferization;
 
@@ -45,9 +47,10 @@ FailureOr<int64_t> attentionDtype(Operation *op, Type t) {
                            << " (f32, f64, bf16, f16)";
 }
 
-/// Reads every operand, writes none, each result a new buffer.
-template <typename ConcreteModel, typename Op>
-struct AttentionModelBase : BufferizableOpInterface::ExternalModel<ConcreteModel, Op> {
+/// Reads every operand, writes none, each result a new buffer: the call of
+/// lcc_attention_fwd (lcc.attention) or lcc_attention_bwd (attention_grad).
+template <typename Op>
+struct AttentionModel : BufferizableOpInterface::ExternalModel<AttentionModel<Op>, Op> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &, const AnalysisState &) const {
     return true;
   }
@@ -61,13 +64,14 @@ struct AttentionModelBase : BufferizableOpInterface::ExternalModel<ConcreteModel
 
   /// The call: the head (dtype, shape, causal, scale), the operands' addresses
   /// (contiguous), then new buffers for the results, which replace the op.
-  LogicalResult emitCall(Operation *op, RewriterBase &rewriter, const BufferizationOptions &options,
-                         BufferizationState &state, StringRef callee, bool causal,
-                         double scale) const {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<Op>(o);
+    StringRef callee =
+        std::is_same_v<Op, AttentionOp> ? "lcc_attention_fwd" : "lcc_attention_bwd";
     rewriter.setInsertionPoint(op);
-    Location loc = op->getLoc();
-    auto q = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
-    auto k = llvm::cast<RankedTensorType>(op->getOperand(1).getType());
+    Location loc = op.getLoc();
+    auto q = op.getQuery().getType(), k = op.getKey().getType();
     auto dtype = attentionDtype(op, q.getElementType());
     if (failed(dtype))
       return failure();
@@ -79,8 +83,8 @@ struct AttentionModelBase : BufferizableOpInterface::ExternalModel<ConcreteModel
                                i64(q.getDimSize(2)),
                                i64(k.getDimSize(2)),
                                i64(q.getDimSize(3)),
-                               i64(causal),
-                               i64(llvm::bit_cast<int64_t>(scale))};
+                               i64(op.getCausal()),
+                               i64(llvm::bit_cast<int64_t>(op.getScaleOrDefault()))};
     for (Value operand : op->getOperands()) {
       auto buf = getBuffer(rewriter, operand, options, state);
       if (failed(buf))
@@ -104,30 +108,12 @@ struct AttentionModelBase : BufferizableOpInterface::ExternalModel<ConcreteModel
   }
 };
 
-struct AttentionModel : AttentionModelBase<AttentionModel, AttentionOp> {
-  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto op = llvm::cast<AttentionOp>(o);
-    return emitCall(op, rewriter, options, state, "lcc_attention_fwd", op.getCausal(),
-                    op.getScaleOrDefault());
-  }
-};
-
-struct AttentionGradModel : AttentionModelBase<AttentionGradModel, AttentionGradOp> {
-  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto op = llvm::cast<AttentionGradOp>(o);
-    return emitCall(op, rewriter, options, state, "lcc_attention_bwd", op.getCausal(),
-                    op.getScaleOrDefault());
-  }
-};
-
 } // namespace
 
 void registerAttentionBufferization(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, LccDialect *) {
-    AttentionOp::attachInterface<AttentionModel>(*ctx);
-    AttentionGradOp::attachInterface<AttentionGradModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel<AttentionOp>>(*ctx);
+    AttentionGradOp::attachInterface<AttentionModel<AttentionGradOp>>(*ctx);
   });
 }
 

@@ -24,6 +24,12 @@ struct Params {
   float scale;
 };
 
+/// The head sizes FlashAttention.cu instantiates kernels for (what the
+/// compiler accepts for --attention=fused on CUDA, and the runtime checks).
+GX_HD constexpr bool hasKernelFor(long long headSize) {
+  return headSize == 16 || headSize == 32 || headSize == 64 || headSize == 128;
+}
+
 constexpr int kThreads = 128;
 constexpr int kRows = 64; // rows of a tile, query or key
 

@@ -110,22 +110,10 @@ inline float shflXor(float v, int laneMask) {
 inline float exp(float x) { return std::exp(x); }
 inline float log(float x) { return std::log(x); }
 
-inline float toFloat(bf16 x) {
-  uint32_t u = uint32_t(x.bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+inline float toFloat(bf16 x) { return lcc::widenBfloat16(x.bits); }
 inline float toFloat(f16 x) { return lcc::widenHalf(x.bits); }
 template <typename T> T fromFloat(float x);
-template <> inline bf16 fromFloat<bf16>(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  if (std::isnan(x))
-    return bf16{uint16_t((u >> 16) | 0x40)};
-  u += 0x7fff + ((u >> 16) & 1);
-  return bf16{uint16_t(u >> 16)};
-}
+template <> inline bf16 fromFloat<bf16>(float x) { return bf16{lcc::roundToBfloat16(x)}; }
 template <> inline f16 fromFloat<f16>(float x) { return f16{lcc::roundToHalf(x)}; }
 
 struct Tile {
