@@ -214,8 +214,38 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
     for (auto &[op, g] : matches)
       if (failed(replaceWithCall(op, g, module, prefix)))
         return signalPassFailure();
-    if (prefix != "lcc_" && failed(retargetAttention(module)))
+    if (prefix != "lcc_" &&
+        (failed(retargetAttention(module)) || failed(retargetCollectives(module))))
       return signalPassFailure();
+  }
+
+  /// The collectives' calls (lowering/Collectives.cpp) go to the target's
+  /// too: on CUDA they are enqueued on the GPU's streams (and captured into
+  /// its graph) instead of running on host buffers. lcc_group_rank, a host
+  /// query, stays.
+  LogicalResult retargetCollectives(ModuleOp module) {
+    static constexpr const char *kCollectives[] = {
+        "lcc_all_reduce",       "lcc_all_gather",       "lcc_reduce_scatter",
+        "lcc_broadcast",        "lcc_send",             "lcc_recv",
+        "lcc_all_reduce_start", "lcc_all_gather_start", "lcc_reduce_scatter_start",
+        "lcc_wait"};
+    for (StringRef old : kCollectives) {
+      auto f = module.lookupSymbol<func::FuncOp>(old);
+      if (!f)
+        continue;
+      std::string name = prefix + old.drop_front(strlen("lcc_")).str();
+      if (!declareKernel(module, name, f.getNumArguments()))
+        return failure();
+      SmallVector<func::CallOp> calls;
+      module.walk([&](func::CallOp call) {
+        if (call.getCallee() == old)
+          calls.push_back(call);
+      });
+      for (func::CallOp call : calls)
+        call.setCallee(name);
+      f.erase();
+    }
+    return success();
   }
 
   /// The fused attention's calls (bufferized lcc.attention/attention_grad)

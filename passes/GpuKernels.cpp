@@ -32,9 +32,20 @@ namespace {
 
 constexpr llvm::StringLiteral kLaunch = "lcc_cuda_launch";
 
+/// Whether `type` is a memref whose offset is only known at run time (a
+/// ZeRO rank's piece of a buffer sits at a multiple of lcc_group_rank).
+bool hasDynamicOffset(Type type) {
+  auto memref = llvm::dyn_cast<MemRefType>(type);
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  return memref && succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         ShapedType::isDynamic(offset);
+}
+
 /// Kernel arguments travel as bare device pointers (8 bytes each, the
-/// runtime's launch ABI), so a memref's layout must be known statically:
-/// the kernel applies the static offset itself.
+/// runtime's launch ABI), so a memref's shape and strides must be known
+/// statically. A static offset the kernel applies itself; a dynamic one the
+/// host adds to the pointer (emitLaunch), and the kernel sees offset 0.
 LogicalResult checkArguments(func::FuncOp kernel) {
   for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto memref = llvm::dyn_cast<MemRefType>(type);
@@ -45,16 +56,41 @@ LogicalResult checkArguments(func::FuncOp kernel) {
     int64_t offset;
     SmallVector<int64_t> strides;
     if (!memref.hasStaticShape() || failed(memref.getStridesAndOffset(strides, offset)) ||
-        ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+        llvm::any_of(strides, ShapedType::isDynamic))
       return kernel.emitError() << "lcc-gpu-kernels: argument " << i << " of kernel @"
                                 << kernel.getSymName() << " has type " << type
-                                << "; CUDA kernels need static shapes, strides and offsets "
+                                << "; CUDA kernels need static shapes and strides "
                                    "(they receive bare pointers)";
   }
   if (kernel.getNumResults() != 0)
     return kernel.emitError() << "lcc-gpu-kernels: kernel @" << kernel.getSymName()
                               << " returns values; kernels write their outputs in place";
   return success();
+}
+
+/// The kernel's side of a dynamic offset: the argument gets offset 0 (the
+/// pointer the host passes already points at the first element), and a
+/// memref.cast gives the body the type it was written for.
+void zeroDynamicOffsets(func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!hasDynamicOffset(arg.getType()))
+      continue;
+    auto type = llvm::cast<MemRefType>(arg.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    (void)type.getStridesAndOffset(strides, offset);
+    auto fixed = MemRefType::get(type.getShape(), type.getElementType(),
+                                 StridedLayoutAttr::get(kernel.getContext(), 0, strides),
+                                 type.getMemorySpace());
+    arg.setType(fixed);
+    auto cast = memref::CastOp::create(b, kernel.getLoc(), type, arg);
+    arg.replaceAllUsesExcept(cast, cast);
+    inputs[arg.getArgNumber()] = fixed;
+  }
+  kernel.setFunctionType(FunctionType::get(kernel.getContext(), inputs, kernel.getResultTypes()));
 }
 
 /// Copies inside a kernel: a copy of a subview onto an identical subview of
@@ -114,6 +150,14 @@ void emitLaunch(const lcc::GpuLaunch &launch, int64_t id, Value argv, func::Func
   auto i64 = [&](int64_t v) -> Value { return arith::ConstantIntOp::create(b, loc, v, 64); };
   for (auto [i, arg] : llvm::enumerate(launch.operands)) {
     Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    if (hasDynamicOffset(arg.getType())) { // the kernel sees offset 0 (zeroDynamicOffsets)
+      auto type = llvm::cast<MemRefType>(arg.getType());
+      Value offset = memref::ExtractStridedMetadataOp::create(b, loc, arg).getOffset();
+      Value bytes = arith::MulIOp::create(
+          b, loc, offset,
+          arith::ConstantIndexOp::create(b, loc, int64_t(type.getElementTypeBitWidth() / 8)));
+      ptr = arith::AddIOp::create(b, loc, ptr, bytes);
+    }
     Value word = arith::IndexCastOp::create(b, loc, b.getI64Type(), ptr);
     Value slot = arith::ConstantIndexOp::create(b, loc, int64_t(i));
     memref::StoreOp::create(b, loc, word, argv, slot);
@@ -144,9 +188,11 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr("lcc.kernel") && !fn.isExternal())
         kernels.push_back(fn);
-    for (func::FuncOp kernel : kernels)
+    for (func::FuncOp kernel : kernels) {
       if (failed(checkArguments(kernel)))
         return signalPassFailure();
+      zeroDynamicOffsets(kernel);
+    }
 
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
@@ -166,7 +212,9 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         auto [it, first] = alignment.try_emplace(callee, SmallVector<int64_t>(
                                                              call.getNumOperands(), INT64_MAX));
         for (auto [i, arg] : llvm::enumerate(call.getOperands()))
-          it->second[i] = std::min(it->second[i], firstElementAlignment(arg));
+          it->second[i] = std::min(it->second[i], hasDynamicOffset(arg.getType())
+                                                      ? int64_t(1)
+                                                      : firstElementAlignment(arg));
       });
     }
 

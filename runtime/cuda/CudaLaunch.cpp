@@ -55,7 +55,41 @@ void RecordingBackend::attention(const AttentionCall &call) {
   calls.push_back(std::move(c));
 }
 
+void RecordingBackend::collective(const CollectiveCall &call) {
+  Call c;
+  c.isCollective = true;
+  c.collective = call;
+  calls.push_back(std::move(c));
+}
+
+const char *CollectiveCall::name() const {
+  static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                      "send",       "recv",       "wait"};
+  return names[kind];
+}
+
 namespace {
+CollectiveCall collectiveCall(CollectiveCall::Kind kind, int64_t ticket, int64_t group,
+                              int64_t dtype, int64_t reduction, int64_t peer, int64_t in,
+                              int64_t out, int64_t count) {
+  CollectiveCall c;
+  c.kind = kind;
+  c.start = ticket >= 0 && kind != CollectiveCall::Wait;
+  c.ticket = ticket;
+  c.group = group;
+  c.dtype = dtype;
+  c.reduction = reduction;
+  c.peer = peer;
+  c.in = uint64_t(in);
+  c.out = uint64_t(out);
+  c.count = count;
+  return c;
+}
+
+void forward(const char *what, const CollectiveCall &call) {
+  backendOrDie(what).collective(call);
+}
+
 AttentionCall attentionCall(bool backward, int64_t dtype, int64_t b, int64_t h, int64_t hkv,
                             int64_t tq, int64_t tk, int64_t d, int64_t causal, int64_t scaleBits,
                             std::initializer_list<int64_t> buffers) {
@@ -133,4 +167,78 @@ lcc_cuda_attention_bwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t
   lcc::backendOrDie("lcc_cuda_attention_bwd")
       .attention(lcc::attentionCall(true, dtype, b, h, hkv, tq, tk, d, causal, scaleBits,
                                     {q, k, v, o, dout, dq, dk, dv}));
+}
+
+// The collectives: stream-ordered on the GPU (CudaSession), recorded in
+// tests. A ticket of -1 marks the blocking ones.
+using lcc::CollectiveCall;
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_all_reduce(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
+                    int64_t count) {
+  lcc::forward("lcc_cuda_all_reduce", lcc::collectiveCall(CollectiveCall::AllReduce, -1, group,
+                                                          dtype, reduction, 0, in, out, count));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_all_gather(int64_t group, int64_t dtype, int64_t in, int64_t out, int64_t countPerRank) {
+  lcc::forward("lcc_cuda_all_gather", lcc::collectiveCall(CollectiveCall::AllGather, -1, group,
+                                                          dtype, 0, 0, in, out, countPerRank));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
+                        int64_t countPerRank) {
+  lcc::forward("lcc_cuda_reduce_scatter",
+               lcc::collectiveCall(CollectiveCall::ReduceScatter, -1, group, dtype, reduction, 0,
+                                   in, out, countPerRank));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64_t out,
+                   int64_t count) {
+  lcc::forward("lcc_cuda_broadcast", lcc::collectiveCall(CollectiveCall::Broadcast, -1, group,
+                                                         dtype, 0, root, in, out, count));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count) {
+  lcc::forward("lcc_cuda_send",
+               lcc::collectiveCall(CollectiveCall::Send, -1, group, dtype, 0, peer, in, 0, count));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count) {
+  lcc::forward("lcc_cuda_recv",
+               lcc::collectiveCall(CollectiveCall::Recv, -1, group, dtype, 0, peer, 0, out, count));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_all_reduce_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                          int64_t in, int64_t out, int64_t count) {
+  lcc::forward("lcc_cuda_all_reduce_start",
+               lcc::collectiveCall(CollectiveCall::AllReduce, ticket, group, dtype, reduction, 0,
+                                   in, out, count));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_all_gather_start(int64_t ticket, int64_t group, int64_t dtype, int64_t in, int64_t out,
+                          int64_t countPerRank) {
+  lcc::forward("lcc_cuda_all_gather_start",
+               lcc::collectiveCall(CollectiveCall::AllGather, ticket, group, dtype, 0, 0, in, out,
+                                   countPerRank));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+lcc_cuda_reduce_scatter_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                              int64_t in, int64_t out, int64_t countPerRank) {
+  lcc::forward("lcc_cuda_reduce_scatter_start",
+               lcc::collectiveCall(CollectiveCall::ReduceScatter, ticket, group, dtype, reduction,
+                                   0, in, out, countPerRank));
+}
+
+extern "C" __attribute__((visibility("default"))) void lcc_cuda_wait(int64_t ticket, int64_t in,
+                                                                     int64_t out) {
+  lcc::forward("lcc_cuda_wait",
+               lcc::collectiveCall(CollectiveCall::Wait, ticket, 0, 0, 0, 0, in, out, 0));
 }

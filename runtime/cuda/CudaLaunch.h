@@ -7,8 +7,9 @@
 //   lcc_cuda_launch(kernel id, grid, block, argv, argc)   argv: argc device pointers
 //   lcc_cuda_sgemm / lcc_cuda_dgemm(28 x i64)             runtime/CpuKernels.h's ABI
 //   lcc_cuda_attention_fwd / _bwd(13 / 17 x i64)          runtime/Attention.h's ABI
+//   lcc_cuda_all_reduce, ..., lcc_cuda_wait               runtime/dist/Collectives.h's ABI
 //
-// (and the collectives of runtime/dist). These forward to the process's
+// (lcc_group_rank, a host query, stays the CPU's). These forward to the process's
 // current CudaBackend: the GPU one (stream launches, cuBLASLt, capture into
 // a CUDA graph), or a recorder that keeps the calls, which is how the
 // launch sequence is tested on machines without a GPU.
@@ -51,6 +52,24 @@ void lcc_cuda_attention_bwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, in
                             int64_t tk, int64_t d, int64_t causal, int64_t scaleBits, int64_t q,
                             int64_t k, int64_t v, int64_t o, int64_t dout, int64_t dq, int64_t dk,
                             int64_t dv);
+void lcc_cuda_all_reduce(int64_t group, int64_t dtype, int64_t reduction, int64_t in, int64_t out,
+                         int64_t count);
+void lcc_cuda_all_gather(int64_t group, int64_t dtype, int64_t in, int64_t out,
+                         int64_t countPerRank);
+void lcc_cuda_reduce_scatter(int64_t group, int64_t dtype, int64_t reduction, int64_t in,
+                             int64_t out, int64_t countPerRank);
+void lcc_cuda_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64_t out,
+                        int64_t count);
+void lcc_cuda_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count);
+void lcc_cuda_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
+void lcc_cuda_all_reduce_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
+                               int64_t in, int64_t out, int64_t count);
+void lcc_cuda_all_gather_start(int64_t ticket, int64_t group, int64_t dtype, int64_t in,
+                               int64_t out, int64_t countPerRank);
+void lcc_cuda_reduce_scatter_start(int64_t ticket, int64_t group, int64_t dtype,
+                                   int64_t reduction, int64_t in, int64_t out,
+                                   int64_t countPerRank);
+void lcc_cuda_wait(int64_t ticket, int64_t in, int64_t out);
 }
 
 namespace lcc {
@@ -91,6 +110,21 @@ struct AttentionCall {
   bool writes(int i) const { return backward ? i >= 5 : i == 3; }
 };
 
+/// One collective of compiled code (runtime/dist/Collectives.h's ABI). The
+/// kinds are dist::StreamCollective's, in the same order, plus Wait. A
+/// `start` runs beside the computation until the Wait with its ticket (and
+/// the same in and out); the others are in stream order.
+struct CollectiveCall {
+  enum Kind { AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv, Wait };
+  Kind kind = AllReduce;
+  bool start = false;
+  int64_t ticket = -1, group = 0, dtype = 0, reduction = 0;
+  int64_t peer = 0; // the root of a broadcast
+  uint64_t in = 0, out = 0;
+  int64_t count = 0; // elements; per rank for all_gather and reduce_scatter
+  const char *name() const;
+};
+
 /// Where the calls of compiled host code go.
 class CudaBackend {
 public:
@@ -99,6 +133,7 @@ public:
                       int64_t argc) = 0;
   virtual void gemm(const GemmCall &call) = 0;
   virtual void attention(const AttentionCall &call) = 0;
+  virtual void collective(const CollectiveCall &call) = 0;
 };
 
 /// The backend of this process (null: none; a call then aborts with a
@@ -116,10 +151,11 @@ public:
     std::vector<uint64_t> args;
   };
   struct Call {
-    bool isGemm = false, isAttention = false;
+    bool isGemm = false, isAttention = false, isCollective = false;
     Launch launch;
     GemmCall gemm;
     AttentionCall attention;
+    CollectiveCall collective;
   };
   std::vector<Call> calls;
 
@@ -127,6 +163,7 @@ public:
               int64_t argc) override;
   void gemm(const GemmCall &call) override;
   void attention(const AttentionCall &call) override;
+  void collective(const CollectiveCall &call) override;
 };
 
 } // namespace lcc

@@ -63,6 +63,13 @@ public:
   /// bf16/f16 only, head sizes 16, 32, 64, 128 (the kernels of
   /// runtime/cuda/kernels/FlashAttention.cu, embedded when nvcc was there).
   void attention(const AttentionCall &call) override;
+  /// On the groups lcc-run installed (runtime/dist/Collectives.h): NCCL for
+  /// groups of several ranks, a device copy for 1-rank groups. Failures end
+  /// the process as the CPU's collectives do (exit code 4).
+  void collective(const CollectiveCall &call) override;
+  /// How long synchronize() waits for a step with collectives before it
+  /// gives up on the peers (lcc-run's --timeout; default 300 s).
+  void setCollectiveTimeout(double seconds);
 
   struct Impl;
 

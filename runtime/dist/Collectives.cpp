@@ -198,6 +198,16 @@ void clearGroups() {
   registry().groups.clear();
 }
 
+Communicator &compiledGroup(int64_t group, const char *op) { return lookup(group, op); }
+ElementType compiledType(Communicator &c, const char *op, int64_t dtype) {
+  return typeOf(c, op, dtype);
+}
+Reduction compiledReduction(Communicator &c, const char *op, int64_t reduction) {
+  return reductionOf(c, op, reduction);
+}
+void collectiveFailed(int worldRank, const std::string &message) { die(worldRank, message); }
+void collectiveProtocolError(const std::string &message) { internalError(message); }
+
 size_t installedGroupCount() { return registry().groups.size(); }
 
 size_t collectivesInFlight() {

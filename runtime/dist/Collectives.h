@@ -89,6 +89,21 @@ size_t installedGroupCount();
 /// Asynchronous collectives started and not yet waited for.
 size_t collectivesInFlight();
 
+// For the CUDA target (runtime/cuda/CudaSession.cpp), which enqueues the
+// compiled code's collectives on its streams (Communicator::enqueue) rather
+// than calling the functions above: the same lookup, argument decoding and
+// failure handling.
+
+/// The group compiled code calls `group` (the 1-rank stand-in while none is
+/// installed); a bad index ends the process as above.
+Communicator &compiledGroup(int64_t group, const char *op);
+ElementType compiledType(Communicator &c, const char *op, int64_t dtype);
+Reduction compiledReduction(Communicator &c, const char *op, int64_t reduction);
+/// "lcc-run: rank R: <message>", exit code 4.
+[[noreturn]] void collectiveFailed(int worldRank, const std::string &message);
+/// A broken start/wait protocol (a compiler bug): exit code 3.
+[[noreturn]] void collectiveProtocolError(const std::string &message);
+
 /// Name and address of every collective, for JITs that bind symbols
 /// explicitly (terminated by {nullptr, nullptr}).
 const CpuKernelSymbol *collectiveSymbols();

@@ -160,6 +160,31 @@ const char *reductionName(Reduction op) {
 
 Communicator::~Communicator() = default;
 
+const char *streamCollectiveName(StreamCollective::Kind kind) {
+  switch (kind) {
+  case StreamCollective::AllReduce:
+    return "all_reduce";
+  case StreamCollective::AllGather:
+    return "all_gather";
+  case StreamCollective::ReduceScatter:
+    return "reduce_scatter";
+  case StreamCollective::Broadcast:
+    return "broadcast";
+  case StreamCollective::Send:
+    return "send";
+  case StreamCollective::Recv:
+    return "recv";
+  }
+  return "collective";
+}
+
+DistStatus Communicator::enqueue(const StreamCollective &c, void *) {
+  return failure(streamCollectiveName(c.kind),
+                 std::string("the ") + backend() +
+                     " backend moves host buffers, and a CUDA train.bin's collectives are on "
+                     "device buffers (run lcc-run with --backend nccl)");
+}
+
 DistStatus Communicator::failure(const char *op, const std::string &cause) const {
   int n = size();
   return DistStatus::failure(std::string(op) + " on group '" + name_ + "' (" + std::to_string(n) +

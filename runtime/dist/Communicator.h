@@ -92,6 +92,20 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
 enum class Reduction { Sum = 0, Mean = 1, Max = 2, Min = 3 };
 const char *reductionName(Reduction op);
 
+/// One collective for Communicator::enqueue: the blocking calls' arguments
+/// (`peer` is the root of a broadcast).
+struct StreamCollective {
+  enum Kind { AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv };
+  Kind kind = AllReduce;
+  const void *in = nullptr;
+  void *out = nullptr;
+  int64_t count = 0; // countPerRank for all_gather and reduce_scatter
+  ElementType type = ElementType::F32;
+  Reduction op = Reduction::Sum;
+  int peer = 0;
+};
+const char *streamCollectiveName(StreamCollective::Kind kind);
+
 /// One process group. Thread-compatible: used from one thread. Every member
 /// must call the same collectives in the same order (send/recv: matched per
 /// pair of ranks in order).
@@ -124,6 +138,20 @@ public:
   virtual DistStatus send(const void *in, int64_t count, ElementType type, int peer) = 0;
   virtual DistStatus recv(void *out, int64_t count, ElementType type, int peer) = 0;
   virtual DistStatus barrier() = 0;
+
+  /// Stream-ordered collectives on device buffers, for the CUDA target's
+  /// step (runtime/cuda/CudaSession.cpp): `c` is enqueued on `stream` (a
+  /// CUstream, which is also a cudaStream_t) and not waited for, so a CUDA
+  /// graph can capture it. Only "nccl" groups can; the others say so. The
+  /// arguments are checked as the blocking calls check them.
+  virtual DistStatus enqueue(const StreamCollective &c, void *stream);
+  /// Whether work enqueued so far failed (NCCL's asynchronous error); does
+  /// not wait. After a failure the group is broken, as above.
+  virtual DistStatus pollEnqueued() { return {}; }
+  /// Gives up on work enqueued (a peer stopped answering): NCCL aborts the
+  /// communicator, which frees its kernels stuck on the GPU. The group is
+  /// broken afterwards, with `cause`.
+  virtual void abortEnqueued(const std::string &cause) { (void)cause; }
 
   /// The communicator of a subgroup of this one: `members` are ranks of this
   /// group in the new group's rank order, this rank among them. Called by

@@ -142,49 +142,61 @@ public:
 
   DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
                        Reduction op) override {
-    if (DistStatus s = checkReduce("all_reduce", in, out, count, type, op); !s)
-      return s;
-    return run("all_reduce", count, [&] {
-      return ncclAllReduce(in, out, size_t(count), ncclType(type), ncclOp(op), comm_, stream_);
-    });
+    return blocking({StreamCollective::AllReduce, in, out, count, type, op, 0});
   }
   DistStatus allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
-    if (DistStatus s =
-            checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
-        !s)
-      return s;
-    return run("all_gather", countPerRank, [&] {
-      return ncclAllGather(in, out, size_t(countPerRank), ncclType(type), comm_, stream_);
-    });
+    return blocking({StreamCollective::AllGather, in, out, countPerRank, type, Reduction::Sum, 0});
   }
   DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
                            Reduction op) override {
-    if (DistStatus s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
-      return s;
-    return run("reduce_scatter", countPerRank, [&] {
-      return ncclReduceScatter(in, out, size_t(countPerRank), ncclType(type), ncclOp(op), comm_,
-                               stream_);
-    });
+    return blocking({StreamCollective::ReduceScatter, in, out, countPerRank, type, op, 0});
   }
   DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
                        int root) override {
-    if (DistStatus s = checkBroadcast(in, out, count, type, root); !s)
-      return s;
-    return run("broadcast", count, [&] {
-      return ncclBroadcast(in, out, size_t(count), ncclType(type), root, comm_, stream_);
-    });
+    return blocking({StreamCollective::Broadcast, in, out, count, type, Reduction::Sum, root});
   }
   DistStatus send(const void *in, int64_t count, ElementType type, int peer) override {
-    if (DistStatus s = checkPeer("send", in, count, type, peer, false); !s)
-      return s;
-    return run("send", count,
-               [&] { return ncclSend(in, size_t(count), ncclType(type), peer, comm_, stream_); });
+    return blocking({StreamCollective::Send, in, nullptr, count, type, Reduction::Sum, peer});
   }
   DistStatus recv(void *out, int64_t count, ElementType type, int peer) override {
-    if (DistStatus s = checkPeer("recv", out, count, type, peer, false); !s)
+    return blocking({StreamCollective::Recv, nullptr, out, count, type, Reduction::Sum, peer});
+  }
+  /// The CUDA target's step: on its stream, not waited for (a graph
+  /// captures it). A non-blocking communicator may still be busy enqueuing
+  /// when the call returns (ncclInProgress); that is waited for here, on
+  /// the host, since the next call on the communicator must not start
+  /// before it.
+  DistStatus enqueue(const StreamCollective &c, void *stream) override {
+    const char *op = streamCollectiveName(c.kind);
+    if (DistStatus s = check(c); !s)
       return s;
-    return run("recv", count,
-               [&] { return ncclRecv(out, size_t(count), ncclType(type), peer, comm_, stream_); });
+    if (!brokenCause_.empty())
+      return failure(op, "the group failed earlier (" + brokenCause_ + ")");
+    if (c.count == 0)
+      return {};
+    ncclResult_t r = issue(c, static_cast<cudaStream_t>(stream));
+    if (r != ncclSuccess && r != ncclInProgress)
+      return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));
+    if (r == ncclInProgress)
+      if (std::string why = waitEnqueued(); !why.empty())
+        return broken(op, why);
+    return {};
+  }
+  DistStatus pollEnqueued() override {
+    if (!brokenCause_.empty())
+      return failure("collective", "the group failed earlier (" + brokenCause_ + ")");
+    ncclResult_t state = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+    if (r != ncclSuccess)
+      state = r;
+    if (state != ncclSuccess && state != ncclInProgress)
+      return broken("collective", std::string(ncclGetErrorString(state)) + ": " +
+                                      ncclGetLastError(comm_));
+    return {};
+  }
+  void abortEnqueued(const std::string &cause) override {
+    if (brokenCause_.empty())
+      broken("collective", cause);
   }
   /// NCCL has no barrier: a one-element all-reduce does the same.
   DistStatus barrier() override {
@@ -202,6 +214,67 @@ public:
                             std::unique_ptr<Communicator> &out);
 
 private:
+  DistStatus check(const StreamCollective &c) const {
+    const char *op = streamCollectiveName(c.kind);
+    switch (c.kind) {
+    case StreamCollective::AllReduce:
+      return checkReduce(op, c.in, c.out, c.count, c.type, c.op);
+    case StreamCollective::AllGather:
+      return checkGather(op, c.in, c.out, c.count, c.type, false, Reduction::Sum);
+    case StreamCollective::ReduceScatter:
+      return checkGather(op, c.in, c.out, c.count, c.type, true, c.op);
+    case StreamCollective::Broadcast:
+      return checkBroadcast(c.in, c.out, c.count, c.type, c.peer);
+    case StreamCollective::Send:
+      return checkPeer(op, c.in, c.count, c.type, c.peer, false);
+    case StreamCollective::Recv:
+      return checkPeer(op, c.out, c.count, c.type, c.peer, false);
+    }
+    return failure(op, "unknown collective");
+  }
+  /// The NCCL call of `c` on `stream` (arguments checked).
+  ncclResult_t issue(const StreamCollective &c, cudaStream_t stream) {
+    size_t n = size_t(c.count);
+    ncclDataType_t t = ncclType(c.type);
+    switch (c.kind) {
+    case StreamCollective::AllReduce:
+      return ncclAllReduce(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
+    case StreamCollective::AllGather:
+      return ncclAllGather(c.in, c.out, n, t, comm_, stream);
+    case StreamCollective::ReduceScatter:
+      return ncclReduceScatter(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
+    case StreamCollective::Broadcast:
+      return ncclBroadcast(c.in, c.out, n, t, c.peer, comm_, stream);
+    case StreamCollective::Send:
+      return ncclSend(c.in, n, t, c.peer, comm_, stream);
+    case StreamCollective::Recv:
+      return ncclRecv(c.out, n, t, c.peer, comm_, stream);
+    }
+    return ncclInvalidArgument;
+  }
+  DistStatus blocking(const StreamCollective &c) {
+    if (DistStatus s = check(c); !s)
+      return s;
+    return run(streamCollectiveName(c.kind), c.count, [&] { return issue(c, stream_); });
+  }
+  /// Polls until a non-blocking enqueue finished ("") or failed (why).
+  std::string waitEnqueued() {
+    Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(timeout_));
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+      if (r != ncclSuccess)
+        state = r;
+      if (state == ncclSuccess)
+        return "";
+      if (state != ncclInProgress)
+        return std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm_);
+      if (Clock::now() >= deadline)
+        return "enqueuing timed out after " + seconds(timeout_);
+      std::this_thread::yield();
+    }
+  }
   template <typename Enqueue> DistStatus run(const char *op, int64_t count, Enqueue enqueue) {
     if (!brokenCause_.empty())
       return failure(op, "the group failed earlier (" + brokenCause_ + ")");

@@ -93,6 +93,7 @@ bool joinJob(const json::Value &manifest, const std::string &backend, double tim
     return false;
   out.rank = env.rank;
   out.world = env.worldSize;
+  out.timeoutSeconds = env.timeoutSeconds;
   if (env.worldSize == 1)
     return true; // collectives of 1-rank groups copy; nothing to connect
   if (dist::DistStatus st = dist::createWorld(env, backend, gWorld); !st)

@@ -34,6 +34,8 @@ struct DistributedRun {
   std::map<std::string, int64_t> groupRanks, groupSizes;
   /// The manifest's group names in the order the compiled code indexes them.
   std::vector<std::string> groups;
+  /// How long a collective may wait for the peers (--timeout, else $LCC_DIST_TIMEOUT).
+  double timeoutSeconds = 300;
   bool active() const { return world > 1; }
 };
 

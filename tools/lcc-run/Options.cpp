@@ -50,7 +50,8 @@ distributed (the train.bin compiled with lcc --shard=MODE --world=N):
   -n N, --nproc N      start N ranks on this machine (RANK, WORLD_SIZE, MASTER_ADDR,
                        MASTER_PORT set as torchrun does); without -n, lcc-run is the
                        one rank those variables (or SLURM/Open MPI's) describe
-  --backend B          gloo (CPU, default) or nccl (GPU)
+  --backend B          gloo (host buffers) or nccl (GPU buffers); default: the one
+                       the train.bin's target needs
   --timeout S          seconds a rank waits for the others before failing (default
                        $LCC_DIST_TIMEOUT, else 300)
   --log-dir DIR        each rank's output in DIR/rank-<r>.log (default: only rank 0's

@@ -32,7 +32,7 @@ struct Options {
   int64_t ranks = 0;        // -n N: start N local ranks (0: one process, or the
                             // rank an external launcher describes in the environment)
   std::string logDir;       // per-rank logs of -n runs
-  std::string backend = "gloo";
+  std::string backend; // "": gloo for a CPU train.bin, nccl for a CUDA one
   double timeout = 0;       // seconds a collective may wait for a peer; 0: not
                             // given ($LCC_DIST_TIMEOUT, else 300)
 };

@@ -181,6 +181,14 @@ int main(int argc, char **argv) {
   Trainer trainer;
   if (ProgramStatus st = Trainer::create(program, trainer); !st)
     return fail("lcc-run: error: " + opt.program + ": " + st.error);
+  // The collectives move the step's buffers: host memory on the CPU (Gloo),
+  // device memory on the GPU (NCCL).
+  std::string backend = opt.backend.empty() ? (program.isCuda() ? "nccl" : "gloo") : opt.backend;
+  if (backend != (program.isCuda() ? "nccl" : "gloo"))
+    return fail("lcc-run: error: --backend " + backend + " cannot move the buffers of " +
+                opt.program + ": it was compiled for " +
+                (program.isCuda() ? "CUDA (device buffers: use --backend nccl)"
+                                  : "the CPU (host buffers: use --backend gloo)"));
   std::unique_ptr<CudaSession> gpu;
   if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
@@ -189,7 +197,11 @@ int main(int argc, char **argv) {
     if (!loadCudaDriver(0, driver, device, why))
       return fail("lcc-run: error: no CUDA device: " + why + "; " + opt.program +
                   " was compiled with --target=cuda (compile without it to train on the CPU)");
-    gpu = CudaSession::create(program, 0, why);
+    // One GPU per rank, as the nccl backend picks it (NcclCommunicator.cpp):
+    // LOCAL_RANK's, or the only one this process sees.
+    int devices = 1;
+    int ordinal = driver->deviceGetCount(&devices) == 0 && devices > 1 ? env.localRank : 0;
+    gpu = CudaSession::create(program, ordinal, why);
     if (!gpu)
       return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " + why);
     trainer.useCuda(gpu.get(), !opt.noGraph);
@@ -197,8 +209,10 @@ int main(int argc, char **argv) {
 
   std::string error;
   run::DistributedRun job;
-  if (!run::joinJob(program.manifest(), opt.backend, opt.timeout, job, error))
+  if (!run::joinJob(program.manifest(), backend, opt.timeout, job, error))
     return fail("lcc-run: error: " + error), 4; // docs/distributed.md: distributed failures
+  if (gpu)
+    gpu->setCollectiveTimeout(job.timeoutSeconds);
   trainer.setGroupRanks(job.groupRanks);
   const bool lead = job.rank == 0; // prints progress, writes metrics and exports
   if (!lead)
@@ -283,7 +297,7 @@ int main(int argc, char **argv) {
                        gpu->loadedFrom() + (opt.noGraph ? ", eager)" : ", CUDA graph)"))
                           .c_str()
                     : (std::to_string(numThreads()) + " threads").c_str(),
-                job.active() ? (", " + std::to_string(job.world) + " ranks (" + opt.backend +
+                job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend +
                                 ")").c_str()
                              : "");
   if (!opt.quiet || !lead) {

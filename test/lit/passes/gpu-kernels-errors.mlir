@@ -6,12 +6,12 @@
 // RUN: not lcc-opt %s --split-input-file --lcc-gpu-kernels=lanes=3 2>&1 | FileCheck %s --check-prefix=LANES
 // LANES: lcc-gpu-kernels: lanes must be 1, 2, 4 or 8, got 3
 
-// A buffer at a run-time offset: kernels receive bare pointers and apply
-// static offsets themselves.
+// A buffer with a run-time stride: kernels receive bare pointers and index
+// with static strides (a run-time offset the host adds to the pointer).
 #id = affine_map<(d0) -> (d0)>
-// expected-error @+1 {{lcc-gpu-kernels: argument 0 of kernel @k has type 'memref<4xf32, strided<[1], offset: ?>>'; CUDA kernels need static shapes, strides and offsets (they receive bare pointers)}}
-func.func private @k(%a: memref<4xf32, strided<[1], offset: ?>>) attributes {lcc.kernel} {
-  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%a : memref<4xf32, strided<[1], offset: ?>>) {
+// expected-error @+1 {{lcc-gpu-kernels: argument 0 of kernel @k has type 'memref<4xf32, strided<[?]>>'; CUDA kernels need static shapes and strides (they receive bare pointers)}}
+func.func private @k(%a: memref<4xf32, strided<[?]>>) attributes {lcc.kernel} {
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%a : memref<4xf32, strided<[?]>>) {
   ^bb0(%x: f32):
     linalg.yield %x : f32
   }

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CpuKernels.h"
 #include "runtime/CpuProgram.h"
+#include "runtime/Json.h"
 #include "runtime/cuda/CudaLaunch.h"
 #include "runtime/cuda/GemmLayout.h"
 
@@ -30,6 +31,7 @@
 #include <random>
 #include <regex>
 #include <set>
+#include <tuple>
 
 using namespace lcc;
 
@@ -364,6 +366,164 @@ TEST(CudaLaunchSequence, FusedAttentionCallsStayInsideTheirBuffers) {
     }
     EXPECT_EQ(forwards, 1);
     EXPECT_EQ(backwards, std::string(function) == "train_step" ? 1 : 0);
+  }
+}
+
+/// gpt-tiny with --shard=zero2, the code for 2 ranks.
+const Program &shardedProgram() {
+  static const Program &p = [] () -> const Program & {
+    auto *q = new Program();
+    ProgramStatus st = Program::load(LCC_CUDA_ZERO2_TEST_BIN, *q, 2);
+    EXPECT_TRUE(st) << st.error;
+    return *q;
+  }();
+  return p;
+}
+
+/// Bytes of `call`'s input and output in a group of `ranks`.
+std::pair<uint64_t, uint64_t> collectiveBytes(const CollectiveCall &call, int64_t ranks) {
+  uint64_t e = elementSize(ElementType(call.dtype)), n = uint64_t(call.count) * e;
+  switch (call.kind) {
+  case CollectiveCall::AllGather:
+    return {n, n * uint64_t(ranks)};
+  case CollectiveCall::ReduceScatter:
+    return {n * uint64_t(ranks), n};
+  case CollectiveCall::Send:
+    return {n, 0};
+  case CollectiveCall::Recv:
+    return {0, n};
+  default:
+    return {n, n};
+  }
+}
+
+// --shard=zero2 on CUDA: the step's collectives go to the GPU runtime
+// (lcc-gemm-to-library retargets them), and what they read and write is
+// checked against the manifest's groups and buffers: every collective stays
+// inside one buffer; every started one is waited for, with its buffers,
+// before the step ends; while one is in flight no GEMM touches its output
+// or writes its input, and no kernel is passed a pointer into its output;
+// the gradients reduce-scattered and the parameters all-gathered over "dp"
+// cover every parameter; two steps issue the same collectives (a captured
+// graph replays them).
+TEST(CudaLaunchSequence, ShardedStepCollectivesAreStreamOrderedAndCoverTheModel) {
+  const Program &p = shardedProgram();
+  ASSERT_TRUE(p.isCuda());
+  std::vector<int64_t> groupSizes;
+  if (const json::Value *groups = p.manifest().get("process_groups"); groups && groups->isArray())
+    for (const json::Value &g : groups->items())
+      groupSizes.push_back(g.get("size")->asInt());
+  ASSERT_EQ(groupSizes, std::vector<int64_t>({2}));
+  const EntryPoint *e = p.entry("train_step");
+  ASSERT_NE(e, nullptr);
+  Buffers b(*e);
+  std::vector<RecordingBackend::Call> calls = record(b, p);
+  uint64_t paramElements = 0;
+  for (const Slot &s : e->slots)
+    if (s.role == Slot::Param && !s.out) {
+      uint64_t n = 1;
+      for (int64_t d : s.shape)
+        n *= uint64_t(d);
+      paramElements += n;
+    }
+  struct InFlight {
+    uint64_t in, inBytes, out, outBytes;
+  };
+  std::map<int64_t, InFlight> inFlight;
+  auto overlaps = [](uint64_t a, uint64_t an, uint64_t b, uint64_t bn) {
+    return a < b + bn && b < a + an;
+  };
+  uint64_t scattered = 0, gathered = 0;
+  int collectives = 0, started = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto &c = calls[i];
+    if (c.isGemm) {
+      const auto &a = c.gemm.args;
+      // Conservative extents: from each operand's first element to the end
+      // of its buffer.
+      for (auto &[ticket, f] : inFlight)
+        for (int operand = 0; operand < 3; ++operand) {
+          uint64_t first = uint64_t(a[size_t(6 + 7 * operand)]) +
+                           uint64_t(a[size_t(7 + 7 * operand)]) * c.gemm.elementSize(operand);
+          int slot = b.slotOf(first);
+          ASSERT_GE(slot, 0);
+          uint64_t end = reinterpret_cast<uint64_t>(b.bytes[size_t(slot)].data()) +
+                         b.bytes[size_t(slot)].size();
+          // The arena holds many tensors: compare the GEMM's own extent.
+          int64_t last = a[size_t(7 + 7 * operand)];
+          int64_t rows[3] = {a[3], a[5], a[3]}, cols[3] = {a[5], a[4], a[4]};
+          for (int d = 0; d < 3; ++d)
+            last += (a[size_t(d)] - 1) * a[size_t(8 + 7 * operand + d)];
+          last += (rows[operand] - 1) * a[size_t(11 + 7 * operand)] +
+                  (cols[operand] - 1) * a[size_t(12 + 7 * operand)];
+          uint64_t bytes = uint64_t(last + 1 - a[size_t(7 + 7 * operand)]) *
+                           c.gemm.elementSize(operand);
+          ASSERT_LE(first + bytes, end);
+          EXPECT_FALSE(overlaps(first, bytes, f.out, f.outBytes))
+              << "GEMM at call " << i << " touches the output of collective ticket " << ticket
+              << " while it is in flight";
+          if (operand == 2)
+            EXPECT_FALSE(overlaps(first, bytes, f.in, f.inBytes))
+                << "GEMM at call " << i << " writes the input of collective ticket " << ticket
+                << " while it is in flight";
+        }
+      continue;
+    }
+    if (!c.isCollective) {
+      if (!c.isAttention)
+        for (auto &[ticket, f] : inFlight)
+          for (uint64_t ptr : c.launch.args)
+            EXPECT_FALSE(ptr >= f.out && ptr < f.out + f.outBytes)
+                << "kernel launch at call " << i << " gets a pointer into the output of "
+                << "collective ticket " << ticket << " while it is in flight";
+      continue;
+    }
+    const CollectiveCall &cc = c.collective;
+    if (cc.kind == CollectiveCall::Wait) {
+      auto it = inFlight.find(cc.ticket);
+      ASSERT_NE(it, inFlight.end()) << "wait for ticket " << cc.ticket << " never started";
+      EXPECT_EQ(it->second.in, cc.in);
+      EXPECT_EQ(it->second.out, cc.out);
+      inFlight.erase(it);
+      continue;
+    }
+    ++collectives;
+    ASSERT_GE(cc.group, 0);
+    ASSERT_LT(cc.group, int64_t(groupSizes.size()));
+    int64_t ranks = groupSizes[size_t(cc.group)];
+    auto [inBytes, outBytes] = collectiveBytes(cc, ranks);
+    if (inBytes)
+      EXPECT_GE(b.slotOf(cc.in, inBytes), 0) << cc.name() << " at call " << i << " reads outside every buffer";
+    if (outBytes)
+      EXPECT_GE(b.slotOf(cc.out, outBytes), 0) << cc.name() << " at call " << i << " writes outside every buffer";
+    if (cc.dtype == int64_t(ElementType::F32)) {
+      if (cc.kind == CollectiveCall::ReduceScatter)
+        scattered += uint64_t(cc.count * ranks);
+      if (cc.kind == CollectiveCall::AllGather)
+        gathered += uint64_t(cc.count * ranks);
+    }
+    if (cc.start) {
+      ++started;
+      EXPECT_TRUE(inFlight.emplace(cc.ticket, InFlight{cc.in, inBytes, cc.out, outBytes}).second)
+          << "ticket " << cc.ticket << " started twice";
+    }
+  }
+  EXPECT_TRUE(inFlight.empty()) << inFlight.size() << " collectives never waited for";
+  EXPECT_GT(collectives, 0);
+  EXPECT_GT(started, 0) << "nothing overlaps the computation (lcc-overlap-collectives)";
+  // Buckets are padded to a multiple of the group size, nothing more.
+  EXPECT_GE(scattered, paramElements);
+  EXPECT_LE(scattered, paramElements + 2 * 64);
+  EXPECT_GE(gathered, paramElements);
+  EXPECT_LE(gathered, paramElements + 2 * 64);
+
+  std::vector<RecordingBackend::Call> again = record(b, p);
+  ASSERT_EQ(again.size(), calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ASSERT_EQ(again[i].isCollective, calls[i].isCollective);
+    const CollectiveCall &x = calls[i].collective, &y = again[i].collective;
+    EXPECT_EQ(std::make_tuple(x.kind, x.start, x.ticket, x.group, x.in, x.out, x.count),
+              std::make_tuple(y.kind, y.start, y.ticket, y.group, y.in, y.out, y.count));
   }
 }
 

@@ -8,7 +8,10 @@ Prints one line per section (name, target, size), then checks that
    (section .text.<name>);
  - the host code is an ELF shared object exporting lcc_train_step;
  - with --min-vectorized N: at least N kernels use 128-bit global loads or
-   stores (ld/st.global.v4 of 32-bit elements: lcc-gpu-kernels' lanes).
+   stores (ld/st.global.v4 of 32-bit elements: lcc-gpu-kernels' lanes);
+ - with --world N: the code for N ranks of a train.bin compiled for several
+   (sections suffixed .wN); the host code calls the GPU runtime's
+   collectives (lcc_cuda_*), never the CPU's.
 Exits 1 with the reason on the first mismatch."""
 import json
 import re
@@ -39,6 +42,16 @@ def main():
     s = sections(sys.argv[1])
     for name, (target, payload) in s.items():
         print(f"section {name} {target} {len(payload) > 0}")
+    if "--world" in sys.argv:
+        suffix = ".w" + sys.argv[sys.argv.index("--world") + 1]
+        if any(n.endswith(suffix) for n in s):  # else the file has one world
+            s = {n[:-len(suffix)]: v for n, v in s.items() if n.endswith(suffix)}
+        host = s["cuda.host"][1]
+        calls = sorted(set(re.findall(rb"lcc_(?:cuda_)?(?:all_reduce|all_gather|reduce_scatter|"
+                                      rb"broadcast|send|recv|wait)\w*", host)))
+        print("collectives: " + " ".join(c.decode() for c in calls))
+        if not calls or any(not c.startswith(b"lcc_cuda_") for c in calls):
+            fail("the host code must call the GPU runtime's collectives only")
     manifest = json.loads(s["manifest"][1])
     kernels = manifest["cuda"]["kernels"]
     ptx = s["cuda.ptx"][1].decode()
