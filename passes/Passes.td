@@ -373,7 +373,9 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Kernel functions become CUDA kernels (gpu.func) and their calls launches";
   let description = [{
     CUDA target, after `lcc-outline-kernels{gpu}`. Every `lcc.kernel`
-    function (memref arguments of static layout, one linalg op or one
+    function (memref arguments of static shape and strides; a run-time
+    offset, as a ZeRO rank's piece has, the host adds to the bare pointer
+    and the kernel sees offset 0; one linalg op or one
     `scf.for` of row updates) becomes a `gpu.func` kernel of the same name
     in `gpu.module @lcc_kernels`, mapped onto threads by one of four schemes
     recorded as `lcc.mapping` (passes/GpuKernelBodies.h):
@@ -462,7 +464,9 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     attention's runtime calls (`lcc_attention_fwd/_bwd`, from lcc.attention
     kept whole) are retargeted the same way (`lcc_cuda_attention_fwd/_bwd`);
     the CUDA kernels take bf16/f16 operands and head sizes 16, 32, 64, 128,
-    and any other call is an error at the attention's location.
+    and any other call is an error at the attention's location. So are the
+    collectives' calls (`lcc_all_reduce`, ..., `lcc_wait`, not the host
+    query `lcc_group_rank`): the CUDA runtime enqueues them on its streams.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"lcc_\"",

@@ -10,6 +10,8 @@
 #   gpt-tiny-*-fp16.*   gpt-tiny with --precision=fp16 (loss scaling; CPU emulates f16)
 #   *-bf16-fused.*      bf16 with --attention=fused (the GPU's flash kernels; the CPU's
 #                       fused kernels give the oracle)
+#   gpt-tiny-*-zero3.*  gpt-tiny with --shard=zero3 for 1 rank: the step's collectives
+#                       (1-rank copies on the communication stream, events, graph capture)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${LCC_BUILD_DIR:-build}
@@ -32,4 +34,12 @@ for v in fp32 bf16 fp16 bf16-fused; do
   "$BUILD/bin/lcc" examples/gpt2-124m.lcc --target=cuda "${flags[@]}" --set batch=8 \
     -o "$OUT/gpt2-cuda$sfx.bin"
 done
+# One GPU can only run one rank, but the 1-rank ZeRO-3 step still issues its
+# collectives (stream forks and joins, device copies) inside the graph.
+"$BUILD/bin/lcc" examples/gpt-tiny.lcc --shard=zero3 --world=1 --quiet -o "$OUT/gpt-tiny-cpu.bin"
+"$BUILD/bin/lcc-run" "$OUT/gpt-tiny-cpu.bin" --data data/kjv-genesis-exodus.txt --steps $STEPS \
+  --val-fraction 0 --threads 2 --quiet --csv "$OUT/gpt-tiny-cpu-zero3.csv"
+rm "$OUT/gpt-tiny-cpu.bin"
+"$BUILD/bin/lcc" examples/gpt-tiny.lcc --target=cuda --shard=zero3 --world=1 --quiet \
+  -o "$OUT/gpt-tiny-cuda-zero3.bin"
 ls -la "$OUT"

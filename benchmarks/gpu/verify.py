@@ -143,7 +143,17 @@ def phase_tiny(args, results):
             f"{'match' if same else 'DIFFER'} ({skips.count(False)} skipped); final "
             f"{float(gpu[-1]['loss']):.4f} vs {float(oracle[-1]['loss']):.4f}")
 
+    def zero3():
+        # --shard=zero3 for 1 rank: the collectives on the GPU's streams.
+        oracle = read_csv(os.path.join(args.bins, "gpt-tiny-cpu-zero3.csv"))
+        gpu, _ = lcc_run(args, os.path.join(args.bins, "gpt-tiny-cuda-zero3.bin"), len(oracle),
+                         os.path.join(args.out, "tiny-zero3.csv"))
+        rel = max_rel(gpu, oracle)
+        row("(a) gpt-tiny ZeRO-3 (1 rank) GPU vs CPU losses", "PASS" if rel <= 1e-4 else "FAIL",
+            f"max rel diff {rel:.2e} (tolerance 1e-4)")
+
     check("(a) gpt-tiny fp32", fp32)
+    check("(a) gpt-tiny ZeRO-3", zero3)
     check("(a) gpt-tiny --no-graph", eager)
     check("(a) gpt-tiny bf16", lambda: half("bf16", "CPU bf16 emulation"))
     check("(a) gpt-tiny fp16", lambda: half("fp16", "CPU fp16 emulation"))

@@ -90,7 +90,7 @@ ncclRedOp_t ncclOp(Reduction op) {
 }
 
 /// Polls a non-blocking communicator until its pending work (init,
-/// finalize) is done. Aborts it on error or timeout; "" when done.
+/// finalize, an enqueue that returned ncclInProgress) is done. Aborts it on error or timeout; "" when done.
 std::string waitComm(ncclComm_t comm, double timeout) {
   Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(timeout));
@@ -178,8 +178,11 @@ public:
     if (r != ncclSuccess && r != ncclInProgress)
       return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));
     if (r == ncclInProgress)
-      if (std::string why = waitEnqueued(); !why.empty())
-        return broken(op, why);
+      if (std::string why = waitComm(comm_, timeout_); !why.empty()) { // (aborted it)
+        brokenCause_ = why;
+        comm_ = nullptr;
+        return failure(op, why);
+      }
     return {};
   }
   DistStatus pollEnqueued() override {
@@ -256,24 +259,6 @@ private:
     if (DistStatus s = check(c); !s)
       return s;
     return run(streamCollectiveName(c.kind), c.count, [&] { return issue(c, stream_); });
-  }
-  /// Polls until a non-blocking enqueue finished ("") or failed (why).
-  std::string waitEnqueued() {
-    Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(timeout_));
-    for (;;) {
-      ncclResult_t state = ncclSuccess;
-      ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
-      if (r != ncclSuccess)
-        state = r;
-      if (state == ncclSuccess)
-        return "";
-      if (state != ncclInProgress)
-        return std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm_);
-      if (Clock::now() >= deadline)
-        return "enqueuing timed out after " + seconds(timeout_);
-      std::this_thread::yield();
-    }
   }
   template <typename Enqueue> DistStatus run(const char *op, int64_t count, Enqueue enqueue) {
     if (!brokenCause_.empty())
