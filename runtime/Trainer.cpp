@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace lcc {
@@ -119,8 +120,37 @@ void Trainer::useCuda(CudaSession *session, bool graphs) {
 
 ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
                                    const std::map<std::string, const HostTensor *> &inputs,
-                                   bool swap) {
+                                   bool swap, bool late) {
   CudaSession &gpu = *cuda_;
+  // Late results: the copies in and out go through pinned memory (a copy
+  // from pageable memory may wait for the stream), one staging slot per
+  // step parity; the host fills slot s while the step before runs from the
+  // other one, and the step two back, which used s, has been collected.
+  int slot = int((steps_ + 1) % 2);
+  uint8_t *staging = nullptr;
+  if (late) {
+    if (!staging_[0]) {
+      for (const Slot &s : entry.slots)
+        if (s.role == Slot::Input || s.role == Slot::Output || s.role == Slot::Step) {
+          stagingOffsets_[slotRoleName(s.role) + std::string(":") + s.name] = stagingBytes_;
+          stagingBytes_ += (HostTensor(s.dtype, s.shape).byteSize() + 63) / 64 * 64;
+        }
+      for (uint8_t *&block : staging_)
+        if (!(block = static_cast<uint8_t *>(gpu.allocateHost(std::max<size_t>(stagingBytes_, 64)))))
+          return ProgramStatus::failure("cannot allocate " + std::to_string(stagingBytes_) +
+                                        " bytes of pinned host memory for the step's copies");
+    }
+    staging = staging_[slot];
+  }
+  // Host memory `t` goes to the device at `p`: through the staging slot
+  // when late.
+  auto upload = [&](uint64_t p, const Slot &s, const HostTensor &t) {
+    if (!staging)
+      return gpu.upload(p, t.rawData(), t.byteSize());
+    uint8_t *at = staging + stagingOffsets_.at(slotRoleName(s.role) + std::string(":") + s.name);
+    std::memcpy(at, t.rawData(), t.byteSize());
+    gpu.upload(p, at, t.byteSize());
+  };
   auto fail = [&](const std::string &m) { return ProgramStatus::failure("@" + entry.name + ": " + m); };
   // Device buffers are allocated once, on first use (the eager first step),
   // so a captured graph's addresses stay valid.
@@ -151,7 +181,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
     }
     case Slot::Step:
       p = ensure(devArenas_, "step counter", stepTensor_.byteSize());
-      gpu.upload(p, stepTensor_.rawData(), stepTensor_.byteSize());
+      upload(p, s, stepTensor_);
       break;
     case Slot::Input: {
       auto it = inputs.find(s.name);
@@ -161,7 +191,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
       if (t.elementType() != s.dtype || t.shape() != s.shape)
         return fail("input '" + s.name + "' has the wrong type or shape");
       p = ensure(devInputs_, entry.name + "/" + s.name, t.byteSize());
-      gpu.upload(p, t.rawData(), t.byteSize());
+      upload(p, s, t);
       break;
     }
     case Slot::Output: {
@@ -209,13 +239,15 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   for (const Slot &s : entry.slots) {
     if (s.role == Slot::Output) {
       HostTensor &t = outputs_[s.name];
-      gpu.download(t.rawData(), devOutputs_.at(s.name), t.byteSize());
+      void *to = staging ? staging + stagingOffsets_.at("output:" + s.name) : t.rawData();
+      gpu.download(to, devOutputs_.at(s.name), t.byteSize());
     } else if (s.out && !swap && (s.role == Slot::Param || s.role == Slot::State)) {
       HostTensor &t = current_.at(s.name);
       gpu.download(t.rawData(), devCurrent_.at(s.name), t.byteSize());
     }
   }
-  if (!gpu.synchronize(error))
+  // Late: the host goes on; collectPending waits for this event.
+  if (late ? !gpu.recordEvent(slot, error) : !gpu.synchronize(error))
     return fail("on the GPU: " + error);
   if (swap) {
     for (const Slot &s : entry.slots)
@@ -285,6 +317,8 @@ ProgramStatus Trainer::init() {
   for (const std::string &n : stateNames_)
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;
+  pending_.clear(); // results of another run's steps, if any were left unread
+  devicePendingStep_ = 0;
   deviceStale_ = true;
   if (cuda_) // the graphs were captured for the old step parity's buffers
     cuda_->dropGraphs();
@@ -294,18 +328,71 @@ ProgramStatus Trainer::init() {
 
 ProgramStatus Trainer::step(const std::map<std::string, const HostTensor *> &inputs,
                             StepResult &out) {
-  stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
-  if (ProgramStatus st = run(*step_, inputs, /*swap=*/true); !st)
-    return st;
-  ++steps_;
+  std::vector<StepResult> done;
+  ProgramStatus st = startStep(inputs, done);
+  if (st)
+    st = finishSteps(done);
+  if (st)
+    out = done.back();
+  return st;
+}
+
+StepResult Trainer::resultFromOutputs() const {
   auto scalar = [&](const char *name) {
     auto it = outputs_.find(name);
     return it == outputs_.end() ? 0.0 : it->second.getDouble(0);
   };
-  out.loss = scalar("loss");
-  out.gradNorm = scalar("grad_norm");
-  out.lr = scalar("lr");
-  out.lossScale = scalar("loss_scale");
+  StepResult r;
+  r.loss = scalar("loss");
+  r.gradNorm = scalar("grad_norm");
+  r.lr = scalar("lr");
+  r.lossScale = scalar("loss_scale");
+  return r;
+}
+
+ProgramStatus Trainer::startStep(const std::map<std::string, const HostTensor *> &inputs,
+                                 std::vector<StepResult> &done) {
+  stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
+  if (cuda_) {
+    // Queue this step first, then read the previous one's results: the GPU
+    // has the next step while the host waits, logs and prepares.
+    int64_t previous = devicePendingStep_;
+    if (ProgramStatus st = runOnDevice(*step_, inputs, /*swap=*/true, /*late=*/true); !st)
+      return st;
+    devicePendingStep_ = ++steps_;
+    return previous ? collectDevice(previous, done) : ProgramStatus();
+  }
+  if (ProgramStatus st = run(*step_, inputs, /*swap=*/true); !st)
+    return st;
+  StepResult r = resultFromOutputs();
+  r.step = ++steps_;
+  done.insert(done.end(), pending_.begin(), pending_.end());
+  pending_.clear();
+  (lateResults_ ? pending_ : done).push_back(r);
+  return {};
+}
+
+ProgramStatus Trainer::finishSteps(std::vector<StepResult> &done) {
+  done.insert(done.end(), pending_.begin(), pending_.end());
+  pending_.clear();
+  int64_t n = devicePendingStep_;
+  devicePendingStep_ = 0;
+  return n ? collectDevice(n, done) : ProgramStatus();
+}
+
+ProgramStatus Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
+  std::string error;
+  if (!cuda_->waitEvent(int(n % 2), error))
+    return ProgramStatus::failure("@train_step: on the GPU: " + error);
+  for (const Slot &s : step_->slots)
+    if (s.role == Slot::Output) {
+      HostTensor &t = outputs_[s.name];
+      std::memcpy(t.rawData(), staging_[n % 2] + stagingOffsets_.at("output:" + s.name),
+                  t.byteSize());
+    }
+  StepResult r = resultFromOutputs();
+  r.step = n;
+  done.push_back(r);
   return {};
 }
 
@@ -402,6 +489,8 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
   for (const std::string &n : names)
     current_[n] = local(n, file.tensors.at(n));
   steps_ = step;
+  pending_.clear();
+  devicePendingStep_ = 0;
   deviceStale_ = true;
   if (cuda_)
     cuda_->dropGraphs();

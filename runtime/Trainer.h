@@ -24,6 +24,7 @@ namespace lcc {
 class CudaSession;
 
 struct StepResult {
+  int64_t step = 0; // the update these are of (1-based)
   double loss = 0, gradNorm = 0, lr = 0;
   /// fp16: the loss scale the step used (0 without loss scaling). A step
   /// whose gradient norm is not finite was skipped.
@@ -57,6 +58,19 @@ public:
   /// One optimizer update with `inputs` (by name, shaped as @train_step
   /// takes them: [K, ...] when the model accumulates K micro-batches).
   ProgramStatus step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out);
+  /// The same without waiting for it: starts the update and appends to
+  /// `done` the results that are ready, in step order. On a GPU these are
+  /// the previous update's (read back through pinned memory while this one
+  /// runs, so the host never waits for the GPU between steps); on the CPU,
+  /// this update's own, unless setLateResults emulates the GPU's order.
+  /// finishSteps() waits for the rest; until then only startStep may be
+  /// called (evaluation, snapshots and restores need the GPU idle).
+  ProgramStatus startStep(const std::map<std::string, const HostTensor *> &inputs,
+                          std::vector<StepResult> &done);
+  ProgramStatus finishSteps(std::vector<StepResult> &done);
+  /// CPU: hold each step's results back until the next startStep or
+  /// finishSteps, as a GPU run delivers them (for testing callers).
+  void setLateResults(bool late) { lateResults_ = late; }
   /// The loss of @forward on one batch ([...] without the K dimension).
   ProgramStatus evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss);
 
@@ -132,8 +146,25 @@ private:
   mutable bool hostStale_ = false; // the device's newer than the host's
   std::map<std::string, uint64_t> devCurrent_, devNext_, devOutputs_, devInputs_, devArenas_;
   int64_t replays_ = 0;
+  /// `late`: the step's inputs go through pinned staging and its outputs
+  /// come back into it, with an event instead of a synchronization
+  /// (collectPending reads them).
   ProgramStatus runOnDevice(const EntryPoint &entry,
-                            const std::map<std::string, const HostTensor *> &inputs, bool swap);
+                            const std::map<std::string, const HostTensor *> &inputs, bool swap,
+                            bool late = false);
+  // Started steps whose results are not read yet (at most one on a GPU: its
+  // staging slot is steps_ % 2).
+  bool lateResults_ = false;
+  std::vector<StepResult> pending_; // CPU
+  int64_t devicePendingStep_ = 0;   // GPU: its results come back into staging slot n % 2
+  // Pinned host memory per staging slot: each step input, the step counter
+  // and each output of @train_step at its offset.
+  uint8_t *staging_[2] = {nullptr, nullptr};
+  std::map<std::string, size_t> stagingOffsets_;
+  size_t stagingBytes_ = 0;
+  StepResult resultFromOutputs() const;
+  /// Waits for step n's copies and takes its results from the staging slot.
+  ProgramStatus collectDevice(int64_t n, std::vector<StepResult> &done);
   void pullHost() const;
 };
 

@@ -4,19 +4,11 @@
 #include "runtime/cuda/kernels/FlashParams.h"
 
 #ifdef LCC_HAVE_CUDA_HEADERS
-#include <cublasLt.h>
-#include <cuda.h>
+#include "runtime/cuda/CudaSessionImpl.h"
 
-#include "runtime/dist/Collectives.h"
-
-#include <algorithm>
-#include <chrono>
-#include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
-#include <set>
-#include <thread>
 #include <tuple>
 #include <vector>
 #endif
@@ -37,7 +29,6 @@ const std::string &CudaSession::loadedFrom() const { std::abort(); }
 uint64_t CudaSession::allocate(size_t) { std::abort(); }
 void CudaSession::upload(uint64_t, const void *, size_t) { std::abort(); }
 void CudaSession::download(void *, uint64_t, size_t) { std::abort(); }
-bool CudaSession::synchronize(std::string &) { std::abort(); }
 bool CudaSession::beginCapture(std::string &) { std::abort(); }
 bool CudaSession::endCapture(int, std::string &) { std::abort(); }
 bool CudaSession::hasGraph(int) const { return false; }
@@ -46,49 +37,11 @@ bool CudaSession::replay(int, std::string &) { std::abort(); }
 void CudaSession::launch(int64_t, int64_t, int64_t, const uint64_t *, int64_t) { std::abort(); }
 void CudaSession::gemm(const GemmCall &) { std::abort(); }
 void CudaSession::attention(const AttentionCall &) { std::abort(); }
-void CudaSession::collective(const CollectiveCall &) { std::abort(); }
-void CudaSession::setCollectiveTimeout(double) {}
 
 #else
 
 namespace {
 
-/// The driver entry points a session uses (dlsym'd by their versioned names:
-/// cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2 with macros).
-struct Api {
-  decltype(&cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
-  decltype(&cuCtxSetCurrent) ctxSetCurrent = nullptr;
-  decltype(&cuStreamCreate) streamCreate = nullptr;
-  decltype(&cuStreamSynchronize) streamSynchronize = nullptr;
-  decltype(&cuModuleLoadData) moduleLoadData = nullptr;
-  decltype(&cuModuleGetFunction) moduleGetFunction = nullptr;
-  decltype(&cuLaunchKernel) launchKernel = nullptr;
-  decltype(&cuMemAlloc) memAlloc = nullptr;
-  decltype(&cuMemFree) memFree = nullptr;
-  decltype(&cuMemsetD8Async) memsetD8Async = nullptr;
-  decltype(&cuMemcpyHtoDAsync) memcpyHtoDAsync = nullptr;
-  decltype(&cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;
-  decltype(&cuStreamBeginCapture) streamBeginCapture = nullptr;
-  decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
-  decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
-  decltype(&cuGraphLaunch) graphLaunch = nullptr;
-  decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
-  decltype(&cuStreamQuery) streamQuery = nullptr;
-  decltype(&cuStreamWaitEvent) streamWaitEvent = nullptr;
-  decltype(&cuEventCreate) eventCreate = nullptr;
-  decltype(&cuEventRecord) eventRecord = nullptr;
-  decltype(&cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
-
-  decltype(&cublasLtCreate) ltCreate = nullptr;
-  decltype(&cublasLtMatmulDescCreate) ltDescCreate = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) ltDescSet = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) ltLayoutCreate = nullptr;
-  decltype(&cublasLtMatrixLayoutSetAttribute) ltLayoutSet = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) ltPrefCreate = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) ltPrefSet = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) ltHeuristic = nullptr;
-  decltype(&cublasLtMatmul) ltMatmul = nullptr;
-};
 
 void *openFirst(const std::vector<std::string> &names) {
   for (const std::string &n : names)
@@ -99,92 +52,6 @@ void *openFirst(const std::vector<std::string> &names) {
 
 } // namespace
 
-struct CudaSession::Impl {
-  Api api;
-  const CudaDriver *driver = nullptr;
-  CudaDevice device;
-  CUcontext context = nullptr;
-  CUstream stream = nullptr;
-  CUmodule module = nullptr;
-  std::vector<CUfunction> functions;
-  std::vector<std::string> names; // of `functions`, for error messages
-  std::string loadedFrom;
-  std::vector<CUdeviceptr> allocations;
-  std::map<int, CUgraphExec> graphs;
-  std::string error; // the first failure inside a launch or GEMM (sticky)
-
-  // The fused attention: its module (loaded at the first call), kernels by
-  // name, and the scratch its backward keeps lse and delta in.
-  CUmodule flash = nullptr;
-  std::map<std::string, CUfunction> flashKernels;
-  CUdeviceptr scratch = 0;
-  size_t scratchBytes = 0;
-  CUfunction flashKernel(const std::string &name, unsigned long long smem);
-  /// True when this launch failed first (the caller then says which it was).
-  bool launchFlash(CUfunction f, unsigned gridX, unsigned gridY, unsigned long long smem,
-                   void **params);
-
-  cublasLtHandle_t lt = nullptr;
-  CUdeviceptr workspace = 0;
-  size_t workspaceBytes = 32u << 20;
-  struct Plan {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t x = nullptr, y = nullptr, c = nullptr;
-    cublasLtMatmulAlgo_t algo{};
-    bool ok = false;
-  };
-  std::map<std::vector<int64_t>, Plan> plans;
-
-  // Collectives (CudaSession::collective): the communication stream they
-  // all run on, in the order the code issues them, the events that fork it
-  // from the compute stream and join it back, the started ones by ticket,
-  // and the groups with NCCL work enqueued (polled while waiting).
-  CUstream comm = nullptr;
-  CUevent fork = nullptr, join = nullptr;
-  struct Started {
-    CUevent done;
-    uint64_t in, out;
-  };
-  std::map<int64_t, Started> started;
-  std::vector<CUevent> spareEvents;
-  std::set<dist::Communicator *> enqueuedOn;
-  double collectiveTimeout = 300;
-  CUevent event() {
-    CUevent e = nullptr;
-    if (!spareEvents.empty()) {
-      e = spareEvents.back();
-      spareEvents.pop_back();
-    } else {
-      check(api.eventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-    }
-    return e;
-  }
-  /// `to` waits for what was issued on `from` so far.
-  bool order(CUstream from, CUstream to, CUevent e) {
-    return check(api.eventRecord(e, from), "cuEventRecord") &&
-           check(api.streamWaitEvent(to, e, 0), "cuStreamWaitEvent");
-  }
-  /// Waits for the compute stream, polling the groups with NCCL work on it
-  /// (a failed or missing peer leaves NCCL's kernels spinning forever).
-  void waitWithCollectives();
-
-  bool check(CUresult r, const char *what) {
-    if (r == CUDA_SUCCESS)
-      return true;
-    if (error.empty())
-      error = std::string(what) + " failed: " + driver->errorText(int(r));
-    return false;
-  }
-  bool checkLt(cublasStatus_t s, const char *what) {
-    if (s == CUBLAS_STATUS_SUCCESS)
-      return true;
-    if (error.empty())
-      error = std::string(what) + " failed: cublasStatus " + std::to_string(int(s));
-    return false;
-  }
-  const Plan &plan(const GemmCall &call, const std::vector<int64_t> &key, const LtGemm &g,
-                   const uint32_t alignment[3]);
-};
 
 std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
                                                  std::string &error) {
@@ -209,7 +76,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
                    "cuBLAS or set LCC_CUBLASLT to the library",
            nullptr;
   std::string missing;
-  Api &a = s.api;
+  CudaSessionApi &a = s.api;
   resolveSymbol(cuda, "cuDevicePrimaryCtxRetain", a.primaryCtxRetain, missing);
   resolveSymbol(cuda, "cuCtxSetCurrent", a.ctxSetCurrent, missing);
   resolveSymbol(cuda, "cuStreamCreate", a.streamCreate, missing);
@@ -232,6 +99,10 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
   resolveSymbol(cuda, "cuEventCreate", a.eventCreate, missing);
   resolveSymbol(cuda, "cuEventRecord", a.eventRecord, missing);
   resolveSymbol(cuda, "cuMemcpyDtoDAsync_v2", a.memcpyDtoDAsync, missing);
+  resolveSymbol(cuda, "cuEventQuery", a.eventQuery, missing);
+  resolveSymbol(cuda, "cuEventSynchronize", a.eventSynchronize, missing);
+  resolveSymbol(cuda, "cuMemHostAlloc", a.memHostAlloc, missing);
+  resolveSymbol(cuda, "cuMemFreeHost", a.memFreeHost, missing);
   resolveSymbol(lt, "cublasLtCreate", a.ltCreate, missing);
   resolveSymbol(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
   resolveSymbol(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
@@ -287,6 +158,8 @@ CudaSession::~CudaSession() {
   synchronize(ignored);
   for (CUdeviceptr p : impl_->allocations)
     impl_->api.memFree(p);
+  for (void *p : impl_->hostAllocations)
+    impl_->api.memFreeHost(p);
 }
 
 const CudaDevice &CudaSession::device() const { return impl_->device; }
@@ -309,123 +182,6 @@ void CudaSession::upload(uint64_t device, const void *host, size_t bytes) {
 void CudaSession::download(void *host, uint64_t device, size_t bytes) {
   if (bytes)
     impl_->check(impl_->api.memcpyDtoHAsync(host, device, bytes, impl_->stream), "cuMemcpyDtoH");
-}
-
-bool CudaSession::synchronize(std::string &error) {
-  Impl &s = *impl_;
-  if (!s.started.empty())
-    dist::collectiveProtocolError("collective ticket " + std::to_string(s.started.begin()->first) +
-                                  " was started and never waited for");
-  if (s.enqueuedOn.empty())
-    s.check(s.api.streamSynchronize(s.stream), "the step on the GPU");
-  else
-    s.waitWithCollectives();
-  error = s.error;
-  return s.error.empty();
-}
-
-void CudaSession::Impl::waitWithCollectives() {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                  std::chrono::duration<double>(collectiveTimeout));
-  for (int spins = 0;; ++spins) {
-    CUresult r = api.streamQuery(stream);
-    if (r != CUDA_ERROR_NOT_READY) {
-      check(r, "the step on the GPU");
-      return;
-    }
-    for (dist::Communicator *g : enqueuedOn)
-      if (dist::DistStatus st = g->pollEnqueued(); !st) {
-        for (dist::Communicator *other : enqueuedOn)
-          other->abortEnqueued("another group of the step failed");
-        dist::collectiveFailed(g->worldRank(), st.error);
-      }
-    if (Clock::now() >= deadline) {
-      dist::Communicator *g = *enqueuedOn.begin();
-      std::string why = "the step's collectives did not finish within " +
-                        std::to_string(int(collectiveTimeout)) +
-                        " s (a peer did not take part; the NCCL communicators were aborted)";
-      for (dist::Communicator *other : enqueuedOn)
-        other->abortEnqueued(why);
-      dist::collectiveFailed(g->worldRank(), why);
-    }
-    // Spin first (a step's tail is short), then sleep.
-    if (spins > 1000)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-void CudaSession::setCollectiveTimeout(double seconds) {
-  if (seconds > 0)
-    impl_->collectiveTimeout = seconds;
-}
-
-// The collectives of the step, issued on the communication stream in the
-// order the code calls them, which is the same on every rank (NCCL needs one
-// order per communicator, and different groups must not interleave
-// differently). The compute stream forks to it before each one (so it reads
-// what was computed before it) and joins back at its wait: at once for the
-// blocking ones, at lcc_cuda_wait for the started ones, so the computation
-// issued in between runs beside the transfer. Events and stream waits are
-// captured into the CUDA graph like kernels are.
-void CudaSession::collective(const CollectiveCall &call) {
-  Impl &s = *impl_;
-  if (call.kind == CollectiveCall::Wait) {
-    auto it = s.started.find(call.ticket);
-    if (it == s.started.end())
-      dist::collectiveProtocolError("wait for collective ticket " + std::to_string(call.ticket) +
-                                    ", which was never started");
-    if (it->second.in != call.in || it->second.out != call.out)
-      dist::collectiveProtocolError("wait for collective ticket " + std::to_string(call.ticket) +
-                                    " names other buffers than its start");
-    s.check(s.api.streamWaitEvent(s.stream, it->second.done, 0), "cuStreamWaitEvent");
-    s.spareEvents.push_back(it->second.done);
-    s.started.erase(it);
-    return;
-  }
-  static_assert(int(CollectiveCall::Recv) == int(dist::StreamCollective::Recv),
-                "CollectiveCall's kinds are StreamCollective's");
-  const char *op = call.name();
-  dist::Communicator &group = dist::compiledGroup(call.group, op);
-  dist::StreamCollective c;
-  c.kind = dist::StreamCollective::Kind(call.kind);
-  c.in = reinterpret_cast<const void *>(call.in);
-  c.out = reinterpret_cast<void *>(call.out);
-  c.count = call.count;
-  c.type = dist::compiledType(group, op, call.dtype);
-  if (c.kind == dist::StreamCollective::AllReduce || c.kind == dist::StreamCollective::ReduceScatter)
-    c.op = dist::compiledReduction(group, op, call.reduction);
-  c.peer = call.peer < 0 || call.peer > INT32_MAX ? -1 : int(call.peer);
-  if (call.start && s.started.count(call.ticket))
-    dist::collectiveProtocolError("collective ticket " + std::to_string(call.ticket) +
-                                  " started again before its wait");
-  if (!s.order(s.stream, s.comm, s.fork))
-    return;
-  if (group.size() == 1) {
-    // A 1-rank group has no NCCL communicator: every collective is a copy
-    // of `count` elements (mean and the rest alike), on the stream.
-    if (c.kind == dist::StreamCollective::Send || c.kind == dist::StreamCollective::Recv)
-      dist::collectiveFailed(group.worldRank(), std::string(op) + " on group '" + group.name() +
-                                                    "' (1 rank) failed: no peer to " + op +
-                                                    (c.kind == dist::StreamCollective::Send
-                                                         ? " to"
-                                                         : " from"));
-    size_t bytes = size_t(std::max<int64_t>(c.count, 0)) * elementSize(c.type);
-    if (bytes && call.in != call.out)
-      s.check(s.api.memcpyDtoDAsync(CUdeviceptr(call.out), CUdeviceptr(call.in), bytes, s.comm),
-              "cuMemcpyDtoDAsync (a 1-rank collective)");
-  } else {
-    if (dist::DistStatus st = group.enqueue(c, s.comm); !st)
-      dist::collectiveFailed(group.worldRank(), st.error);
-    s.enqueuedOn.insert(&group);
-  }
-  if (call.start) {
-    CUevent done = s.event();
-    if (done && s.check(s.api.eventRecord(done, s.comm), "cuEventRecord"))
-      s.started[call.ticket] = {done, call.in, call.out};
-    return;
-  }
-  s.order(s.comm, s.stream, s.join);
 }
 
 bool CudaSession::beginCapture(std::string &error) {

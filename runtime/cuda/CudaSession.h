@@ -47,6 +47,13 @@ public:
   void download(void *host, uint64_t device, size_t bytes);
   /// Waits for everything issued; false (with `error`) when a kernel faulted.
   bool synchronize(std::string &error);
+  /// Page-locked host memory (copies from and to it never wait for the
+  /// stream); freed with the session. Null when it cannot be had.
+  void *allocateHost(size_t bytes);
+  /// Marks what is issued so far (`slot`: 0 or 1, reused), and waits for
+  /// such a mark: what came after it may still run.
+  bool recordEvent(int slot, std::string &error);
+  bool waitEvent(int slot, std::string &error);
 
   /// Graph capture of what is issued in between (slot: which graph).
   bool beginCapture(std::string &error);

@@ -331,33 +331,40 @@ int main(int argc, char **argv) {
   char killHow[8] = "";
   if (const char *k = std::getenv("LCC_RUN_KILL"))
     std::sscanf(k, "%lld:%lld:%7s", &killRank, &killStep, killHow);
-  for (int64_t s = first; s <= opt.steps; ++s) {
-    if (s == killStep && job.rank == killRank)
-      std::raise(std::strcmp(killHow, "stop") == 0 ? SIGSTOP : SIGKILL);
-    for (int64_t k = 0; k < stepFeed.micro; ++k)
-      fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
-    StepResult r;
-    if (ProgramStatus st = trainer.step(inputsOf(stepFeed), r); !st)
-      return fail("lcc-run: internal error: " + st.error), 3;
+  // Each step's results arrive in step order: on a GPU one step late (the
+  // next step is queued before the host reads them, so it never waits for
+  // the GPU between steps), except where the host needs the step done:
+  // evaluation, a checkpoint, the last step. LCC_RUN_LATE_RESULTS=1 makes
+  // a CPU run deliver them the GPU's way (the tests compare both).
+  if (const char *late = std::getenv("LCC_RUN_LATE_RESULTS"); late && *late == '1')
+    trainer.setLateResults(true);
+  auto evalAt = [&](int64_t s) {
+    return valSampler && ((opt.evalEvery > 0 && s % opt.evalEvery == 0) || s == opt.steps);
+  };
+  auto saveAt = [&](int64_t s) {
+    return !opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps;
+  };
+  // Logs, evaluates and saves after step r.step; false with `error` set.
+  auto handle = [&](const StepResult &r, int &code) {
+    const int64_t s = r.step;
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     lastLoss = r.loss;
     if (!std::isfinite(r.loss))
-      return fail("lcc-run: error: the loss is " + std::to_string(r.loss) + " at step " +
-                  std::to_string(s) + "; lower --lr or check the data");
+      return error = "lcc-run: error: the loss is " + std::to_string(r.loss) + " at step " +
+                     std::to_string(s) + "; lower --lr or check the data",
+             code = 2, false;
     MetricsRow row{s, r.loss, r.lr, r.gradNorm, 0, std::nullopt, elapsed};
     row.tokensPerSec = double(tokensPerStep * (s - first + 1)) / std::max(elapsed, 1e-9);
-    bool evalNow = valSampler && opt.evalEvery > 0 && s % opt.evalEvery == 0;
-    if (valSampler && s == opt.steps)
-      evalNow = true;
+    bool evalNow = evalAt(s);
     if (evalNow) {
       if (!evaluate(trainer, *valSampler, evalFeed, evalBatches, lastVal, error))
-        return fail("lcc-run: internal error: " + error), 3;
+        return error = "lcc-run: internal error: " + error, code = 3, false;
       row.valLoss = lastVal;
     }
     rows.push_back(row);
     if (csv.isOpen())
       if (MetricsStatus st = csv.append(row); !st)
-        return fail("lcc-run: error: " + st.error);
+        return error = "lcc-run: error: " + st.error, code = 2, false;
     if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
       double perStep = elapsed / double(s - first + 1);
       std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
@@ -371,9 +378,24 @@ int main(int argc, char **argv) {
       std::printf("\n");
       std::fflush(stdout);
     }
-    if (!opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps)
-      if (!save(error))
-        return fail("lcc-run: error: " + error);
+    if (saveAt(s) && !save(error))
+      return error = "lcc-run: error: " + error, code = 2, false;
+    return true;
+  };
+  for (int64_t s = first; s <= opt.steps; ++s) {
+    if (s == killStep && job.rank == killRank)
+      std::raise(std::strcmp(killHow, "stop") == 0 ? SIGSTOP : SIGKILL);
+    for (int64_t k = 0; k < stepFeed.micro; ++k)
+      fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
+    std::vector<StepResult> done;
+    ProgramStatus st = trainer.startStep(inputsOf(stepFeed), done);
+    if (st && (evalAt(s) || saveAt(s) || s == opt.steps))
+      st = trainer.finishSteps(done);
+    if (!st)
+      return fail("lcc-run: internal error: " + st.error), 3;
+    for (const StepResult &r : done)
+      if (int code = 0; !handle(r, code))
+        return fail(error), code;
   }
   double total = std::chrono::duration<double>(Clock::now() - start).count();
 

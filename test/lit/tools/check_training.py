@@ -4,6 +4,8 @@
   check_training.py falls CSV CORPUS      the loss fell below the corpus' unigram entropy
                                           (CORPUS: bytes, or uint16 symbols if it ends in .u16)
   check_training.py same CSV_A CSV_B FROM TO   losses of steps FROM..TO are identical
+  check_training.py same-rows CSV_A CSV_B  the same steps with the same values in every
+                                          column but the timings (tokens_per_s, elapsed_s)
   check_training.py same-tensors A.safetensors B.safetensors PREFIX
                                           every tensor of A equals B's PREFIX+name, bytewise
   check_training.py close CSV_A CSV_B FROM TO RTOL
@@ -72,6 +74,20 @@ def main(argv):
         start = entropy + 1.0 if symbols else 5.0
         if not (float(first["loss"]) > start and val < threshold):
             print("FAIL: the loss did not fall below the threshold")
+            return 1
+        return 0
+    if argv[1] == "same-rows":
+        a, b = rows(argv[2]), rows(argv[3])
+        timing = {"tokens_per_s", "elapsed_s"}
+        strip = lambda r: {k: v for k, v in r.items() if k not in timing}
+        if sorted(a) != sorted(b):
+            print(f"FAIL: steps {sorted(a)} != {sorted(b)}")
+            return 1
+        bad = [s for s in sorted(a) if strip(a[s]) != strip(b[s])]
+        evals = sum(1 for r in a.values() if r["val_loss"])
+        print(f"same-rows: {len(a)} steps, {evals} with a val loss, {len(bad)} differ")
+        if bad:
+            print(f"FAIL: step {bad[0]}: {strip(a[bad[0]])} != {strip(b[bad[0]])}")
             return 1
         return 0
     if argv[1] == "near":
