@@ -129,7 +129,9 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   int slot = int((steps_ + 1) % 2);
   uint8_t *staging = nullptr;
   if (late) {
-    if (!staging_[0]) {
+    if (!staging_[1]) {
+      stagingOffsets_.clear();
+      stagingBytes_ = 0;
       for (const Slot &s : entry.slots)
         if (s.role == Slot::Input || s.role == Slot::Output || s.role == Slot::Step) {
           stagingOffsets_[slotRoleName(s.role) + std::string(":") + s.name] = stagingBytes_;
@@ -218,7 +220,9 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   int parity = int(steps_ % 2);
   bool ok = true;
   // After a resume, too, the first step of the process runs eagerly: it
-  // allocates and plans what a capture must not.
+  // allocates and plans what a capture must not, and makes NCCL's first
+  // calls (connection set-up; captured point-to-point calls also need an
+  // eager one before them).
   if (graphs_ && &entry == step_ && warm_) {
     if (!gpu.hasGraph(parity)) {
       ok = gpu.beginCapture(error);
@@ -234,6 +238,11 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   }
   setCudaBackend(previous);
   if (!ok)
+    return fail("on the GPU: " + error);
+  // A copy into pageable memory returns only when it is done, so it would
+  // wait for the step without the timeout that catches a peer that stopped
+  // taking part in a collective: wait the polling way first.
+  if (!late && !gpu.synchronize(error))
     return fail("on the GPU: " + error);
   // Back to the host: the outputs, and what @init computed.
   for (const Slot &s : entry.slots) {
@@ -317,8 +326,7 @@ ProgramStatus Trainer::init() {
   for (const std::string &n : stateNames_)
     current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
   steps_ = 0;
-  pending_.clear(); // results of another run's steps, if any were left unread
-  devicePendingStep_ = 0;
+  forgetPending();
   deviceStale_ = true;
   if (cuda_) // the graphs were captured for the old step parity's buffers
     cuda_->dropGraphs();
@@ -378,6 +386,15 @@ ProgramStatus Trainer::finishSteps(std::vector<StepResult> &done) {
   int64_t n = devicePendingStep_;
   devicePendingStep_ = 0;
   return n ? collectDevice(n, done) : ProgramStatus();
+}
+
+void Trainer::forgetPending() {
+  pending_.clear();
+  if (devicePendingStep_) { // its copies into staging must be done before the slot is reused
+    std::string ignored;    // (a failure shows at the next step)
+    cuda_->synchronize(ignored);
+  }
+  devicePendingStep_ = 0;
 }
 
 ProgramStatus Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
@@ -489,8 +506,7 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
   for (const std::string &n : names)
     current_[n] = local(n, file.tensors.at(n));
   steps_ = step;
-  pending_.clear();
-  devicePendingStep_ = 0;
+  forgetPending();
   deviceStale_ = true;
   if (cuda_)
     cuda_->dropGraphs();

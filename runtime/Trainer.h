@@ -165,6 +165,8 @@ private:
   StepResult resultFromOutputs() const;
   /// Waits for step n's copies and takes its results from the staging slot.
   ProgramStatus collectDevice(int64_t n, std::vector<StepResult> &done);
+  /// Drops unread results (init, restore: a new run).
+  void forgetPending();
   void pullHost() const;
 };
 

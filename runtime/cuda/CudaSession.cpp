@@ -93,6 +93,8 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
   resolveSymbol(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
   resolveSymbol(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
   resolveSymbol(cuda, "cuGraphLaunch", a.graphLaunch, missing);
+  resolveSymbol(cuda, "cuGraphDestroy", a.graphDestroy, missing);
+  resolveSymbol(cuda, "cuGraphExecDestroy", a.graphExecDestroy, missing);
   resolveSymbol(cuda, "cuFuncSetAttribute", a.funcSetAttribute, missing);
   resolveSymbol(cuda, "cuStreamQuery", a.streamQuery, missing);
   resolveSymbol(cuda, "cuStreamWaitEvent", a.streamWaitEvent, missing);
@@ -192,21 +194,26 @@ bool CudaSession::beginCapture(std::string &error) {
 }
 
 bool CudaSession::endCapture(int slot, std::string &error) {
+  impl_->checkJoined(); // a stream forked in the capture must have joined it
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   if (!impl_->check(impl_->api.streamEndCapture(impl_->stream, &graph), "cuStreamEndCapture") ||
       !impl_->check(impl_->api.graphInstantiate(&exec, graph, 0), "cuGraphInstantiate"))
     return error = impl_->error, false;
+  impl_->api.graphDestroy(graph); // the executable graph is a copy
   impl_->graphs[slot] = exec;
   return true;
 }
 
 bool CudaSession::hasGraph(int slot) const { return impl_->graphs.count(slot) > 0; }
 
-// The executable graphs are not destroyed (cuGraphExecDestroy is not among
-// the driver entry points loaded); they go with the context at exit, and
-// dropping happens at most once per init or restore.
-void CudaSession::dropGraphs() { impl_->graphs.clear(); }
+// (They hold resources of their own, NCCL's among them.) Nothing is
+// replaying: the Trainer drops them between steps.
+void CudaSession::dropGraphs() {
+  for (auto &[slot, exec] : impl_->graphs)
+    impl_->api.graphExecDestroy(exec);
+  impl_->graphs.clear();
+}
 
 bool CudaSession::replay(int slot, std::string &error) {
   if (!impl_->check(impl_->api.graphLaunch(impl_->graphs.at(slot), impl_->stream), "cuGraphLaunch"))

@@ -43,6 +43,8 @@ struct CudaSessionApi {
   decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
   decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
   decltype(&cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&cuGraphDestroy) graphDestroy = nullptr;
+  decltype(&cuGraphExecDestroy) graphExecDestroy = nullptr;
   decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
   decltype(&cuStreamQuery) streamQuery = nullptr;
   decltype(&cuStreamWaitEvent) streamWaitEvent = nullptr;
@@ -136,6 +138,9 @@ struct CudaSession::Impl {
   void wait(const std::function<CUresult()> &query, const std::function<CUresult()> &block,
             const char *what);
   CUevent marks[2] = {nullptr, nullptr}; // recordEvent's
+  /// Every started collective was waited for (else a compiler bug, exit 3):
+  /// the communication stream has joined the compute stream again.
+  void checkJoined();
   std::vector<void *> hostAllocations;
 
   bool check(CUresult r, const char *what) {

@@ -28,9 +28,7 @@ void CudaSession::setCollectiveTimeout(double) {}
 
 bool CudaSession::synchronize(std::string &error) {
   Impl &s = *impl_;
-  if (!s.started.empty())
-    dist::collectiveProtocolError("collective ticket " + std::to_string(s.started.begin()->first) +
-                                  " was started and never waited for");
+  s.checkJoined();
   s.wait([&] { return s.api.streamQuery(s.stream); },
          [&] { return s.api.streamSynchronize(s.stream); }, "the step on the GPU");
   error = s.error;
@@ -45,8 +43,15 @@ void *CudaSession::allocateHost(size_t bytes) {
   return p;
 }
 
+void CudaSession::Impl::checkJoined() {
+  if (!started.empty())
+    dist::collectiveProtocolError("collective ticket " + std::to_string(started.begin()->first) +
+                                  " was started and never waited for");
+}
+
 bool CudaSession::recordEvent(int slot, std::string &error) {
   Impl &s = *impl_;
+  s.checkJoined(); // the mark must cover the communication stream's work too
   CUevent &e = s.marks[slot & 1];
   if (!e)
     e = s.event();
@@ -146,8 +151,17 @@ void CudaSession::collective(const CollectiveCall &call) {
   if (call.start && s.started.count(call.ticket))
     dist::collectiveProtocolError("collective ticket " + std::to_string(call.ticket) +
                                   " started again before its wait");
+  // A collective this rank fails to issue leaves its peers waiting in it:
+  // give up on the groups at once rather than let them time out.
+  auto fail = [&](const std::string &why) {
+    for (dist::Communicator *g : s.enqueuedOn)
+      g->abortEnqueued(why);
+    group.abortEnqueued(why);
+    dist::collectiveFailed(group.worldRank(), std::string(op) + " on group '" + group.name() +
+                                                  "' failed: " + why);
+  };
   if (!s.order(s.stream, s.comm, s.fork))
-    return;
+    fail(s.error);
   if (group.size() == 1) {
     // A 1-rank group has no NCCL communicator: every collective is a copy
     // of `count` elements (mean and the rest alike), on the stream.
@@ -162,17 +176,22 @@ void CudaSession::collective(const CollectiveCall &call) {
       s.check(s.api.memcpyDtoDAsync(CUdeviceptr(call.out), CUdeviceptr(call.in), bytes, s.comm),
               "cuMemcpyDtoDAsync (a 1-rank collective)");
   } else {
-    if (dist::DistStatus st = group.enqueue(c, s.comm); !st)
+    if (dist::DistStatus st = group.enqueue(c, s.comm); !st) {
+      for (dist::Communicator *g : s.enqueuedOn)
+        g->abortEnqueued(st.error);
       dist::collectiveFailed(group.worldRank(), st.error);
+    }
     s.enqueuedOn.insert(&group);
   }
   if (call.start) {
     CUevent done = s.event();
-    if (done && s.check(s.api.eventRecord(done, s.comm), "cuEventRecord"))
-      s.started[call.ticket] = {done, call.in, call.out};
+    if (!done || !s.check(s.api.eventRecord(done, s.comm), "cuEventRecord"))
+      fail(s.error);
+    s.started[call.ticket] = {done, call.in, call.out};
     return;
   }
-  s.order(s.comm, s.stream, s.join);
+  if (!s.order(s.comm, s.stream, s.join))
+    fail(s.error);
 }
 
 #endif

@@ -11,13 +11,14 @@
 // stuck kernels) and the call returns a one-line error. Such a communicator
 // is broken for good, like a failed Gloo one.
 //
-// Each communicator enqueues on its own stream, created as a blocking stream
-// so it orders with work on the legacy default stream, where the compiled
-// code's kernels run for now; and each call waits for its operation before
-// returning, because the caller (compiled code, lcc-run) reads or reuses the
+// The blocking calls (lcc-run's own: barriers, gathers for an export) run on
+// the communicator's own stream, created as a blocking stream, and wait for
+// their operation before returning, because the caller reads or reuses the
 // buffers right after and because the wait is where timeouts are detected.
-// Overlapping communication with compute needs events and a stream handed in
-// by the CUDA target; that comes with it.
+// The CUDA target's step does not use them: it enqueues its collectives on
+// its communication stream (enqueue(), not waited for, captured into its
+// graph; runtime/cuda/CudaStreams.cpp) and polls pollEnqueued() while it
+// waits for the step.
 //
 // Sum order: NCCL's (ring or tree, chosen by size and topology). Every rank
 // gets the same bytes, but the order is not rank order, so N-rank results
@@ -30,6 +31,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -124,8 +126,9 @@ public:
         timeout_(timeout) {}
   ~NcclCommunicator() override {
     if (comm_) { // (a broken communicator was aborted already)
-      // Nothing is pending (every call waited), so finalize is quick; it is
-      // polled like everything else and aborts the communicator on failure.
+      // Finalize waits for what is still enqueued (a CUDA session
+      // synchronizes before it goes); it is polled like everything else and
+      // aborts the communicator on failure.
       ncclResult_t r = ncclCommFinalize(comm_);
       if (r != ncclSuccess && r != ncclInProgress)
         ncclCommAbort(comm_);
@@ -255,10 +258,51 @@ private:
     }
     return ncclInvalidArgument;
   }
+  /// The blocking calls also serve lcc-run itself (gathering a partitioned
+  /// tensor for an export), which passes host memory; NCCL moves device
+  /// memory only, so such buffers go through temporary device copies.
   DistStatus blocking(const StreamCollective &c) {
     if (DistStatus s = check(c); !s)
       return s;
-    return run(streamCollectiveName(c.kind), c.count, [&] { return issue(c, stream_); });
+    const char *op = streamCollectiveName(c.kind);
+    bool hostIn = c.in && !onDevice(c.in), hostOut = c.out && !onDevice(c.out);
+    if (!hostIn && !hostOut)
+      return run(op, c.count, [&] { return issue(c, stream_); });
+    size_t e = elementSize(c.type), n = size_t(c.count) * e, all = n * size_t(size_);
+    size_t inBytes = c.kind == StreamCollective::ReduceScatter ? all : n;
+    size_t outBytes = c.kind == StreamCollective::AllGather ? all : n;
+    StreamCollective d = c;
+    void *din = nullptr, *dout = nullptr;
+    auto release = [&] {
+      cudaFree(din);
+      if (dout != din)
+        cudaFree(dout);
+    };
+    if (hostIn && (cudaMalloc(&din, std::max<size_t>(inBytes, 1)) != cudaSuccess ||
+                   cudaMemcpy(din, c.in, inBytes, cudaMemcpyHostToDevice) != cudaSuccess))
+      return release(), failure(op, "staging host memory on the device failed");
+    if (hostIn)
+      d.in = din;
+    if (hostOut) {
+      if (c.out == c.in)
+        dout = din;
+      else if (cudaMalloc(&dout, std::max<size_t>(outBytes, 1)) != cudaSuccess)
+        return release(), failure(op, "staging host memory on the device failed");
+      d.out = dout;
+    }
+    DistStatus st = run(op, c.count, [&] { return issue(d, stream_); });
+    if (st && hostOut && cudaMemcpy(c.out, dout, outBytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+      st = failure(op, "copying the result back to host memory failed");
+    release();
+    return st;
+  }
+  static bool onDevice(const void *p) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError(); // (clears the error a plain host pointer may leave)
+      return false;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
   }
   template <typename Enqueue> DistStatus run(const char *op, int64_t count, Enqueue enqueue) {
     if (!brokenCause_.empty())

@@ -30,6 +30,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace lcc;
@@ -207,6 +208,14 @@ int main(int argc, char **argv) {
     trainer.useCuda(gpu.get(), !opt.noGraph);
   }
 
+  // NCCL's support for several graphs (or a graph and eager calls) with NCCL
+  // work outstanding at once is known to deadlock when graphs of several
+  // communicators are launched from one thread, which is what a step with
+  // data- and tensor-parallel groups is; lcc never mixes (one stream, eager
+  // collectives only while no step is queued), so it is turned off unless
+  // the user chose.
+  if (program.isCuda())
+    setenv("NCCL_GRAPH_MIXING_SUPPORT", "0", /*overwrite=*/0);
   std::string error;
   run::DistributedRun job;
   if (!run::joinJob(program.manifest(), backend, opt.timeout, job, error))
