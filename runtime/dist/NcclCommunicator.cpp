@@ -33,9 +33,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <thread>
+#include <vector>
 
 namespace lcc {
 namespace dist {
@@ -44,8 +47,82 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// NCCL and the CUDA runtime are loaded when a job first asks for the nccl
+// backend, not linked: an lcc-run built where they are installed must still
+// start on machines without them (CPU training, one GPU process), as the
+// CUDA driver does (runtime/cuda/CudaDriver.h). The headers give the types.
+#define LCC_NCCL_API(X)                                                                            \
+  X(ncclAllGather) X(ncclAllReduce) X(ncclBroadcast) X(ncclCommAbort) X(ncclCommCuDevice)          \
+  X(ncclCommDestroy) X(ncclCommFinalize) X(ncclCommGetAsyncError) X(ncclCommInitRankConfig)        \
+  X(ncclGetErrorString) X(ncclGetLastError) X(ncclGetUniqueId) X(ncclRecv) X(ncclReduceScatter)    \
+  X(ncclSend)
+#define LCC_CUDART_API(X)                                                                          \
+  X(cudaFree) X(cudaGetDeviceCount) X(cudaGetErrorName) X(cudaGetErrorString) X(cudaGetLastError)  \
+  X(cudaMemcpy) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamCreate)                  \
+  X(cudaStreamDestroy) X(cudaStreamQuery)
+
+struct Api {
+#define LCC_FIELD(name) decltype(&::name) name = nullptr;
+  LCC_NCCL_API(LCC_FIELD)
+  LCC_CUDART_API(LCC_FIELD)
+#undef LCC_FIELD
+  cudaError_t (*cudaMalloc)(void **, size_t) = nullptr; // (C++ overloads it)
+};
+
+Api loaded;
+const Api &api() { return loaded; }
+
+/// `override` when given, else the first of `names` (each also under the
+/// CUDA toolkit's lib64) that dlopen accepts; `why` gets the last refusal.
+void *openLibrary(const char *override, std::vector<std::string> names, std::string &why) {
+  if (override && *override)
+    names = {override};
+  const char *roots[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (const char *root : roots)
+    if (root && *root)
+      for (size_t i = 0, n = names.size(); i < n; ++i)
+        if (names[i].find('/') == std::string::npos)
+          names.push_back(std::string(root) + "/lib64/" + names[i]);
+  for (const std::string &n : names) {
+    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL))
+      return h;
+    why = dlerror();
+  }
+  return nullptr;
+}
+
+/// Loads both libraries, once; "" when they are there. $LCC_NCCL and
+/// $LCC_CUDART name other files.
+std::string loadLibraries() {
+  static const std::string error = [] {
+    std::string why;
+    void *cudart = openLibrary(std::getenv("LCC_CUDART"),
+                               {"libcudart.so.13", "libcudart.so.12", "libcudart.so"}, why);
+    if (!cudart)
+      return "the CUDA runtime (libcudart.so) cannot be loaded: " + why;
+    void *nccl = openLibrary(std::getenv("LCC_NCCL"), {"libnccl.so.2", "libnccl.so"}, why);
+    if (!nccl)
+      return "NCCL (libnccl.so.2) cannot be loaded: " + why;
+    std::string missing;
+#define LCC_RESOLVE(library, name)                                                                 \
+  if (!(loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(library, #name))))             \
+    missing += std::string(missing.empty() ? "" : ", ") + #name;
+#define LCC_NCCL(name) LCC_RESOLVE(nccl, name)
+#define LCC_CUDART(name) LCC_RESOLVE(cudart, name)
+    LCC_NCCL_API(LCC_NCCL)
+    LCC_CUDART_API(LCC_CUDART)
+    LCC_CUDART(cudaMalloc)
+#undef LCC_CUDART
+#undef LCC_NCCL
+#undef LCC_RESOLVE
+    return missing.empty() ? std::string()
+                           : "NCCL or the CUDA runtime lacks " + missing + " (too old?)";
+  }();
+  return error;
+}
+
 std::string cudaText(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+  return std::string(api().cudaGetErrorName(e)) + " (" + api().cudaGetErrorString(e) + ")";
 }
 
 std::string seconds(double s) {
@@ -57,7 +134,7 @@ std::string seconds(double s) {
 /// cudaMemcpyDefault: the copy of 1-rank groups (and their send-to-self
 /// queue in host memory) works between any host and device pointers.
 DistStatus deviceCopy(void *dst, const void *src, size_t bytes) {
-  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  cudaError_t e = api().cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
   return e == cudaSuccess ? DistStatus() : DistStatus::failure("cudaMemcpy: " + cudaText(e));
 }
 
@@ -92,24 +169,26 @@ ncclRedOp_t ncclOp(Reduction op) {
 }
 
 /// Polls a non-blocking communicator until its pending work (init,
-/// finalize, an enqueue that returned ncclInProgress) is done. Aborts it on error or timeout; "" when done.
+/// finalize, an enqueue that returned ncclInProgress) is done. Aborts it on
+/// error or timeout; "" when done.
 std::string waitComm(ncclComm_t comm, double timeout) {
   Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(timeout));
   for (;;) {
     ncclResult_t state = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+    ncclResult_t r = api().ncclCommGetAsyncError(comm, &state);
     if (r != ncclSuccess)
       state = r;
     if (state == ncclSuccess)
       return "";
     if (state != ncclInProgress) {
-      std::string why = std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm);
-      ncclCommAbort(comm);
+      std::string why =
+          std::string(api().ncclGetErrorString(state)) + ": " + api().ncclGetLastError(comm);
+      api().ncclCommAbort(comm);
       return why;
     }
     if (Clock::now() >= deadline) {
-      ncclCommAbort(comm);
+      api().ncclCommAbort(comm);
       return "timed out after " + seconds(timeout) + " (did every rank join?)";
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -129,14 +208,14 @@ public:
       // Finalize waits for what is still enqueued (a CUDA session
       // synchronizes before it goes); it is polled like everything else and
       // aborts the communicator on failure.
-      ncclResult_t r = ncclCommFinalize(comm_);
+      ncclResult_t r = api().ncclCommFinalize(comm_);
       if (r != ncclSuccess && r != ncclInProgress)
-        ncclCommAbort(comm_);
+        api().ncclCommAbort(comm_);
       else if (waitComm(comm_, timeout_).empty())
-        ncclCommDestroy(comm_);
+        api().ncclCommDestroy(comm_);
     }
-    cudaStreamDestroy(stream_);
-    cudaFree(scratch_);
+    api().cudaStreamDestroy(stream_);
+    api().cudaFree(scratch_);
   }
 
   int rank() const override { return rank_; }
@@ -179,7 +258,8 @@ public:
       return {};
     ncclResult_t r = issue(c, static_cast<cudaStream_t>(stream));
     if (r != ncclSuccess && r != ncclInProgress)
-      return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));
+      return broken(op, std::string(api().ncclGetErrorString(r)) + ": " +
+                            api().ncclGetLastError(comm_));
     if (r == ncclInProgress)
       if (std::string why = waitComm(comm_, timeout_); !why.empty()) { // (aborted it)
         brokenCause_ = why;
@@ -192,12 +272,12 @@ public:
     if (!brokenCause_.empty())
       return failure("collective", "the group failed earlier (" + brokenCause_ + ")");
     ncclResult_t state = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+    ncclResult_t r = api().ncclCommGetAsyncError(comm_, &state);
     if (r != ncclSuccess)
       state = r;
     if (state != ncclSuccess && state != ncclInProgress)
-      return broken("collective", std::string(ncclGetErrorString(state)) + ": " +
-                                      ncclGetLastError(comm_));
+      return broken("collective", std::string(api().ncclGetErrorString(state)) + ": " +
+                                      api().ncclGetLastError(comm_));
     return {};
   }
   void abortEnqueued(const std::string &cause) override {
@@ -207,7 +287,7 @@ public:
   /// NCCL has no barrier: a one-element all-reduce does the same.
   DistStatus barrier() override {
     return run("barrier", 1, [&] {
-      return ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_);
+      return api().ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_);
     });
   }
   DistStatus subgroup(const std::string &name, const std::vector<int> &members,
@@ -244,17 +324,17 @@ private:
     ncclDataType_t t = ncclType(c.type);
     switch (c.kind) {
     case StreamCollective::AllReduce:
-      return ncclAllReduce(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
+      return api().ncclAllReduce(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
     case StreamCollective::AllGather:
-      return ncclAllGather(c.in, c.out, n, t, comm_, stream);
+      return api().ncclAllGather(c.in, c.out, n, t, comm_, stream);
     case StreamCollective::ReduceScatter:
-      return ncclReduceScatter(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
+      return api().ncclReduceScatter(c.in, c.out, n, t, ncclOp(c.op), comm_, stream);
     case StreamCollective::Broadcast:
-      return ncclBroadcast(c.in, c.out, n, t, c.peer, comm_, stream);
+      return api().ncclBroadcast(c.in, c.out, n, t, c.peer, comm_, stream);
     case StreamCollective::Send:
-      return ncclSend(c.in, n, t, c.peer, comm_, stream);
+      return api().ncclSend(c.in, n, t, c.peer, comm_, stream);
     case StreamCollective::Recv:
-      return ncclRecv(c.out, n, t, c.peer, comm_, stream);
+      return api().ncclRecv(c.out, n, t, c.peer, comm_, stream);
     }
     return ncclInvalidArgument;
   }
@@ -274,32 +354,33 @@ private:
     StreamCollective d = c;
     void *din = nullptr, *dout = nullptr;
     auto release = [&] {
-      cudaFree(din);
+      api().cudaFree(din);
       if (dout != din)
-        cudaFree(dout);
+        api().cudaFree(dout);
     };
-    if (hostIn && (cudaMalloc(&din, std::max<size_t>(inBytes, 1)) != cudaSuccess ||
-                   cudaMemcpy(din, c.in, inBytes, cudaMemcpyHostToDevice) != cudaSuccess))
+    if (hostIn && (api().cudaMalloc(&din, std::max<size_t>(inBytes, 1)) != cudaSuccess ||
+                   api().cudaMemcpy(din, c.in, inBytes, cudaMemcpyHostToDevice) != cudaSuccess))
       return release(), failure(op, "staging host memory on the device failed");
     if (hostIn)
       d.in = din;
     if (hostOut) {
       if (c.out == c.in)
         dout = din;
-      else if (cudaMalloc(&dout, std::max<size_t>(outBytes, 1)) != cudaSuccess)
+      else if (api().cudaMalloc(&dout, std::max<size_t>(outBytes, 1)) != cudaSuccess)
         return release(), failure(op, "staging host memory on the device failed");
       d.out = dout;
     }
     DistStatus st = run(op, c.count, [&] { return issue(d, stream_); });
-    if (st && hostOut && cudaMemcpy(c.out, dout, outBytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (st && hostOut &&
+        api().cudaMemcpy(c.out, dout, outBytes, cudaMemcpyDeviceToHost) != cudaSuccess)
       st = failure(op, "copying the result back to host memory failed");
     release();
     return st;
   }
   static bool onDevice(const void *p) {
     cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError(); // (clears the error a plain host pointer may leave)
+    if (api().cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      api().cudaGetLastError(); // (clears the error a plain host pointer may leave)
       return false;
     }
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
@@ -313,17 +394,18 @@ private:
     // thread (runtime/dist/Collectives.cpp) calls here too: select this
     // communicator's device first.
     int device = 0;
-    if (ncclCommCuDevice(comm_, &device) == ncclSuccess)
-      cudaSetDevice(device);
+    if (api().ncclCommCuDevice(comm_, &device) == ncclSuccess)
+      api().cudaSetDevice(device);
     ncclResult_t r = enqueue();
     if (r != ncclSuccess && r != ncclInProgress)
-      return broken(op, std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm_));
+      return broken(op, std::string(api().ncclGetErrorString(r)) + ": " +
+                            api().ncclGetLastError(comm_));
     return finish(op);
   }
   DistStatus finish(const char *op);
   DistStatus broken(const char *op, const std::string &cause) {
     brokenCause_ = cause;
-    ncclCommAbort(comm_);
+    api().ncclCommAbort(comm_);
     comm_ = nullptr;
     return failure(op, cause);
   }
@@ -343,13 +425,14 @@ DistStatus NcclCommunicator::finish(const char *op) {
   int spins = 0;
   for (;;) {
     ncclResult_t state = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+    ncclResult_t r = api().ncclCommGetAsyncError(comm_, &state);
     if (r != ncclSuccess)
       state = r;
     if (state != ncclSuccess && state != ncclInProgress)
-      return broken(op, std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm_));
+      return broken(op, std::string(api().ncclGetErrorString(state)) + ": " +
+                            api().ncclGetLastError(comm_));
     if (state == ncclSuccess) {
-      cudaError_t e = cudaStreamQuery(stream_);
+      cudaError_t e = api().cudaStreamQuery(stream_);
       if (e == cudaSuccess)
         return {};
       if (e != cudaErrorNotReady)
@@ -370,28 +453,28 @@ DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int
   std::string prefix =
       "connecting group '" + name + "' (" + std::to_string(size) + " ranks) with NCCL failed: ";
   cudaStream_t stream = nullptr;
-  if (cudaError_t e = cudaStreamCreate(&stream); e != cudaSuccess)
+  if (cudaError_t e = api().cudaStreamCreate(&stream); e != cudaSuccess)
     return DistStatus::failure(prefix + "cudaStreamCreate: " + cudaText(e));
   void *scratch = nullptr;
-  if (cudaError_t e = cudaMalloc(&scratch, sizeof(int64_t)); e != cudaSuccess) {
-    cudaStreamDestroy(stream);
+  if (cudaError_t e = api().cudaMalloc(&scratch, sizeof(int64_t)); e != cudaSuccess) {
+    api().cudaStreamDestroy(stream);
     return DistStatus::failure(prefix + "cudaMalloc: " + cudaText(e));
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
-  ncclResult_t r = ncclCommInitRankConfig(&comm, size, id, rank, &config);
+  ncclResult_t r = api().ncclCommInitRankConfig(&comm, size, id, rank, &config);
   std::string why;
   if (r != ncclSuccess && r != ncclInProgress) {
-    why = std::string(ncclGetErrorString(r)) + ": " + ncclGetLastError(comm);
+    why = std::string(api().ncclGetErrorString(r)) + ": " + api().ncclGetLastError(comm);
     if (comm)
-      ncclCommAbort(comm);
+      api().ncclCommAbort(comm);
   } else {
     why = waitComm(comm, timeout);
   }
   if (!why.empty()) {
-    cudaStreamDestroy(stream);
-    cudaFree(scratch);
+    api().cudaStreamDestroy(stream);
+    api().cudaFree(scratch);
     return DistStatus::failure(prefix + why);
   }
   out.reset(new NcclCommunicator(name, worldRank, rank, size, std::move(store), comm, stream,
@@ -402,8 +485,8 @@ DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int
 /// Member 0 makes the id and publishes it under `key`; the others read it.
 DistStatus shareId(TcpStore &store, bool make, const std::string &key, ncclUniqueId &id) {
   if (make) {
-    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-      return DistStatus::failure(std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
+    if (ncclResult_t r = api().ncclGetUniqueId(&id); r != ncclSuccess)
+      return DistStatus::failure(std::string("ncclGetUniqueId: ") + api().ncclGetErrorString(r));
     return store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
   }
   std::vector<char> bytes;
@@ -442,8 +525,10 @@ DistStatus NcclCommunicator::subgroup(const std::string &name, const std::vector
 bool haveNccl() { return true; }
 
 DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
+  if (std::string why = loadLibraries(); !why.empty())
+    return DistStatus::failure("the nccl backend needs NCCL and the CUDA runtime: " + why);
   int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
+  cudaError_t e = api().cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0) {
     std::string why = e == cudaSuccess ? std::string("no CUDA device is visible")
                                        : "cudaGetDeviceCount: " + cudaText(e);
@@ -456,8 +541,9 @@ DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &wo
   if (device >= devices)
     return DistStatus::failure("LOCAL_RANK=" + std::to_string(env.localRank) + " but only " +
                                std::to_string(devices) + " CUDA devices are visible");
-  if ((e = cudaSetDevice(device)) != cudaSuccess)
-    return DistStatus::failure("cudaSetDevice(" + std::to_string(device) + "): " + cudaText(e));
+  if ((e = api().cudaSetDevice(device)) != cudaSuccess)
+    return DistStatus::failure("api().cudaSetDevice(" + std::to_string(device) +
+                               "): " + cudaText(e));
   if (env.worldSize == 1) {
     world = makeLocalCommunicator("world", 0, deviceCopy);
     return {};

@@ -10,6 +10,9 @@
 #include "runtime/dist/NcclCommunicator.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 using namespace lcc;
@@ -266,6 +269,25 @@ TEST(DistFactory, NcclWithoutGpuIsAClearError) {
   else
     EXPECT_EQ(s.error, "the nccl backend is not available: built without NCCL");
   EXPECT_FALSE(world);
+}
+
+// NCCL is loaded at run time (lcc-run does not link it): a missing library
+// is an error naming it. In a fresh process (the loader runs once).
+TEST(DistFactoryDeathTest, MissingNcclLibraryIsAClearError) {
+  if (!haveNccl())
+    GTEST_SKIP() << "built without NCCL";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("LCC_NCCL", "/nonexistent/libnccl.so.2", 1);
+        std::unique_ptr<Communicator> world;
+        DistStatus s = createWorld(DistEnv(), "nccl", world);
+        std::fprintf(stderr, "%s\n", s.error.c_str());
+        std::exit(s ? 1 : 0);
+      },
+      testing::ExitedWithCode(0),
+      "the nccl backend needs NCCL and the CUDA runtime: NCCL \\(libnccl.so.2\\) cannot be "
+      "loaded: /nonexistent/libnccl.so.2");
 }
 
 } // namespace
