@@ -14,7 +14,11 @@ machine with an NVIDIA GPU after it built lcc-run there (runtime only):
  (b) GPT-2 124M (batch 8, context 1024) tokens/s in lcc (fp32 and bf16) and
      in PyTorch eager and torch.compile (fp32, bf16 autocast) in the same run,
      MFU against the peak GEMM rate measured in the same run;
- (c) graph replay against --no-graph, tokens/s.
+ (c) graph replay against --no-graph, tokens/s;
+ (d) when time is left: compute-sanitizer's memcheck on gpt-tiny fp32 and
+     racecheck on gpt-tiny bf16 with the fused attention (a few eager
+     steps): out-of-bounds accesses in the generated kernels, shared-memory
+     races in the flash kernels.
 
 Every phase has a timeout and reports its failure instead of stopping the
 others; the table is printed last."""
@@ -22,6 +26,7 @@ import argparse
 import csv
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,10 +53,10 @@ def read_csv(path):
         return [r for r in csv.DictReader(f)]
 
 
-def lcc_run(args, binary, steps, csv_path, extra=(), timeout=240):
+def lcc_run(args, binary, steps, csv_path, extra=(), timeout=240, prefix=()):
     # Not --quiet: the header line says which GPU ran it and whether the
     # kernels came from the cubin or were compiled from PTX at load.
-    cmd = [args.lcc_run, binary, "--data", CORPUS, "--steps", str(steps), "--val-fraction", "0",
+    cmd = list(prefix) + [args.lcc_run, binary, "--data", CORPUS, "--steps", str(steps), "--val-fraction", "0",
            "--log-every", "1000000", "--csv", csv_path] + list(extra)
     # No single run may carry the script past its budget by much.
     timeout = max(20, min(timeout, args.budget + 60 - (time.time() - START)))
@@ -261,6 +266,28 @@ def phase_torch(args, results):
             row(f"(b) GPT-2 124M torch {name}", "FAILED", str(e).splitlines()[0][:200])
 
 
+def phase_sanitizer(args, results):
+    tool = shutil.which("compute-sanitizer") or next(
+        (p for p in [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin",
+                                  "compute-sanitizer"),
+                     "/usr/local/cuda/bin/compute-sanitizer"] if os.path.exists(p)), None)
+    if not tool:
+        row("(d) compute-sanitizer", "SKIPPED", "not installed")
+        return
+
+    def sanitize(check, binary, steps):
+        log = os.path.join(args.out, f"sanitizer-{check}.csv")
+        try:
+            _, secs = lcc_run(args, os.path.join(args.bins, binary), steps, log, ["--no-graph"],
+                              timeout=150, prefix=[tool, "--tool", check, "--error-exitcode", "9"])
+            row(f"(d) {check} {binary}", "PASS", f"{steps} eager steps, {secs:.0f} s, no errors")
+        except RuntimeError as e:
+            row(f"(d) {check} {binary}", "FAIL", str(e)[:300])
+
+    check("(d) memcheck", lambda: sanitize("memcheck", "gpt-tiny-cuda.bin", 2))
+    check("(d) racecheck", lambda: sanitize("racecheck", "gpt-tiny-cuda-bf16-fused.bin", 2))
+
+
 def over_budget(args):
     """Past the time budget: later phases are skipped so that the table still
     prints before the device tool's limit (verify.sh's build comes first)."""
@@ -280,7 +307,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     results = {}
     for name, phase in [("gpt-tiny", phase_tiny), ("GPT-2 lcc", phase_gpt2_lcc),
-                        ("GPT-2 torch", phase_torch)]:
+                        ("GPT-2 torch", phase_torch), ("sanitizer", phase_sanitizer)]:
         t0 = time.time()
         if over_budget(args):
             row(name, "SKIPPED", f"past the {args.budget} s budget")
