@@ -184,24 +184,26 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
     auto [max, sumExp] =
         buildMaxAndSumExp(rewriter, loc, logits, type.getShape(), mask, ct, id, row);
 
-    // One pass over the rows accumulates the loss sum and the count of
-    // counted targets into two rank-0 tensors.
+    // The loss sum and the count of counted targets, each its own reduction
+    // to a rank-0 tensor: a single-output `acc + f(row)` reduction is what
+    // the GPU runs as a block of threads with warp shuffles (a two-output one
+    // would be one thread); on the CPU the count pass reads only the targets.
     int64_t rows = rank - 1;
     AffineMap rowId = rewriter.getMultiDimIdentityMap(rows);
     AffineMap scalarMap = AffineMap::get(rows, 0, {}, ctx);
     Value zero = scalarConstant(rewriter, loc, ct, 0.0);
-    Value accSum = filledTensor(rewriter, loc, {}, ct, zero);
-    Value accCnt = filledTensor(rewriter, loc, {}, ct, zero);
     SmallVector<utils::IteratorType> iters(rows, utils::IteratorType::reduction);
     int64_t ignore = op.getIgnoreIndex();
-    auto totals = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{accSum.getType(), accCnt.getType()},
-        ValueRange{targets, max, sumExp}, ValueRange{accSum, accCnt},
-        SmallVector<AffineMap>{rowId, rowId, rowId, scalarMap, scalarMap}, iters,
+    auto isCounted = [&](OpBuilder &b, Location l, Value t) -> Value {
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, t,
+                                   scalarConstant(b, l, idxElem, double(ignore)));
+    };
+    auto sum = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{RankedTensorType::get({}, ct)}, ValueRange{targets, max, sumExp},
+        ValueRange{filledTensor(rewriter, loc, {}, ct, zero)},
+        SmallVector<AffineMap>{rowId, rowId, rowId, scalarMap}, iters,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value t = a[0];
-          Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, t,
-                                              scalarConstant(b, l, idxElem, double(ignore)));
           // Out-of-range targets are clamped so the load cannot fault.
           Value ti = arith::IndexCastOp::create(b, l, b.getIndexType(), t);
           ti = arith::MaxSIOp::create(b, l, ti, arith::ConstantIndexOp::create(b, l, 0));
@@ -213,15 +215,26 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
           Value picked = castFloat(b, l, tensor::ExtractOp::create(b, l, logits, idx), ct);
           Value lse = arith::AddFOp::create(b, l, math::LogOp::create(b, l, a[2]), a[1]);
           Value loss = arith::SubFOp::create(b, l, lse, picked);
+          Value z = scalarConstant(b, l, ct, 0.0);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::AddFOp::create(
+                  b, l, a[3], arith::SelectOp::create(b, l, isCounted(b, l, t), loss, z))});
+        });
+    auto count = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{RankedTensorType::get({}, ct)}, ValueRange{targets},
+        ValueRange{filledTensor(rewriter, loc, {}, ct, zero)},
+        SmallVector<AffineMap>{rowId, scalarMap}, iters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
           Value z = scalarConstant(b, l, ct, 0.0), one = scalarConstant(b, l, ct, 1.0);
-          Value s =
-              arith::AddFOp::create(b, l, a[3], arith::SelectOp::create(b, l, valid, loss, z));
-          Value c = arith::AddFOp::create(b, l, a[4], arith::SelectOp::create(b, l, valid, one, z));
-          linalg::YieldOp::create(b, l, ValueRange{s, c});
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::AddFOp::create(
+                  b, l, a[1], arith::SelectOp::create(b, l, isCounted(b, l, a[0]), one, z))});
         });
     // 0 / 0 = NaN when every target is ignored, as PyTorch.
     Value result = buildElementwise(
-        rewriter, loc, {}, elem, ValueRange{totals.getResult(0), totals.getResult(1)},
+        rewriter, loc, {}, elem, ValueRange{sum.getResult(0), count.getResult(0)},
         [&](OpBuilder &b, Location l, ValueRange a) {
           return castFloat(b, l, arith::DivFOp::create(b, l, a[0], a[1]), elem);
         });
