@@ -369,6 +369,43 @@ def LccOutlineKernelsPass : Pass<"lcc-outline-kernels", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"];
 }
 
+def LccEmulateGpuKernelsPass : Pass<"lcc-emulate-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "CUDA kernels (gpu.func) become host functions that the runtime's GPU emulator runs";
+  let description = [{
+    `lcc --target=cuda --arch=emulated`, after `lcc-gpu-kernels`, in place of
+    the NVVM/PTX lowering: the generated kernels run on the CPU, so they are
+    checked numerically where there is no GPU. Each `gpu.func` of
+    `gpu.module @lcc_kernels` becomes a public `func.func` of the same name
+    and body (`lcc.emulated_kernel`, its argument types in
+    `lcc.kernel_args`); `gpu.thread_id x` / `block_id x` / `block_dim x` /
+    `grid_dim x` become calls of `lcc_emu_thread_id` ... (dimensions y and z:
+    0, or 1 for sizes), `gpu.barrier` a call of `lcc_emu_barrier`, an f32
+    `gpu.shuffle xor` a call of `lcc_emu_shuffle_xor(value, offset)` (always
+    valid: lcc shuffles whole warps), workgroup memory a mutable global per
+    kernel (the emulator runs one block at a time). The kernels that
+    synchronize their threads are listed in `lcc.gpu_synchronizing`. Other
+    gpu ops, private memory and other shuffles are errors.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def LccEmulatedKernelTablePass : Pass<"lcc-emulated-kernel-table", "::mlir::ModuleOp"> {
+  let summary = "Launch ids to the emulated kernels: argv wrappers and an exported table";
+  let description = [{
+    After `lcc-emulate-gpu-kernels` and the lowering to the LLVM dialect. The
+    runtime launches kernel `id` with the host code's argv of bare pointers;
+    each emulated kernel (listed by id in `lcc.gpu_kernels`) gets an internal
+    wrapper `lcc_emu_argv_<id>(ptr argv)` that expands each pointer into the
+    descriptor of the static layout in `lcc.kernel_args` (the static offset
+    included, as a GPU kernel applies it to its bare pointer), and the module
+    exports `lcc_emu_kernels` (the wrappers by id), `lcc_emu_kernel_sync` (1
+    where the kernel synchronizes its threads) and `lcc_emu_kernel_count`.
+    An argument without a static layout is an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Kernel functions become CUDA kernels (gpu.func) and their calls launches";
   let description = [{

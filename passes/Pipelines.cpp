@@ -206,6 +206,16 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
   outline.gpu = true;
   pm.addPass(createLccOutlineKernelsPass(outline));
   pm.addPass(createLccGpuKernelsPass());
+  if (target.chip == "emulated") {
+    // The kernels run on the CPU (tests without a GPU): host functions
+    // lowered with the host code, and a table of them by launch id.
+    pm.addPass(createLccEmulateGpuKernelsPass());
+    addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+                   "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+                   "convert-to-llvm,reconcile-unrealized-casts");
+    pm.addPass(createLccEmulatedKernelTablePass());
+    return;
+  }
   // Device code: loops to branches, then NVVM with bare-pointer kernel
   // arguments (the runtime passes one pointer per buffer), then PTX. Math
   // functions become libdevice calls, linked from the toolkit.

@@ -76,6 +76,8 @@ void buildAotCpuPipeline(mlir::OpPassManager &pm,
 
 /// What the CUDA pipeline targets (compiler/cuda).
 struct CudaTargetOptions {
+  /// "emulated": the kernels become host functions that the runtime's GPU
+  /// emulator runs (lcc-emulate-gpu-kernels), no PTX.
   std::string chip = "sm_90";
   /// PTX ISA features for the NVPTX back end; PTX 8.0 is what sm_90 needs.
   std::string features = "+ptx80";

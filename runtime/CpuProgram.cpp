@@ -371,11 +371,13 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
     p.cudaArch_ = arch->asString();
     TrainBinBytes cubin = bin.find("cuda.cubin" + suffix, "cuda-" + p.cudaArch_, -1);
     TrainBinBytes ptx = bin.find("cuda.ptx" + suffix, "cuda-ptx", -1);
-    if (!ptx.found())
+    // (An emulated target's kernels are in its host code.)
+    if (!ptx.found() && p.cudaArch_ != "emulated")
       return fail("no section cuda.ptx" + suffix + " with the kernels");
     if (cubin.found())
       p.cudaCubin_.assign(cubin.data, cubin.data + cubin.size);
-    p.cudaPtx_.assign(reinterpret_cast<const char *>(ptx.data), ptx.size);
+    if (ptx.found())
+      p.cudaPtx_.assign(reinterpret_cast<const char *>(ptx.data), ptx.size);
   }
 
   // The best code this CPU can run.
@@ -476,6 +478,10 @@ Program &Program::operator=(Program &&other) noexcept {
 }
 
 Program::~Program() { unload(handle_, codeFd_); }
+
+void *Program::codeSymbol(const char *name) const {
+  return handle_ ? dlsym(handle_, name) : nullptr;
+}
 
 } // namespace lcc
 

@@ -102,6 +102,9 @@ public:
   const std::vector<std::string> &cudaKernels() const { return cudaKernels_; }
   const std::vector<uint8_t> &cudaCubin() const { return cudaCubin_; }
   const std::string &cudaPtx() const { return cudaPtx_; }
+  /// A symbol of the loaded code (null when absent): the emulated CUDA
+  /// target's kernel table (lcc --arch=emulated).
+  void *codeSymbol(const char *name) const;
 
   /// Calls `entry` with one pointer per slot, in order (each at least the
   /// slot's byte size; checked by callers through callChecked).

@@ -1,7 +1,7 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
 #include "runtime/Trainer.h"
 #include "runtime/Sharding.h"
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/GpuDevice.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -112,8 +112,8 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
   return {};
 }
 
-void Trainer::useCuda(CudaSession *session, bool graphs) {
-  cuda_ = session;
+void Trainer::useCuda(GpuDevice *device, bool graphs) {
+  cuda_ = device;
   graphs_ = graphs;
   deviceStale_ = true;
 }
@@ -121,7 +121,7 @@ void Trainer::useCuda(CudaSession *session, bool graphs) {
 ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
                                    const std::map<std::string, const HostTensor *> &inputs,
                                    bool swap, bool late) {
-  CudaSession &gpu = *cuda_;
+  GpuDevice &gpu = *cuda_;
   // Late results: the copies in and out go through pinned memory (a copy
   // from pageable memory may wait for the stream), one staging slot per
   // step parity; the host fills slot s while the step before runs from the

@@ -21,7 +21,7 @@
 
 namespace lcc {
 
-class CudaSession;
+class GpuDevice;
 
 struct StepResult {
   int64_t step = 0; // the update these are of (1-based)
@@ -49,7 +49,7 @@ public:
   /// the step is captured once as a CUDA graph after an eager warm-up step
   /// (one graph per parameter buffer set: two, as the step double-buffers)
   /// and replayed from then on. Call before init() or restore().
-  void useCuda(CudaSession *session, bool graphs);
+  void useCuda(GpuDevice *device, bool graphs);
   /// Steps run as graph replays so far (0 without graphs).
   int64_t graphReplays() const { return replays_; }
 
@@ -137,9 +137,9 @@ private:
   ProgramStatus run(const EntryPoint &entry,
                     const std::map<std::string, const HostTensor *> &inputs, bool swap);
 
-  // The GPU side (runtime/cuda/CudaSession.h): device buffers by name, in the
+  // The GPU side (runtime/cuda/GpuDevice.h): device buffers by name, in the
   // same roles as the host ones; allocated once, so captured graphs stay valid.
-  CudaSession *cuda_ = nullptr;
+  GpuDevice *cuda_ = nullptr;
   bool graphs_ = false;
   bool warm_ = false; // a step ran eagerly in this process (plans and buffers exist)
   bool deviceStale_ = true;       // host parameters/state newer than the device's

@@ -170,9 +170,9 @@ static unsigned smNumber(const std::string &arch) {
 std::string aotTargetError(const std::string &target, const std::string &arch) {
   if (target != "cpu" && target != "cuda")
     return "unknown --target=" + target + "; expected cpu or cuda";
-  if (target == "cuda" && smNumber(arch) < 70)
+  if (target == "cuda" && arch != "emulated" && smNumber(arch) < 70)
     return "unknown CUDA architecture --arch=" + arch +
-           "; expected sm_70 or newer (sm_90 for H100/H200, sm_80 for A100)";
+           "; expected sm_70 or newer (sm_90 for H100/H200, sm_80 for A100), or emulated";
   return "";
 }
 
@@ -181,6 +181,8 @@ std::string aotTargetError(const std::string &target, const std::string &arch) {
 static llvm::Expected<CudaTargetOptions> cudaTargetFor(const std::string &arch) {
   CudaTargetOptions target;
   target.chip = arch;
+  if (arch == "emulated") // kernels for the runtime's CPU emulator: no NVPTX, no libdevice
+    return target;
   unsigned sm = smNumber(arch);
   // The oldest PTX ISA each generation needs (PTX 8.0: sm_90; 8.6: sm_100).
   target.features = sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx80";
@@ -254,7 +256,17 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
                   "LLVM dialect)"
                 : "MLIR lowering (linalg, fusion, bufferization, memory plan, kernels, LLVM "
                   "dialect)");
-  if (cuda) {
+  if (cuda && options.cudaArch == "emulated") {
+    // The kernels are in the host code: only their names and mappings.
+    code.cuda.arch = "emulated";
+    if (auto names = (*clone)->getAttrOfType<ArrayAttr>("lcc.gpu_kernels"))
+      for (Attribute a : names)
+        code.cuda.names.push_back(cast<StringAttr>(a).str());
+    if (auto mappings = (*clone)->getAttrOfType<DictionaryAttr>("lcc.gpu_mappings"))
+      for (NamedAttribute m : mappings)
+        code.cuda.mappings.emplace_back(m.getName().str(),
+                                        cast<IntegerAttr>(m.getValue()).getInt());
+  } else if (cuda) {
     auto kernels = extractCudaKernels(*clone, options.cudaArch);
     if (!kernels)
       return kernels.takeError();

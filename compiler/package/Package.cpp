@@ -313,10 +313,12 @@ llvm::Error writePackage(const std::vector<Package> &packages, const std::string
     if (st)
       st = writer.addSection((cuda ? "cuda.host" : "code") + suffix, package.target, -1,
                              package.code.data(), package.code.size());
-    if (st && cuda)
+    // An emulated target's kernels are in its host code.
+    bool device = cuda && package.cuda.arch != "emulated";
+    if (st && device)
       st = writer.addSection("cuda.cubin" + suffix, "cuda-" + package.cuda.arch, -1,
                              package.cuda.cubin.data(), package.cuda.cubin.size());
-    if (st && cuda)
+    if (st && device)
       st = writer.addSection("cuda.ptx" + suffix, "cuda-ptx", -1,
                              reinterpret_cast<const uint8_t *>(package.cuda.ptx.data()),
                              package.cuda.ptx.size());

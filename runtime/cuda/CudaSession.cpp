@@ -25,6 +25,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &, int, std::stri
 }
 CudaSession::~CudaSession() = default;
 const CudaDevice &CudaSession::device() const { std::abort(); }
+std::string CudaSession::description() const { std::abort(); }
 const std::string &CudaSession::loadedFrom() const { std::abort(); }
 uint64_t CudaSession::allocate(size_t) { std::abort(); }
 void CudaSession::upload(uint64_t, const void *, size_t) { std::abort(); }
@@ -165,6 +166,10 @@ CudaSession::~CudaSession() {
 }
 
 const CudaDevice &CudaSession::device() const { return impl_->device; }
+std::string CudaSession::description() const {
+  return impl_->device.name + " (" + impl_->device.arch() + ", kernels from " + impl_->loadedFrom +
+         ")";
+}
 const std::string &CudaSession::loadedFrom() const { return impl_->loadedFrom; }
 
 uint64_t CudaSession::allocate(size_t bytes) {

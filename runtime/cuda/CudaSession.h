@@ -19,6 +19,7 @@
 #include "runtime/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaLaunch.h"
+#include "runtime/cuda/GpuDevice.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +28,7 @@
 
 namespace lcc {
 
-class CudaSession : public CudaBackend {
+class CudaSession : public GpuDevice {
 public:
   /// Opens device `ordinal`, loads `program`'s kernels and cuBLASLt. Null
   /// with a one-line `error` when anything is missing; without CUDA headers
@@ -37,32 +38,34 @@ public:
   ~CudaSession() override;
 
   const CudaDevice &device() const;
+  /// "NVIDIA H200 (sm_90, kernels from cubin)".
+  std::string description() const override;
   /// "cubin" or "ptx": what the kernels were loaded from.
   const std::string &loadedFrom() const;
 
   /// Device memory, zero-filled; freed with the session.
-  uint64_t allocate(size_t bytes);
+  uint64_t allocate(size_t bytes) override;
   /// Copies on the stream (the host memory must stay valid until synchronize()).
-  void upload(uint64_t device, const void *host, size_t bytes);
-  void download(void *host, uint64_t device, size_t bytes);
+  void upload(uint64_t device, const void *host, size_t bytes) override;
+  void download(void *host, uint64_t device, size_t bytes) override;
   /// Waits for everything issued; false (with `error`) when a kernel faulted.
-  bool synchronize(std::string &error);
+  bool synchronize(std::string &error) override;
   /// Page-locked host memory (copies from and to it never wait for the
   /// stream); freed with the session. Null when it cannot be had.
-  void *allocateHost(size_t bytes);
+  void *allocateHost(size_t bytes) override;
   /// Marks what is issued so far (`slot`: 0 or 1, reused), and waits for
   /// such a mark: what came after it may still run.
-  bool recordEvent(int slot, std::string &error);
-  bool waitEvent(int slot, std::string &error);
+  bool recordEvent(int slot, std::string &error) override;
+  bool waitEvent(int slot, std::string &error) override;
 
   /// Graph capture of what is issued in between (slot: which graph).
-  bool beginCapture(std::string &error);
-  bool endCapture(int slot, std::string &error);
-  bool hasGraph(int slot) const;
+  bool beginCapture(std::string &error) override;
+  bool endCapture(int slot, std::string &error) override;
+  bool hasGraph(int slot) const override;
   /// Forgets the captured graphs (their buffers changed roles: a restored
   /// or re-initialized run); the next steps capture again.
-  void dropGraphs();
-  bool replay(int slot, std::string &error);
+  void dropGraphs() override;
+  bool replay(int slot, std::string &error) override;
 
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
               int64_t argc) override;
@@ -76,7 +79,7 @@ public:
   void collective(const CollectiveCall &call) override;
   /// How long synchronize() waits for a step with collectives before it
   /// gives up on the peers (lcc-run's --timeout; default 300 s).
-  void setCollectiveTimeout(double seconds);
+  void setCollectiveTimeout(double seconds) override;
 
   struct Impl;
 

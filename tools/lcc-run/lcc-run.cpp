@@ -18,6 +18,7 @@
 #include "runtime/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/EmulatedGpu.h"
 #include "runtime/Data.h"
 #include "runtime/Metrics.h"
 #include "runtime/Parallel.h"
@@ -190,8 +191,15 @@ int main(int argc, char **argv) {
                 opt.program + ": it was compiled for " +
                 (program.isCuda() ? "CUDA (device buffers: use --backend nccl)"
                                   : "the CPU (host buffers: use --backend gloo)"));
-  std::unique_ptr<CudaSession> gpu;
-  if (program.isCuda()) {
+  std::unique_ptr<GpuDevice> gpu;
+  if (program.isCuda() && program.cudaArch() == "emulated") {
+    // lcc --arch=emulated: the kernels run on the CPU (tests without a GPU).
+    std::string why;
+    gpu = EmulatedGpu::create(program, why);
+    if (!gpu)
+      return fail("lcc-run: error: " + opt.program + ": " + why);
+    trainer.useCuda(gpu.get(), !opt.noGraph);
+  } else if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
     CudaDevice device;
     std::string why;
@@ -302,9 +310,7 @@ int main(int argc, char **argv) {
                 opt.program.c_str(), static_cast<long long>(first),
                 static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
                 program.target().c_str(),
-                gpu ? (gpu->device().name + " (" + gpu->device().arch() + ", kernels from " +
-                       gpu->loadedFrom() + (opt.noGraph ? ", eager)" : ", CUDA graph)"))
-                          .c_str()
+                gpu ? (gpu->description() + (opt.noGraph ? ", eager" : ", CUDA graph")).c_str()
                     : (std::to_string(numThreads()) + " threads").c_str(),
                 job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend +
                                 ")").c_str()

@@ -83,7 +83,9 @@ static cl::opt<std::string> targetFlag("target",
                                        cl::init("cpu"), cl::cat(lccCat));
 static cl::opt<std::string> archFlag("arch",
                                      cl::desc("--target=cuda: the GPU architecture (sm_90 for "
-                                              "H100/H200, the default; sm_80 for A100)"),
+                                              "H100/H200, the default; sm_80 for A100), or "
+                                              "emulated (the kernels run on the CPU, for "
+                                              "testing without a GPU)"),
                                      cl::init("sm_90"), cl::cat(lccCat));
 static cl::opt<std::string> compileTo("compile-to",
                                       cl::desc("Stop after phase: input, train-step, linalg or llvm"),
