@@ -2,6 +2,7 @@
 #include "runtime/cuda/EmulatedGpu.h"
 #include "runtime/Attention.h"
 #include "runtime/CpuKernels.h"
+#include "runtime/dist/Collectives.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -310,27 +311,51 @@ void EmulatedGpu::attention(const AttentionCall &call) {
   });
 }
 
-// One process, so every group has one rank: a collective copies its input
-// (the whole result of a 1-rank group), a wait has nothing to wait for.
+// The emulated device's memory is host memory, so the groups lcc-run
+// installed (Gloo) move it directly: a collective runs where the stream would
+// reach it, through the CPU's C ABI (runtime/dist/Collectives.h), and a wait
+// has nothing left to wait for. A 1-rank group copies.
 void EmulatedGpu::collective(const CollectiveCall &call) {
   if (call.kind == CollectiveCall::Wait)
     return;
-  if (call.kind == CollectiveCall::Send || call.kind == CollectiveCall::Recv) {
-    if (error_.empty())
-      error_ = std::string(call.name()) + " in a 1-rank emulated run: no peer";
+  if (dist::compiledGroup(call.group, call.name()).size() == 1) {
+    if (call.kind == CollectiveCall::Send || call.kind == CollectiveCall::Recv) {
+      if (error_.empty())
+        error_ = std::string(call.name()) + " in a 1-rank group: no peer";
+      return;
+    }
+    if (call.dtype < 0 || call.dtype > int64_t(ElementType::I1)) {
+      if (error_.empty())
+        error_ = std::string(call.name()) + ": unknown element type " + std::to_string(call.dtype);
+      return;
+    }
+    size_t bytes = size_t(std::max<int64_t>(call.count, 0)) * elementSize(ElementType(call.dtype));
+    if (bytes && call.in != call.out)
+      issue([call, bytes] {
+        std::memmove(reinterpret_cast<void *>(call.out), reinterpret_cast<const void *>(call.in),
+                     bytes);
+      });
     return;
   }
-  if (call.dtype < 0 || call.dtype > int64_t(ElementType::I1)) {
-    if (error_.empty())
-      error_ = std::string(call.name()) + ": unknown element type " + std::to_string(call.dtype);
-    return;
-  }
-  size_t bytes = size_t(std::max<int64_t>(call.count, 0)) * elementSize(ElementType(call.dtype));
-  if (bytes && call.in != call.out)
-    issue([call, bytes] {
-      std::memmove(reinterpret_cast<void *>(call.out), reinterpret_cast<const void *>(call.in),
-                   bytes);
-    });
+  issue([call] {
+    int64_t in = int64_t(call.in), out = int64_t(call.out);
+    switch (call.kind) {
+    case CollectiveCall::AllReduce:
+      return lcc_all_reduce(call.group, call.dtype, call.reduction, in, out, call.count);
+    case CollectiveCall::AllGather:
+      return lcc_all_gather(call.group, call.dtype, in, out, call.count);
+    case CollectiveCall::ReduceScatter:
+      return lcc_reduce_scatter(call.group, call.dtype, call.reduction, in, out, call.count);
+    case CollectiveCall::Broadcast:
+      return lcc_broadcast(call.group, call.dtype, call.peer, in, out, call.count);
+    case CollectiveCall::Send:
+      return lcc_send(call.group, call.dtype, call.peer, in, call.count);
+    case CollectiveCall::Recv:
+      return lcc_recv(call.group, call.dtype, call.peer, out, call.count);
+    case CollectiveCall::Wait:
+      return;
+    }
+  });
 }
 
 } // namespace lcc

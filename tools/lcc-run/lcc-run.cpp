@@ -185,12 +185,16 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + opt.program + ": " + st.error);
   // The collectives move the step's buffers: host memory on the CPU (Gloo),
   // device memory on the GPU (NCCL).
-  std::string backend = opt.backend.empty() ? (program.isCuda() ? "nccl" : "gloo") : opt.backend;
-  if (backend != (program.isCuda() ? "nccl" : "gloo"))
+  // (An emulated GPU's memory is host memory.)
+  bool deviceBuffers = program.isCuda() && program.cudaArch() != "emulated";
+  std::string backend = opt.backend.empty() ? (deviceBuffers ? "nccl" : "gloo") : opt.backend;
+  if (backend != (deviceBuffers ? "nccl" : "gloo"))
     return fail("lcc-run: error: --backend " + backend + " cannot move the buffers of " +
                 opt.program + ": it was compiled for " +
-                (program.isCuda() ? "CUDA (device buffers: use --backend nccl)"
-                                  : "the CPU (host buffers: use --backend gloo)"));
+                (deviceBuffers ? "CUDA (device buffers: use --backend nccl)"
+                               : program.isCuda()
+                                     ? "the emulated GPU (host buffers: use --backend gloo)"
+                                     : "the CPU (host buffers: use --backend gloo)"));
   std::unique_ptr<GpuDevice> gpu;
   if (program.isCuda() && program.cudaArch() == "emulated") {
     // lcc --arch=emulated: the kernels run on the CPU (tests without a GPU).
