@@ -247,8 +247,12 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
           lanes);
       if (failed(shape))
         return signalPassFailure();
-      built[kernel] = {gpuModule.lookupSymbol<gpu::GPUFuncOp>(kernel.getSymName()), *shape,
-                       lcc::writtenArguments(kernel)};
+      lcc::GpuKernelInfo &info = built[kernel];
+      info.func = gpuModule.lookupSymbol<gpu::GPUFuncOp>(kernel.getSymName());
+      info.shape = *shape;
+      info.writes = lcc::writtenArguments(kernel);
+      if (shape->mapping == "threads")
+        lcc::alignedArguments(kernel, info.ranges, info.aligned);
     }
 
     // Each host function's launches (independent neighbours fused).

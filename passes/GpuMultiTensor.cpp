@@ -1,12 +1,16 @@
 //===- GpuMultiTensor.cpp - independent CUDA kernels as one launch --------===//
 #include "passes/GpuMultiTensor.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -64,18 +68,110 @@ bool overlap(const Extent &a, const Extent &b) {
 }
 
 /// One call of a run: its kernel and the extents of its operands.
-struct Part {
+struct Call {
   func::CallOp call;
   const GpuKernelInfo *info;
   SmallVector<Extent> extents;
 };
 
-bool dependent(const Part &x, const Part &y) {
+bool dependent(const Call &x, const Call &y) {
   for (auto [i, a] : llvm::enumerate(x.extents))
     for (auto [j, b] : llvm::enumerate(y.extents))
       if ((x.info->writes[i] || y.info->writes[j]) && overlap(a, b))
         return true;
   return false;
+}
+
+/// Whether two operands are the same elements in the same layout: the same
+/// value, or views of one allocation at the same bytes with the same type.
+bool sameElements(const Extent &a, const Extent &b, Value x, Value y) {
+  return x == y || (a.root && a.root == b.root && a.lo == b.lo && a.hi == b.hi &&
+                    x.getType() == y.getType());
+}
+
+/// Whether `y` may run right after `x` in the same thread: both elementwise
+/// over the same points and launch shape, and every buffer one writes and
+/// the other touches holds the same elements for both, each indexed only at
+/// the thread's own points (so a thread reads what it wrote itself).
+bool chainable(const Call &x, const Call &y) {
+  const GpuKernelInfo &a = *x.info, &b = *y.info;
+  func::CallOp xc = x.call, yc = y.call;
+  if (a.ranges.empty() || a.ranges != b.ranges || a.shape.grid != b.shape.grid ||
+      a.shape.block != b.shape.block)
+    return false;
+  for (auto [i, ea] : llvm::enumerate(x.extents))
+    for (auto [j, eb] : llvm::enumerate(y.extents))
+      if ((a.writes[i] || b.writes[j]) && overlap(ea, eb) &&
+          (!sameElements(ea, eb, xc.getOperand(unsigned(i)), yc.getOperand(unsigned(j))) ||
+           !a.aligned[i] || !b.aligned[j]))
+        return false;
+  return true;
+}
+
+/// One part of a fused launch: a chain of calls that each of its threads
+/// runs one after the other (mostly a single call).
+struct Part {
+  SmallVector<const Call *> calls;
+  const GpuKernelInfo &info() const { return *calls.front()->info; }
+};
+
+bool dependent(const Part &x, const Part &y) {
+  for (const Call *a : x.calls)
+    for (const Call *b : y.calls)
+      if (dependent(*a, *b))
+        return true;
+  return false;
+}
+
+/// The chains of a run: each maximal group of neighbouring, pairwise
+/// chainable calls, split into its connected parts under dependence (a
+/// parameter's moments and update form one chain; another parameter's,
+/// independent of it, keeps its own threads).
+SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
+  SmallVector<Part> out;
+  for (size_t begin = 0; begin < calls.size();) {
+    size_t end = begin + 1;
+    // (A group's buffers stay within the cap, so each chain fits a launch.)
+    llvm::SetVector<Value> buffers;
+    func::CallOp first = calls[begin].call;
+    buffers.insert(first.getOperands().begin(), first.getOperands().end());
+    while (end < calls.size()) {
+      func::CallOp next = calls[end].call;
+      llvm::SetVector<Value> joined = buffers;
+      joined.insert(next.getOperands().begin(), next.getOperands().end());
+      if (int64_t(joined.size()) > maxArgs ||
+          !llvm::all_of(llvm::seq(begin, end),
+                        [&](size_t m) { return chainable(calls[m], calls[end]); }))
+        break;
+      buffers = std::move(joined);
+      ++end;
+    }
+    // Connected components of [begin, end), each in call order.
+    SmallVector<size_t> component(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      component[i - begin] = i - begin;
+      for (size_t j = begin; j < i; ++j)
+        if (dependent(calls[j], calls[i])) {
+          size_t from = component[j - begin], to = component[i - begin];
+          for (size_t &c : component)
+            if (c == from)
+              c = to;
+        }
+    }
+    llvm::MapVector<size_t, Part> parts;
+    for (size_t i = begin; i < end; ++i)
+      parts[component[i - begin]].calls.push_back(&calls[i]);
+    // In the order of each chain's first call.
+    SmallVector<Part> ordered;
+    for (auto &[id, part] : parts)
+      ordered.push_back(std::move(part));
+    llvm::sort(ordered, [&](const Part &x, const Part &y) {
+      return x.calls.front() < y.calls.front();
+    });
+    llvm::append_range(out, ordered);
+    begin = end;
+  }
+  return out;
 }
 
 /// A kernel that can be one part of a fused launch: one thread per point
@@ -103,14 +199,14 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
 gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> parts,
                           ArrayRef<Value> operands, GpuLaunchShape &shape) {
   MLIRContext *ctx = gb.getContext();
-  func::CallOp first = parts.front()->call;
+  func::CallOp first = parts.front()->calls.front()->call;
   Location loc = first.getLoc();
   int64_t block = 0;
   for (const Part *p : parts)
-    block = std::max(block, p->info->shape.block);
+    block = std::max(block, p->info().shape.block);
   SmallVector<int64_t> start{0};
   for (const Part *p : parts) {
-    const GpuLaunchShape &s = p->info->shape;
+    const GpuLaunchShape &s = p->info().shape;
     start.push_back(start.back() + (s.grid * s.block + block - 1) / block);
   }
   SmallVector<Type> types;
@@ -128,7 +224,7 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
 
   auto leaf = [&](OpBuilder &at, size_t k) {
     const Part &part = *parts[k];
-    int64_t partBlock = part.info->shape.block;
+    int64_t partBlock = part.info().shape.block;
     Value local = arith::SubIOp::create(at, loc, bid, cIndex(at, loc, start[k]));
     Value partBid = local, partTid = tid;
     if (partBlock != block) {
@@ -137,23 +233,27 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
       partBid = arith::DivUIOp::create(at, loc, flat, cIndex(at, loc, partBlock));
       partTid = arith::RemUIOp::create(at, loc, flat, cIndex(at, loc, partBlock));
     }
-    IRMapping map;
-    gpu::GPUFuncOp partFunc = part.info->func;
-    func::CallOp partCall = part.call;
-    Block &body = partFunc.getBody().front();
-    for (auto [arg, value] : llvm::zip(body.getArguments(), partCall.getOperands()))
-      map.map(arg, entry.getArgument(unsigned(llvm::find(operands, value) - operands.begin())));
-    for (Operation &op : body.without_terminator()) {
-      if (auto id = llvm::dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-        map.map(id.getResult(), partBid);
-        continue;
+    // A chain's kernels one after the other, with the same ids.
+    for (const Call *c : part.calls) {
+      IRMapping map;
+      gpu::GPUFuncOp partFunc = c->info->func;
+      func::CallOp partCall = c->call;
+      Block &body = partFunc.getBody().front();
+      for (auto [arg, value] : llvm::zip(body.getArguments(), partCall.getOperands()))
+        map.map(arg, entry.getArgument(unsigned(llvm::find(operands, value) - operands.begin())));
+      for (Operation &op : body.without_terminator()) {
+        if (auto id = llvm::dyn_cast<gpu::BlockIdOp>(op);
+            id && id.getDimension() == gpu::Dimension::x) {
+          map.map(id.getResult(), partBid);
+          continue;
+        }
+        if (auto id = llvm::dyn_cast<gpu::ThreadIdOp>(op);
+            id && id.getDimension() == gpu::Dimension::x) {
+          map.map(id.getResult(), partTid);
+          continue;
+        }
+        at.clone(op, map);
       }
-      if (auto id = llvm::dyn_cast<gpu::ThreadIdOp>(op);
-          id && id.getDimension() == gpu::Dimension::x) {
-        map.map(id.getResult(), partTid);
-        continue;
-      }
-      at.clone(op, map);
     }
   };
   std::function<void(OpBuilder &, size_t, size_t)> tree = [&](OpBuilder &at, size_t lo,
@@ -175,9 +275,10 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
 }
 
 /// The launches of one run of calls (see planLaunches), before its last call.
-void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
+void planRun(ArrayRef<Call> calls, OpBuilder &gb, StringRef host, int64_t maxArgs,
              int64_t &fused, SmallVectorImpl<GpuLaunch> &out) {
-  Operation *anchor = run.back().call;
+  Operation *anchor = calls.back().call;
+  SmallVector<Part> run = chains(calls, maxArgs);
   // As soon as possible gives the number of levels; then each call goes as
   // late as its dependents allow, so that the calls nothing else in the run
   // waits for (the optimizer's writes of the new parameters) share the last
@@ -204,9 +305,9 @@ void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
     SmallVector<const Part *> chunk;
     llvm::SetVector<Value> operands;
     auto flush = [&]() {
-      if (chunk.size() == 1) {
-        out.push_back(plainLaunch(chunk.front()->call, *chunk.front()->info, anchor));
-      } else if (chunk.size() > 1) {
+      if (chunk.size() == 1 && chunk.front()->calls.size() == 1) {
+        out.push_back(plainLaunch(chunk.front()->calls.front()->call, chunk.front()->info(), anchor));
+      } else if (!chunk.empty()) {
         GpuLaunchShape shape;
         std::string name = (host + "_mt" + llvm::Twine(fused++)).str();
         gpu::GPUFuncOp f = buildFused(gb, name, chunk, operands.getArrayRef(), shape);
@@ -218,15 +319,20 @@ void planRun(ArrayRef<Part> run, OpBuilder &gb, StringRef host, int64_t maxArgs,
     for (size_t i = 0; i < run.size(); ++i) {
       if (level[i] != l)
         continue;
-      func::CallOp call = run[i].call;
       llvm::SmallDenseSet<Value> added;
-      for (Value v : call.getOperands())
-        if (!operands.contains(v))
-          added.insert(v);
+      for (const Call *c : run[i].calls) {
+        func::CallOp call = c->call;
+        for (Value v : call.getOperands())
+          if (!operands.contains(v))
+            added.insert(v);
+      }
       if (int64_t(operands.size() + added.size()) > maxArgs && !chunk.empty())
         flush();
       chunk.push_back(&run[i]);
-      operands.insert(call.getOperands().begin(), call.getOperands().end());
+      for (const Call *c : run[i].calls) {
+        func::CallOp call = c->call;
+        operands.insert(call.getOperands().begin(), call.getOperands().end());
+      }
     }
     flush();
   }
@@ -301,12 +407,37 @@ SmallVector<bool> writtenArguments(func::FuncOp kernel) {
   return writes;
 }
 
+void alignedArguments(func::FuncOp kernel, SmallVector<int64_t> &ranges,
+                      SmallVector<bool> &aligned) {
+  ranges.clear();
+  aligned.assign(kernel.getNumArguments(), false);
+  linalg::LinalgOp payload;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
+    if (payload || !linalgOp)
+      return;
+    payload = linalgOp;
+  }
+  if (!payload || payload.getNumLoops() != payload.getNumParallelLoops() ||
+      llvm::any_of(payload.getStaticLoopRanges(), ShapedType::isDynamic))
+    return;
+  ranges = payload.getStaticLoopRanges();
+  for (BlockArgument arg : kernel.getArguments())
+    aligned[arg.getArgNumber()] =
+        !arg.use_empty() && llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+          return use.getOwner() == payload.getOperation() &&
+                 payload.getMatchingIndexingMap(&use).isIdentity();
+        });
+}
+
 SmallVector<GpuLaunch>
 planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)> info,
              OpBuilder &gpuModule, int64_t maxArgs, int64_t &fused) {
   SmallVector<GpuLaunch> out;
   host.walk([&](Block *block) {
-    SmallVector<Part> run;
+    SmallVector<Call> run;
     auto close = [&]() {
       if (run.size() == 1)
         out.push_back(plainLaunch(run[0].call, *run[0].info, run[0].call));
@@ -319,7 +450,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
       const GpuKernelInfo *kernel = call ? info(call) : nullptr;
       if (kernel && maxArgs > 0 && fusible(*kernel) &&
           int64_t(call.getNumOperands()) <= maxArgs) {
-        Part part{call, kernel, {}};
+        Call part{call, kernel, {}};
         for (Value v : call.getOperands())
           part.extents.push_back(extentOf(v));
         run.push_back(std::move(part));
@@ -328,6 +459,20 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
       // Pure ops (views, constants) may sit inside a run; anything else ends it.
       if (!kernel && op.getNumRegions() == 0 && isMemoryEffectFree(&op))
         continue;
+      // ... except a kernel that shares no buffer with the run's writes (nor
+      // writes one it reads): it is launched where it stands, before the
+      // run's fused launches, and the run goes on. (The optimizer's scalars,
+      // computed right before the first parameter's update, would otherwise
+      // split that parameter's chain.)
+      if (kernel && !run.empty()) {
+        Call alone{call, kernel, {}};
+        for (Value v : call.getOperands())
+          alone.extents.push_back(extentOf(v));
+        if (llvm::none_of(run, [&](const Call &c) { return dependent(c, alone); })) {
+          out.push_back(plainLaunch(call, *kernel, call));
+          continue;
+        }
+      }
       close();
       if (kernel)
         out.push_back(plainLaunch(call, *kernel, call));

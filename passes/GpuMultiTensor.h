@@ -7,6 +7,10 @@
 // (apex's multi_tensor_apply, derived instead of hand-written). Reordering
 // within the run is what makes AdamW one launch per stage for all
 // parameters: kernel k of parameter p+1 does not wait for kernel k+1 of p.
+// Neighbouring elementwise kernels over the same points whose dependences are
+// element for element (a parameter's new moments, then the parameter that
+// reads them) become a chain, run one after the other by each thread of one
+// part: the AdamW update of every parameter is one launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_GPUMULTITENSOR_H
@@ -26,7 +30,20 @@ struct GpuKernelInfo {
   mlir::gpu::GPUFuncOp func;
   GpuLaunchShape shape;
   llvm::SmallVector<bool> writes;
+  /// An elementwise kernel's loop ranges (empty otherwise), and which of its
+  /// arguments it reads or writes only at the points a thread owns (the
+  /// identity indexing): two such kernels over the same ranges can run one
+  /// after the other in the same thread when they share such buffers
+  /// (alignedArguments).
+  llvm::SmallVector<int64_t> ranges;
+  llvm::SmallVector<bool> aligned;
 };
+
+/// For an lcc.kernel function whose body is one all-parallel linalg op: its
+/// loop ranges, and per argument whether every use is that op's operand
+/// with the identity indexing map. Empty ranges otherwise.
+void alignedArguments(mlir::func::FuncOp kernel, llvm::SmallVector<int64_t> &ranges,
+                      llvm::SmallVector<bool> &aligned);
 
 /// One launch to emit in a host function, before `anchor`.
 struct GpuLaunch {

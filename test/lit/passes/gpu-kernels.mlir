@@ -1,5 +1,6 @@
-// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels=lanes=1 | FileCheck %s
-// Tests passes/GpuKernels.cpp and GpuKernelBodies.cpp (and lcc-outline-kernels{gpu}).
+// RUN: lcc-opt %s --lcc-outline-kernels=gpu=true --lcc-gpu-kernels="lanes=1 max-fused-args=0" | FileCheck %s
+// Tests passes/GpuKernels.cpp and GpuKernelBodies.cpp (and lcc-outline-kernels{gpu}),
+// one launch per kernel (horizontal fusion: gpu-kernels-multi.mlir).
 
 // Each loop nest becomes a gpu.func; the host launches it by id with its
 // buffers' aligned pointers in a reused stack array.

@@ -307,29 +307,40 @@ TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
   EXPECT_GT(batched, 0); // attention's per-head GEMMs
 }
 
-// Horizontal fusion (lcc-gpu-kernels, GpuMultiTensor.h): the optimizer's
-// last stage, which writes every new parameter, is one launch for all of
-// them (AdamW as a multi-tensor kernel).
+// Horizontal fusion and chains (lcc-gpu-kernels, GpuMultiTensor.h): the
+// optimizer's update, which writes every new parameter and both moments of
+// each, is one launch for all of them (AdamW as one multi-tensor kernel):
+// the new moments, written by the update and read by the parameter's,
+// appear in exactly one launch, which also takes every new parameter.
 TEST(CudaLaunchSequence, OptimizerWritesEveryParameterInOneLaunch) {
   const EntryPoint *e = program().entry("train_step");
   ASSERT_NE(e, nullptr);
   Buffers b(*e);
   std::vector<RecordingBackend::Call> calls = record(b);
-  std::set<int> outParams;
-  for (size_t i = 0; i < e->slots.size(); ++i)
-    if (e->slots[i].role == Slot::Param && e->slots[i].out)
+  std::set<int> outParams, moments;
+  for (size_t i = 0; i < e->slots.size(); ++i) {
+    const Slot &s = e->slots[i];
+    if ((s.role == Slot::Param || s.role == Slot::State) && s.out)
       outParams.insert(int(i));
+    if (s.role == Slot::State && s.out)
+      moments.insert(int(i));
+  }
   ASSERT_GT(outParams.size(), 8u);
-  bool oneLaunch = false;
+  ASSERT_GT(moments.size(), 8u);
+  int touching = 0;
+  bool all = false;
   for (const auto &c : calls) {
-    if (c.isGemm)
+    if (c.isGemm || c.isAttention || c.isCollective)
       continue;
     std::set<int> slots;
     for (uint64_t p : c.launch.args)
       slots.insert(b.slotOf(p));
-    oneLaunch |= std::includes(slots.begin(), slots.end(), outParams.begin(), outParams.end());
+    touching += std::any_of(slots.begin(), slots.end(), [&](int s) { return moments.count(s); });
+    all |= std::includes(slots.begin(), slots.end(), outParams.begin(), outParams.end());
   }
-  EXPECT_TRUE(oneLaunch) << "no launch writes all " << outParams.size() << " parameters";
+  EXPECT_TRUE(all) << "no launch takes all " << outParams.size()
+                   << " new parameters and optimizer moments";
+  EXPECT_EQ(touching, 1) << "the optimizer's moments and parameters take several launches";
 }
 
 // --attention=fused: @forward calls the fused forward once per layer,
