@@ -158,17 +158,13 @@ SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
               c = to;
         }
     }
+    // Each chain in call order; the chains in the order of their first call
+    // (a MapVector keeps the order keys were first seen in).
     llvm::MapVector<size_t, Part> parts;
     for (size_t i = begin; i < end; ++i)
       parts[component[i - begin]].calls.push_back(&calls[i]);
-    // In the order of each chain's first call.
-    SmallVector<Part> ordered;
     for (auto &[id, part] : parts)
-      ordered.push_back(std::move(part));
-    llvm::sort(ordered, [&](const Part &x, const Part &y) {
-      return x.calls.front() < y.calls.front();
-    });
-    llvm::append_range(out, ordered);
+      out.push_back(std::move(part));
     begin = end;
   }
   return out;

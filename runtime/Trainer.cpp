@@ -118,6 +118,9 @@ void Trainer::useCuda(GpuDevice *device, bool graphs) {
   deviceStale_ = true;
 }
 
+/// Where a slot's bytes sit in a staging block ("input:tokens").
+static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
+
 ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
                                    const std::map<std::string, const HostTensor *> &inputs,
                                    bool swap, bool late) {
@@ -134,7 +137,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
       stagingBytes_ = 0;
       for (const Slot &s : entry.slots)
         if (s.role == Slot::Input || s.role == Slot::Output || s.role == Slot::Step) {
-          stagingOffsets_[slotRoleName(s.role) + std::string(":") + s.name] = stagingBytes_;
+          stagingOffsets_[stagingKey(s)] = stagingBytes_;
           stagingBytes_ += (HostTensor(s.dtype, s.shape).byteSize() + 63) / 64 * 64;
         }
       for (uint8_t *&block : staging_)
@@ -149,7 +152,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   auto upload = [&](uint64_t p, const Slot &s, const HostTensor &t) {
     if (!staging)
       return gpu.upload(p, t.rawData(), t.byteSize());
-    uint8_t *at = staging + stagingOffsets_.at(slotRoleName(s.role) + std::string(":") + s.name);
+    uint8_t *at = staging + stagingOffsets_.at(stagingKey(s));
     std::memcpy(at, t.rawData(), t.byteSize());
     gpu.upload(p, at, t.byteSize());
   };
@@ -248,14 +251,14 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
   for (const Slot &s : entry.slots) {
     if (s.role == Slot::Output) {
       HostTensor &t = outputs_[s.name];
-      void *to = staging ? staging + stagingOffsets_.at("output:" + s.name) : t.rawData();
+      void *to = staging ? staging + stagingOffsets_.at(stagingKey(s)) : t.rawData();
       gpu.download(to, devOutputs_.at(s.name), t.byteSize());
     } else if (s.out && !swap && (s.role == Slot::Param || s.role == Slot::State)) {
       HostTensor &t = current_.at(s.name);
       gpu.download(t.rawData(), devCurrent_.at(s.name), t.byteSize());
     }
   }
-  // Late: the host goes on; collectPending waits for this event.
+  // Late: the host goes on; collectDevice waits for this event.
   if (late ? !gpu.recordEvent(slot, error) : !gpu.synchronize(error))
     return fail("on the GPU: " + error);
   if (swap) {
@@ -404,8 +407,7 @@ ProgramStatus Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
   for (const Slot &s : step_->slots)
     if (s.role == Slot::Output) {
       HostTensor &t = outputs_[s.name];
-      std::memcpy(t.rawData(), staging_[n % 2] + stagingOffsets_.at("output:" + s.name),
-                  t.byteSize());
+      std::memcpy(t.rawData(), staging_[n % 2] + stagingOffsets_.at(stagingKey(s)), t.byteSize());
     }
   StepResult r = resultFromOutputs();
   r.step = n;

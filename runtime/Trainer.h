@@ -148,7 +148,7 @@ private:
   int64_t replays_ = 0;
   /// `late`: the step's inputs go through pinned staging and its outputs
   /// come back into it, with an event instead of a synchronization
-  /// (collectPending reads them).
+  /// (collectDevice reads them).
   ProgramStatus runOnDevice(const EntryPoint &entry,
                             const std::map<std::string, const HostTensor *> &inputs, bool swap,
                             bool late = false);

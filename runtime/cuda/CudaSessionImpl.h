@@ -141,6 +141,9 @@ struct CudaSession::Impl {
   /// Every started collective was waited for (else a compiler bug, exit 3):
   /// the communication stream has joined the compute stream again.
   void checkJoined();
+  /// A collective failed or a peer stopped answering: aborts every group with
+  /// NCCL work enqueued (freeing its kernels) and ends the process, exit 4.
+  [[noreturn]] void abandon(int worldRank, const std::string &why);
   std::vector<void *> hostAllocations;
 
   bool check(CUresult r, const char *what) {

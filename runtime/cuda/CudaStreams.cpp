@@ -87,24 +87,23 @@ void CudaSession::Impl::wait(const std::function<CUresult()> &query,
       return;
     }
     for (dist::Communicator *g : enqueuedOn)
-      if (dist::DistStatus st = g->pollEnqueued(); !st) {
-        for (dist::Communicator *other : enqueuedOn)
-          other->abortEnqueued("another group of the step failed");
-        dist::collectiveFailed(g->worldRank(), st.error);
-      }
-    if (Clock::now() >= deadline) {
-      dist::Communicator *g = *enqueuedOn.begin();
-      std::string why = "the step's collectives did not finish within " +
-                        std::to_string(int(collectiveTimeout)) +
-                        " s (a peer did not take part; the NCCL communicators were aborted)";
-      for (dist::Communicator *other : enqueuedOn)
-        other->abortEnqueued(why);
-      dist::collectiveFailed(g->worldRank(), why);
-    }
+      if (dist::DistStatus st = g->pollEnqueued(); !st)
+        abandon(g->worldRank(), st.error);
+    if (Clock::now() >= deadline)
+      abandon((*enqueuedOn.begin())->worldRank(),
+              "the step's collectives did not finish within " +
+                  std::to_string(int(collectiveTimeout)) +
+                  " s (a peer did not take part; the NCCL communicators were aborted)");
     // Spin first (a step's tail is short), then sleep.
     if (spins > 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+void CudaSession::Impl::abandon(int worldRank, const std::string &why) {
+  for (dist::Communicator *g : enqueuedOn)
+    g->abortEnqueued(why);
+  dist::collectiveFailed(worldRank, why);
 }
 
 void CudaSession::setCollectiveTimeout(double seconds) {
@@ -154,11 +153,9 @@ void CudaSession::collective(const CollectiveCall &call) {
   // A collective this rank fails to issue leaves its peers waiting in it:
   // give up on the groups at once rather than let them time out.
   auto fail = [&](const std::string &why) {
-    for (dist::Communicator *g : s.enqueuedOn)
-      g->abortEnqueued(why);
     group.abortEnqueued(why);
-    dist::collectiveFailed(group.worldRank(), std::string(op) + " on group '" + group.name() +
-                                                  "' failed: " + why);
+    s.abandon(group.worldRank(),
+              std::string(op) + " on group '" + group.name() + "' failed: " + why);
   };
   if (!s.order(s.stream, s.comm, s.fork))
     fail(s.error);
@@ -176,11 +173,8 @@ void CudaSession::collective(const CollectiveCall &call) {
       s.check(s.api.memcpyDtoDAsync(CUdeviceptr(call.out), CUdeviceptr(call.in), bytes, s.comm),
               "cuMemcpyDtoDAsync (a 1-rank collective)");
   } else {
-    if (dist::DistStatus st = group.enqueue(c, s.comm); !st) {
-      for (dist::Communicator *g : s.enqueuedOn)
-        g->abortEnqueued(st.error);
-      dist::collectiveFailed(group.worldRank(), st.error);
-    }
+    if (dist::DistStatus st = group.enqueue(c, s.comm); !st)
+      s.abandon(group.worldRank(), st.error);
     s.enqueuedOn.insert(&group);
   }
   if (call.start) {

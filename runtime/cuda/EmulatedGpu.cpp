@@ -197,9 +197,10 @@ void EmulatedGpu::launch(int64_t kernel, int64_t grid, int64_t block, const uint
   issue([this, kernel, grid, block, argv = std::move(argv)] { run(kernel, grid, block, argv); });
 }
 
-void EmulatedGpu::run(int64_t kernel, int64_t grid, int64_t block, std::vector<void *> argv) {
+void EmulatedGpu::run(int64_t kernel, int64_t grid, int64_t block,
+                      const std::vector<void *> &argv) {
   Kernel fn = kernels_[kernel];
-  void **args = argv.data();
+  void **args = const_cast<void **>(argv.data()); // the kernel reads the pointers only
   if (!synchronizes_[kernel]) {
     // No barrier, no shuffle: each thread runs to its end on its own, in
     // order, or in reverse (LCC_EMU_ORDER=reverse): a kernel whose threads
@@ -312,31 +313,12 @@ void EmulatedGpu::attention(const AttentionCall &call) {
 }
 
 // The emulated device's memory is host memory, so the groups lcc-run
-// installed (Gloo) move it directly: a collective runs where the stream would
-// reach it, through the CPU's C ABI (runtime/dist/Collectives.h), and a wait
-// has nothing left to wait for. A 1-rank group copies.
+// installed move it directly: a collective runs where the stream would reach
+// it, through the CPU's C ABI (runtime/dist/Collectives.h: Gloo, or the copy
+// of a 1-rank group), and a wait has nothing left to wait for.
 void EmulatedGpu::collective(const CollectiveCall &call) {
   if (call.kind == CollectiveCall::Wait)
     return;
-  if (dist::compiledGroup(call.group, call.name()).size() == 1) {
-    if (call.kind == CollectiveCall::Send || call.kind == CollectiveCall::Recv) {
-      if (error_.empty())
-        error_ = std::string(call.name()) + " in a 1-rank group: no peer";
-      return;
-    }
-    if (call.dtype < 0 || call.dtype > int64_t(ElementType::I1)) {
-      if (error_.empty())
-        error_ = std::string(call.name()) + ": unknown element type " + std::to_string(call.dtype);
-      return;
-    }
-    size_t bytes = size_t(std::max<int64_t>(call.count, 0)) * elementSize(ElementType(call.dtype));
-    if (bytes && call.in != call.out)
-      issue([call, bytes] {
-        std::memmove(reinterpret_cast<void *>(call.out), reinterpret_cast<const void *>(call.in),
-                     bytes);
-      });
-    return;
-  }
   issue([call] {
     int64_t in = int64_t(call.in), out = int64_t(call.out);
     switch (call.kind) {

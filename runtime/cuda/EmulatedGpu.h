@@ -6,8 +6,9 @@
 // aligned, as cuMemAlloc's), a launch runs its blocks one after another and
 // a block's threads one after another, as fibers switching at each barrier
 // and warp shuffle where the kernel synchronizes them, GEMMs and the fused
-// attention go to the CPU kernels of the same ABI, collectives of 1-rank
-// groups copy, and a captured graph is the recorded list of calls, replayed.
+// attention go to the CPU kernels of the same ABI, collectives to the CPU's
+// (Gloo moves host memory; a 1-rank group copies), and a captured graph is
+// the recorded list of calls, replayed.
 // So the generated kernels, multi-tensor launches and the Trainer's device
 // path are checked numerically on machines without a GPU (lcc-run runs such
 // a train.bin like any CUDA one).
@@ -73,7 +74,7 @@ private:
 
   /// Runs `work` now, or records it while capturing.
   void issue(std::function<void()> work);
-  void run(int64_t kernel, int64_t grid, int64_t block, std::vector<void *> argv);
+  void run(int64_t kernel, int64_t grid, int64_t block, const std::vector<void *> &argv);
 };
 
 } // namespace lcc

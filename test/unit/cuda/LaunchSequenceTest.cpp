@@ -166,6 +166,20 @@ TEST(CudaLaunchSequence, LaunchesMatchTheKernelsAndStayInsideTheBuffers) {
   EXPECT_EQ(launched.size(), p.cudaKernels().size());
 }
 
+/// The bytes a GEMM's operand (0 A, 1 B, 2 C) reaches: from its first
+/// element to its last, by the sizes and strides of the call.
+std::pair<uint64_t, uint64_t> gemmExtent(const GemmCall &call, int operand) {
+  const auto &a = call.args;
+  int64_t rows[3] = {a[3], a[5], a[3]}, cols[3] = {a[5], a[4], a[4]};
+  const int64_t *o = &a[size_t(6 + 7 * operand)]; // base, offset, 3 batch strides, 2 matrix ones
+  int64_t span = 0;
+  for (int d = 0; d < 3; ++d)
+    span += (a[size_t(d)] - 1) * o[2 + d];
+  span += (rows[operand] - 1) * o[5] + (cols[operand] - 1) * o[6];
+  size_t element = call.elementSize(operand);
+  return {uint64_t(o[0]) + uint64_t(o[1]) * element, uint64_t(span + 1) * element};
+}
+
 TEST(CudaLaunchSequence, GemmsReachOnlyTheirBuffers) {
   const Program &p = program();
   const EntryPoint *e = p.entry("train_step");
@@ -176,21 +190,10 @@ TEST(CudaLaunchSequence, GemmsReachOnlyTheirBuffers) {
     if (!c.isGemm)
       continue;
     ++gemms;
-    const auto &a = c.gemm.args;
-    int64_t batch[3] = {a[0], a[1], a[2]}, m = a[3], n = a[4], k = a[5];
-    int64_t rows[3] = {m, k, m}, cols[3] = {k, n, n};
-    size_t element = c.gemm.f64 ? 8 : 4;
     for (int operand = 0; operand < 3; ++operand) {
-      const int64_t *o = &a[6 + 7 * operand]; // base, offset, 3 batch strides, 2 matrix strides
-      int64_t last = o[1];
-      for (int d = 0; d < 3; ++d)
-        last += (batch[d] - 1) * o[2 + d];
-      last += (rows[operand] - 1) * o[5] + (cols[operand] - 1) * o[6];
-      uint64_t first = uint64_t(o[0]) + uint64_t(o[1]) * element;
-      uint64_t end = uint64_t(o[0]) + uint64_t(last + 1) * element;
-      int slot = b.slotOf(first, end - first);
-      EXPECT_GE(slot, 0) << "GEMM #" << gemms << " operand " << operand
-                         << " reaches outside its buffer";
+      auto [first, bytes] = gemmExtent(c.gemm, operand);
+      EXPECT_GE(b.slotOf(first, bytes), 0)
+          << "GEMM #" << gemms << " operand " << operand << " reaches outside its buffer";
     }
   }
   EXPECT_GT(gemms, 0);
@@ -453,30 +456,14 @@ CollectiveTotals checkCollectives(const Program &p) {
   for (size_t i = 0; i < calls.size(); ++i) {
     const auto &c = calls[i];
     if (c.isGemm) {
-      const auto &a = c.gemm.args;
-      // Conservative extents: from each operand's first element to the end
-      // of its buffer.
-      for (auto &[ticket, f] : inFlight)
-        for (int operand = 0; operand < 3; ++operand) {
-          uint64_t first = uint64_t(a[size_t(6 + 7 * operand)]) +
-                           uint64_t(a[size_t(7 + 7 * operand)]) * c.gemm.elementSize(operand);
-          int slot = b.slotOf(first);
-          if (slot < 0) {
-            ADD_FAILURE() << "GEMM at call " << i << " outside every buffer";
-            return totals;
-          }
-          uint64_t end = reinterpret_cast<uint64_t>(b.bytes[size_t(slot)].data()) +
-                         b.bytes[size_t(slot)].size();
-          // The arena holds many tensors: compare the GEMM's own extent.
-          int64_t last = a[size_t(7 + 7 * operand)];
-          int64_t rows[3] = {a[3], a[5], a[3]}, cols[3] = {a[5], a[4], a[4]};
-          for (int d = 0; d < 3; ++d)
-            last += (a[size_t(d)] - 1) * a[size_t(8 + 7 * operand + d)];
-          last += (rows[operand] - 1) * a[size_t(11 + 7 * operand)] +
-                  (cols[operand] - 1) * a[size_t(12 + 7 * operand)];
-          uint64_t bytes = uint64_t(last + 1 - a[size_t(7 + 7 * operand)]) *
-                           c.gemm.elementSize(operand);
-          EXPECT_LE(first + bytes, end);
+      for (int operand = 0; operand < 3; ++operand) {
+        auto [first, bytes] = gemmExtent(c.gemm, operand);
+        int slot = b.slotOf(first, bytes);
+        if (slot < 0) {
+          ADD_FAILURE() << "GEMM at call " << i << " outside every buffer";
+          return totals;
+        }
+        for (auto &[ticket, f] : inFlight) {
           EXPECT_FALSE(overlaps(first, bytes, f.out, f.outBytes))
               << "GEMM at call " << i << " touches the output of collective ticket " << ticket
               << " while it is in flight";
@@ -485,6 +472,7 @@ CollectiveTotals checkCollectives(const Program &p) {
                 << "GEMM at call " << i << " writes the input of collective ticket " << ticket
                 << " while it is in flight";
         }
+      }
       continue;
     }
     if (!c.isCollective) {
