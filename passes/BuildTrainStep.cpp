@@ -12,7 +12,11 @@
 #include "dialects/lcc/vjp/VjpUtils.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
@@ -231,8 +235,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   b.setInsertionPointToStart(block);
   Location loc = gradFn.getLoc();
 
-  // Loss and gradients, summed over the micro-batches: the body of @F_grad is
-  // cloned once per micro-batch (unrolled; K is small in practice).
+  // Loss and gradients, summed over the micro-batches.
   Block &gradBody = gradFn.getBody().front();
   // The loss scale, loss-scale-init * 2^log2_scale: powers of two keep
   // scaling and unscaling exact.
@@ -243,33 +246,94 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
         lcc::PowOp::create(b, loc, RankedTensorType::get({}, ct), constant(b, loc, ct, 2.0),
                            block->getArgument(ampBase)),
         lossScaleInit);
-  Value lossSum;
-  SmallVector<Value> gradSum(trainable.size());
-  for (int64_t k = 0; k < accum; ++k) {
+  Value seed;
+  if (seedArg)
+    seed = scaled ? asElement(b, loc, lossScaleNow, lossType.getElementType())
+                  : constant(b, loc, lossType.getElementType(), 1.0);
+  // The body of @F_grad on one micro-batch (`input(n)` gives input n of it),
+  // cloned at b's insertion point; returns the loss and the gradients.
+  auto microBatch = [&](llvm::function_ref<Value(unsigned)> input) {
     IRMapping map;
     for (auto [n, i] : llvm::enumerate(params))
       map.map(gradFn.getArgument(i), block->getArgument(n));
-    for (auto [n, i] : llvm::enumerate(inputs)) {
-      Value in = block->getArgument(firstInput + n);
-      if (accum > 1) {
-        auto full = vjp::tensorType(in);
-        in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
-        in = vjp::reshape(b, loc, in, full.getShape().drop_front());
-      }
-      map.map(gradFn.getArgument(i), in);
-    }
+    for (auto [n, i] : llvm::enumerate(inputs))
+      map.map(gradFn.getArgument(i), input(n));
     if (seedArg)
-      map.map(gradFn.getArgument(*seedArg),
-              scaled ? asElement(b, loc, lossScaleNow, lossType.getElementType())
-                     : constant(b, loc, lossType.getElementType(), 1.0));
+      map.map(gradFn.getArgument(*seedArg), seed);
     for (Operation &op : gradBody.without_terminator())
       b.clone(op, map);
     auto ret = llvm::cast<func::ReturnOp>(gradBody.getTerminator());
-    Value l = map.lookup(ret.getOperand(0));
-    lossSum = k ? vjp::add(b, loc, lossSum, l) : l;
-    for (unsigned n = 0; n < trainable.size(); ++n) {
-      Value g = map.lookup(ret.getOperand(n + 1));
-      gradSum[n] = k ? vjp::add(b, loc, gradSum[n], g) : g;
+    return llvm::map_to_vector(ret.getOperands(), [&](Value v) { return map.lookup(v); });
+  };
+  Value lossSum;
+  SmallVector<Value> gradSum(trainable.size());
+  if (accum == 1) {
+    SmallVector<Value> out =
+        microBatch([&](unsigned n) { return block->getArgument(firstInput + n); });
+    lossSum = out[0];
+    for (unsigned n = 0; n < trainable.size(); ++n)
+      gradSum[n] = out[n + 1];
+  } else if (unrollAccum) {
+    // K clones, for comparison with the loop (same order of additions).
+    for (int64_t k = 0; k < accum; ++k) {
+      SmallVector<Value> out = microBatch([&](unsigned n) {
+        Value in = block->getArgument(firstInput + n);
+        auto full = vjp::tensorType(in);
+        in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
+        return vjp::reshape(b, loc, in, full.getShape().drop_front());
+      });
+      lossSum = k ? vjp::add(b, loc, lossSum, out[0]) : out[0];
+      for (unsigned n = 0; n < trainable.size(); ++n)
+        gradSum[n] = k ? vjp::add(b, loc, gradSum[n], out[n + 1]) : out[n + 1];
+    }
+  } else {
+    // One copy of the body in a loop over the micro-batches (compile time
+    // does not grow with K). The sums start at zero, and 0 + x == x, so they
+    // are bitwise those of the unrolled form. Micro-batch k is a view of
+    // row k of each input.
+    SmallVector<Value> init = {constant(b, loc, lossType.getElementType(), 0.0)};
+    for (Type t : gradFn.getResultTypes().drop_front())
+      init.push_back(vjp::fill(b, loc, t, 0.0));
+    // With the last micro-batch after the loop, what follows the gradients
+    // (a sharded step's bucket collectives) overlaps its backward.
+    int64_t looped = peelLast ? accum - 1 : accum;
+    Value lo = arith::ConstantIndexOp::create(b, loc, 0);
+    Value hi = arith::ConstantIndexOp::create(b, loc, looped);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(b, loc, lo, hi, one, init);
+    loop->setAttr(lcc::kMicroBatchesAttr, attrs.getUnitAttr());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    SmallVector<Value> out = microBatch([&](unsigned n) -> Value {
+      Value in = block->getArgument(firstInput + n);
+      auto full = vjp::tensorType(in);
+      SmallVector<OpFoldResult> offsets(full.getRank(), b.getIndexAttr(0)),
+          sizes = getAsIndexOpFoldResult(b.getContext(), full.getShape()),
+          strides(full.getRank(), b.getIndexAttr(1));
+      offsets[0] = k;
+      sizes[0] = b.getIndexAttr(1);
+      auto row = RankedTensorType::get(full.getShape().drop_front(), full.getElementType());
+      return tensor::ExtractSliceOp::create(b, loc, row, in, offsets, sizes, strides);
+    });
+    SmallVector<Value> next;
+    for (auto [acc, v] : llvm::zip(loop.getRegionIterArgs(), out))
+      next.push_back(vjp::add(b, loc, acc, v));
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointAfter(loop);
+    lossSum = loop.getResult(0);
+    for (unsigned n = 0; n < trainable.size(); ++n)
+      gradSum[n] = loop.getResult(n + 1);
+    if (peelLast) {
+      SmallVector<Value> last = microBatch([&](unsigned n) {
+        Value in = block->getArgument(firstInput + n);
+        auto full = vjp::tensorType(in);
+        in = vjp::sliceAxis(b, loc, in, 0, accum - 1, accum);
+        return vjp::reshape(b, loc, in, full.getShape().drop_front());
+      });
+      lossSum = vjp::add(b, loc, lossSum, last[0]);
+      for (unsigned n = 0; n < trainable.size(); ++n)
+        gradSum[n] = vjp::add(b, loc, gradSum[n], last[n + 1]);
     }
   }
   Value loss = lossSum;

@@ -59,6 +59,10 @@ struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
       auto consumer = llvm::dyn_cast<linalg::LinalgOp>(operand->getOwner());
       if (!producer || !consumer || !operand->get().hasOneUse())
         return false;
+      // Not into a loop over micro-batches from outside it: the producer
+      // would run once per iteration.
+      if (producer->getBlock() != consumer->getBlock())
+        return false;
       // The consumer must read each produced element exactly once: through a
       // broadcast (a map that drops loops) the fused producer would be
       // recomputed for every broadcast position (an rsqrt per element instead

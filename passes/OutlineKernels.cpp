@@ -200,7 +200,11 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
       // where memref.copy would call the runtime's generic element loop.
       // On the GPU every copy is a kernel: the step's host code never
       // touches device memory.
-      for (auto copy : llvm::make_early_inc_range(fn.getBody().getOps<memref::CopyOp>())) {
+      SmallVector<memref::CopyOp> copies;
+      lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+        llvm::append_range(copies, block.getOps<memref::CopyOp>());
+      });
+      for (memref::CopyOp copy : copies) {
         auto from = llvm::dyn_cast<MemRefType>(copy.getSource().getType());
         auto to = llvm::dyn_cast<MemRefType>(copy.getTarget().getType());
         if (!from || !to || !from.hasStaticShape() ||
@@ -211,10 +215,14 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
         linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
         copy.erase();
       }
+      // The step's loops over micro-batches stay; their bodies' nests are
+      // kernels like the function's own.
       SmallVector<Operation *> nests;
-      for (Operation &op : fn.getBody().getOps())
-        if (op.getNumRegions() > 0)
-          nests.push_back(&op);
+      lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+        for (Operation &op : block)
+          if (op.getNumRegions() > 0 && !lcc::isMicroBatchLoop(&op))
+            nests.push_back(&op);
+      });
       unsigned index = 0;
       for (Operation *op : nests)
         if (failed(outline(op, fn, index++, moduleBuilder, minParallelWork, gpu, kernels, symbols)))

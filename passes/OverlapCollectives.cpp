@@ -1,8 +1,9 @@
 //===- OverlapCollectives.cpp - collectives run while the step computes ---===//
 //
 // See Passes.td (lcc-overlap-collectives). Works on the top-level block of
-// each function (tensors, after fusion, before bufferization): every op has a
-// position, and a collective c has
+// each function and on each micro-batch loop's body, one block at a time
+// (tensors, after fusion, before bufferization): every op has a position,
+// and a collective c has
 //
 //   ready(c)  the position after the last op its input depends on,
 //   need(c)   the position of the first op that uses its result.
@@ -47,6 +48,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCOVERLAPCOLLECTIVESPASS
@@ -83,7 +85,8 @@ void walkInputs(Operation *op, llvm::function_ref<void(Operation *)> movement,
   llvm::DenseSet<Operation *> seen;
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
+    // What is defined outside op's block (a loop body's captures) is ready.
+    if (!def || def->getBlock() != op->getBlock() || !seen.insert(def).second)
       continue;
     if (!isDataMovement(def)) {
       source(def);
@@ -118,11 +121,39 @@ struct LccOverlapCollectivesPass
       return fn.emitError() << "lcc-overlap-collectives: @" << fn.getSymName()
                             << " has control flow; collectives are scheduled on one "
                                "straight-line block";
-    Block &block = fn.getBody().front();
+    // The function's block and each micro-batch loop's body are scheduled
+    // on their own (a body's collectives are waited for within the
+    // iteration).
+    Block *top = &fn.getBody().front();
+    llvm::MapVector<Block *, SmallVector<Operation *>> byBlock;
+    byBlock[top];
+    for (Operation *op : collectives) {
+      Block *block = op->getBlock();
+      if (block != top && !lcc::isMicroBatchLoop(block->getParentOp()))
+        return op->emitOpError() << "inside a region cannot be scheduled by "
+                                    "lcc-overlap-collectives (top-level ops only)";
+      byBlock[block].push_back(op);
+    }
+    int64_t ticket = 0;
+    for (auto &[block, ops] : byBlock)
+      if (!ops.empty())
+        schedule(*block, ops, ticket);
+    return success();
+  }
+
+  /// Schedules `collectives`, the collectives of `block` in program order;
+  /// tickets are numbered from `ticket` on.
+  void schedule(Block &block, ArrayRef<Operation *> collectives, int64_t &ticket) {
     llvm::DenseMap<Operation *, int64_t> position;
     SmallVector<Operation *> order;
+    SmallVector<int64_t> fences; // loops with collectives of their own
     for (Operation &op : block) {
       position[&op] = int64_t(order.size());
+      if (lcc::isMicroBatchLoop(&op) &&
+          op.walk([](Operation *inner) {
+              return lcc::isCollective(inner) ? WalkResult::interrupt() : WalkResult::advance();
+            }).wasInterrupted())
+        fences.push_back(int64_t(order.size()));
       order.push_back(&op);
     }
     int64_t end = int64_t(order.size()) - 1; // the terminator
@@ -130,9 +161,6 @@ struct LccOverlapCollectivesPass
     SmallVector<Slot> slots;
     llvm::DenseSet<Operation *> fed; // collectives whose result feeds a collective
     for (Operation *op : collectives) {
-      if (op->getBlock() != &block)
-        return op->emitOpError() << "inside a region cannot be scheduled by "
-                                    "lcc-overlap-collectives (top-level ops only)";
       // Directly or through data movement (which would move with both).
       walkInputs(op, [](Operation *) {}, [&](Operation *def) {
         if (lcc::isCollective(def))
@@ -178,6 +206,11 @@ struct LccOverlapCollectivesPass
       llvm::sort(s.drain, [&](Operation *a, Operation *b) {
         return position.lookup(a) < position.lookup(b);
       });
+      // Nothing in flight across a loop that runs collectives of its own:
+      // its iterations start and wait for theirs.
+      for (int64_t fence : fences)
+        if (s.ready <= fence)
+          s.need = std::min(s.need, fence);
       slots.push_back(s);
     }
 
@@ -227,7 +260,9 @@ struct LccOverlapCollectivesPass
       placed.insert(s.drain.begin(), s.drain.end()); // they follow their wait
     }
     Operation *terminator = block.getTerminator();
-    OpBuilder b(fn.getContext());
+    OpBuilder b(terminator->getContext());
+    int64_t base = ticket;
+    ticket += int64_t(n);
     auto emitWait = [&](size_t i) {
       Slot &s = slots[i];
       b.setInsertionPoint(terminator);
@@ -238,7 +273,7 @@ struct LccOverlapCollectivesPass
       if (!collective->inPlace)
         keep.push_back(collective->input);
       auto wait = lcc::WaitOp::create(b, s.op->getLoc(), result.getType(), result, keep,
-                                      int64_t(i));
+                                      base + int64_t(i));
       result.replaceAllUsesExcept(wait.getResult(), wait);
       for (Operation *op : s.drain)
         op->moveBefore(terminator);
@@ -253,7 +288,7 @@ struct LccOverlapCollectivesPass
             op->moveBefore(terminator);
         slots[i].op->moveBefore(terminator);
         if (slots[i].async)
-          setTicket(slots[i].op, int64_t(i));
+          setTicket(slots[i].op, base + int64_t(i));
       }
       for (size_t i : waitsAt[pos])
         if (slots[i].start == pos)
@@ -261,7 +296,6 @@ struct LccOverlapCollectivesPass
       if (pos != end && placed.insert(order[pos]).second)
         order[pos]->moveBefore(terminator);
     }
-    return success();
   }
 
   void runOnOperation() override {

@@ -22,6 +22,26 @@ namespace lcc {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// Marks the `scf.for` over micro-batches that lcc-build-train-step builds
+/// (its Passes.td entry): later passes treat its body like a function body.
+inline constexpr llvm::StringLiteral kMicroBatchesAttr = "lcc.micro_batches";
+
+/// Whether `op` is such a loop.
+inline bool isMicroBatchLoop(mlir::Operation *op) {
+  return op->hasAttr(kMicroBatchesAttr) && llvm::isa<mlir::scf::ForOp>(op);
+}
+
+/// The blocks of `region` whose ops are the step's own (not a kernel's
+/// loops): the region's blocks and, inside them, micro-batch loop bodies.
+inline void forEachStepBlock(mlir::Region &region, llvm::function_ref<void(mlir::Block &)> fn) {
+  for (mlir::Block &block : region) {
+    fn(block);
+    for (mlir::Operation &op : block)
+      if (isMicroBatchLoop(&op))
+        forEachStepBlock(op.getRegion(0), fn);
+  }
+}
 } // namespace lcc
 
 #endif

@@ -51,7 +51,7 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
   let description = [{
     Needs `@<function>_grad` (run `lcc-autodiff` first). Adds a public
     `@train_step` that computes the loss and gradients (the body of
-    `@<function>_grad`, cloned once per micro-batch), clips them by global
+    `@<function>_grad`, once per micro-batch), clips them by global
     norm, computes the learning rate from the step counter and applies AdamW
     or SGD. Everything the step reads or writes is an explicit value:
 
@@ -63,7 +63,18 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     `%step` is 1-based: the number of the update being made (torch's
     `state["step"]` after its increment). With `accum = K > 1` every input gets
     a leading dimension K and loss and gradients are averaged over the K
-    micro-batches. Semantics, defaults and formulas: docs/training.md.
+    micro-batches. The micro-batches are one `scf.for {lcc.micro_batches}`
+    whose body is one copy of `@<function>_grad` on a view of row k of each
+    input, carrying the loss and gradient sums (from zero, so the sums are
+    bitwise those of K clones): compile time does not grow with K. Later
+    passes look into such a loop (and only such a loop) as into the
+    function's own block: fusion, the collectives' schedule, the memory plan
+    (the body's temporaries share one region, reused by every iteration),
+    kernel outlining. `peel-last` runs the last micro-batch after the loop
+    (the sharded pipelines ask for it: their gradient collectives then
+    overlap its backward, as they did with K clones). `unroll-accum` clones
+    the body K times instead.
+    Semantics, defaults and formulas: docs/training.md.
 
     `loss-scale=dynamic` (fp16; needs `lcc-autodiff{seed-arg}`) is
     torch.amp.GradScaler built into the step: three more rank-0 state values
@@ -102,6 +113,13 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
            "cosine: final learning rate; negative means 0.1 * lr">,
     Option<"accum", "accum", "int64_t", /*default=*/"1",
            "Gradient accumulation: micro-batches per step">,
+    Option<"unrollAccum", "unroll-accum", "bool", /*default=*/"false",
+           "Clone the backward once per micro-batch instead of looping over them "
+           "(the old form, for comparisons: compile time grows with accum)">,
+    Option<"peelLast", "peel-last", "bool", /*default=*/"false",
+           "With accum > 1: the last micro-batch after the loop instead of in it (two "
+           "copies of the backward whatever accum), so that what follows the gradients "
+           "(sharding's collectives) can overlap its backward">,
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
            "none, or dynamic (fp16): the backward runs on scale * loss, a step whose "
            "gradients overflow is skipped and halves the scale">,
@@ -110,7 +128,8 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
            "dynamic: the scale doubles after this many steps without overflow">,
   ];
-  let dependentDialects = ["::lcc::LccDialect"];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def LccShardDataParallelPass : Pass<"lcc-shard-dp", "::mlir::ModuleOp"> {
@@ -525,8 +544,11 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
     argument `memref<Pxi8> {lcc.arena}` and the attribute `lcc.arena_bytes =
     P` (the plan's peak); each planned allocation becomes a `memref.view` of
     the arena at its offset (64-byte aligned) and its deallocations vanish.
-    Allocations that cannot be planned stay heap allocations. A function with
-    control flow is an error.
+    Allocations that cannot be planned stay heap allocations. The body of a
+    micro-batch loop (`lcc.micro_batches`, lcc-build-train-step) is planned
+    the same way on its own; its range is one buffer of the enclosing plan,
+    alive at the loop, so every iteration reuses it. A function with control
+    flow (blocks) is an error.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
@@ -600,6 +622,37 @@ def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp"> {
+  let summary = "Loop-carried sums over micro-batches are updated in their own buffer";
+  let description = [{
+    On linalg on tensors, right before bufferization. For each micro-batch
+    loop (`scf.for {lcc.micro_batches}`, lcc-build-train-step), each carried
+    sum whose next value is an elementwise `linalg.generic` that reads the
+    carried value (identity map, its only use) and does not read its own
+    init gets the carried value as that init, and each sum starts from a zero
+    fill of its own. One-shot bufferization then keeps every sum in one
+    buffer for the whole loop instead of allocating the next sum in every
+    iteration:
+
+    ```mlir
+    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (tensor<8xf32>) {
+      %g = ...
+      %s = linalg.generic {...} ins(%acc, %g : ...) outs(%empty : tensor<8xf32>) {...}
+      scf.yield %s : tensor<8xf32>
+    } {lcc.micro_batches}
+    // becomes ... outs(%acc : tensor<8xf32>) ...
+    ```
+
+    A sum that does not have this form is left as it is (still correct:
+    bufferization copies) and counted in the statistics.
+  }];
+  let statistics = [
+    Statistic<"numInPlace", "in-place", "Loop-carried sums written into their own buffer">,
+    Statistic<"numLeft", "left", "Loop-carried sums left as they were">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def LccCloneFillsPass : Pass<"lcc-clone-fills"> {

@@ -62,7 +62,11 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   // Loss scaling seeds the backward with the scale (lcc-build-train-step).
   autodiff.seedArg = options.lossScale == "dynamic";
   pm.addPass(createLccAutodiffPass(autodiff));
-  pm.addPass(createLccBuildTrainStepPass(options));
+  // Sharded steps reduce gradients while the last micro-batch's backward
+  // still runs (lcc-overlap-collectives), so that one is not in the loop.
+  LccBuildTrainStepPassOptions step = options;
+  step.peelLast = options.shard != "none";
+  pm.addPass(createLccBuildTrainStepPass(step));
   // Sharding rewrites the finished step: it needs the gradient markers and
   // the optimizer's ops, and must run before anything fuses them away.
   if (options.shard == "dp") {
@@ -113,6 +117,8 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
 /// must become allocations first (TOOLCHAIN.md pitfall 3); function
 /// boundaries use identity layouts so callers see plain strided descriptors.
 static void addBufferization(OpPassManager &pm) {
+  // Sums carried over micro-batches stay in one buffer each.
+  pm.addPass(createLccAccumulateInPlacePass());
   // Each accumulator gets its own zero fill, so bufferization need not copy a
   // shared one before every writer.
   pm.addPass(createLccCloneFillsPass());

@@ -3,7 +3,9 @@
 // See Passes.td (lcc-plan-memory). Liveness is computed on the straight-line
 // top-level block of each public function: a buffer is live from its
 // allocation to the last top-level op that uses it or any view of it (a use
-// inside a region counts at the op holding the region). Offsets come from a
+// inside a region counts at the op holding the region). A micro-batch loop's
+// body is planned the same way on its own, and its range is one item of the
+// enclosing plan, live at the loop. Offsets come from a
 // greedy best-fit over buffers sorted by size (largest first), the classic
 // heuristic of TFLite's and XLA's planners: each buffer takes the lowest
 // 64-byte-aligned offset that overlaps no live-range-overlapping buffer.
@@ -24,9 +26,13 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
-struct Buffer {
-  memref::AllocOp alloc;
+/// A range of the arena one block's plan places: one buffer, or all the
+/// temporaries of a micro-batch loop's body (planned on their own and live,
+/// seen from the block, at the loop alone).
+struct Item {
   int64_t bytes = 0, begin = 0, end = 0, offset = 0;
+  /// The allocations in this range and their offsets within it.
+  SmallVector<std::pair<memref::AllocOp, int64_t>> members;
 };
 
 /// Byte size of a static, identity-layout memref of a plain element type.
@@ -41,9 +47,10 @@ std::optional<int64_t> plannableBytes(MemRefType t) {
   return t.getNumElements() * elemBytes;
 }
 
-/// The last top-level position at which `root` or a view of it is used, or
-/// nothing when a use could let it escape (returned, stored, passed to an
-/// op that is neither a view nor an ordinary use inside the function).
+/// The last position in `block` at which `root` or a view of it is used, or
+/// nothing when a use could let it escape (returned or yielded out of the
+/// block, stored, passed to an op that is neither a view nor an ordinary use
+/// inside the block).
 std::optional<int64_t> lastUse(Value root, Block &block,
                                const llvm::DenseMap<Operation *, int64_t> &position) {
   int64_t last = -1;
@@ -52,8 +59,8 @@ std::optional<int64_t> lastUse(Value root, Block &block,
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (llvm::isa<func::ReturnOp>(user))
-        return std::nullopt; // escapes the function
+      if (llvm::isa<func::ReturnOp>(user) || user == block.getTerminator())
+        return std::nullopt; // escapes the block
       if (llvm::isa<memref::DeallocOp>(user))
         continue; // replaced by the plan
       Operation *top = block.findAncestorOpInBlock(*user);
@@ -70,46 +77,55 @@ std::optional<int64_t> lastUse(Value root, Block &block,
   return last;
 }
 
-LogicalResult planFunction(func::FuncOp fn) {
-  if (!fn.getBody().hasOneBlock())
-    return fn.emitError() << "lcc-plan-memory: @" << fn.getSymName()
-                          << " has control flow; plans need one straight-line block";
-  Block &block = fn.getBody().front();
+/// Plans the allocations of `block` (and of the micro-batch loops in it) into
+/// one range: each item takes the lowest free offset among the items whose
+/// lifetimes overlap its own. Returns the range's size, with `assigned` the
+/// allocations and their offsets in it.
+int64_t planBlock(Block &block, SmallVectorImpl<std::pair<memref::AllocOp, int64_t>> &assigned) {
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t index = 0;
   for (Operation &op : block)
     position[&op] = index++;
 
-  std::vector<Buffer> buffers;
+  std::vector<Item> items;
   for (Operation &op : block) {
-    auto alloc = llvm::dyn_cast<memref::AllocOp>(op);
-    if (!alloc)
+    Item item;
+    if (lcc::isMicroBatchLoop(&op)) {
+      // Every iteration reuses the same range: the body's buffers die with
+      // their iteration (those that do not stay heap allocations).
+      item.bytes = planBlock(*llvm::cast<scf::ForOp>(op).getBody(), item.members);
+      if (item.bytes == 0)
+        continue;
+      item.begin = item.end = position[&op];
+    } else if (auto alloc = llvm::dyn_cast<memref::AllocOp>(op)) {
+      auto bytes = plannableBytes(alloc.getType());
+      auto end = bytes ? lastUse(alloc, block, position) : std::nullopt;
+      if (!end)
+        continue; // stays a heap allocation
+      item.bytes = *bytes;
+      item.begin = position[alloc];
+      item.end = std::max(*end, item.begin);
+      item.members.push_back({alloc, 0});
+    } else {
       continue;
-    auto bytes = plannableBytes(alloc.getType());
-    auto end = bytes ? lastUse(alloc, block, position) : std::nullopt;
-    if (!end)
-      continue; // stays a heap allocation
-    Buffer b;
-    b.alloc = alloc;
-    b.bytes = std::max<int64_t>(kAlign, (*bytes + kAlign - 1) / kAlign * kAlign);
-    b.begin = position[alloc];
-    b.end = std::max(*end, b.begin);
-    buffers.push_back(b);
+    }
+    item.bytes = std::max<int64_t>(kAlign, (item.bytes + kAlign - 1) / kAlign * kAlign);
+    items.push_back(std::move(item));
   }
 
   // Largest first; ties by earlier start so the plan is deterministic.
-  std::vector<Buffer *> order;
-  for (Buffer &b : buffers)
+  std::vector<Item *> order;
+  for (Item &b : items)
     order.push_back(&b);
-  std::stable_sort(order.begin(), order.end(), [](const Buffer *x, const Buffer *y) {
+  std::stable_sort(order.begin(), order.end(), [](const Item *x, const Item *y) {
     return x->bytes != y->bytes ? x->bytes > y->bytes : x->begin < y->begin;
   });
-  std::vector<Buffer *> placed;
+  std::vector<Item *> placed;
   int64_t peak = 0;
-  for (Buffer *b : order) {
-    // Occupied ranges of buffers whose lifetimes overlap b's, by offset.
+  for (Item *b : order) {
+    // Occupied ranges of items whose lifetimes overlap b's, by offset.
     std::vector<std::pair<int64_t, int64_t>> busy;
-    for (Buffer *p : placed)
+    for (Item *p : placed)
       if (p->begin <= b->end && b->begin <= p->end)
         busy.push_back({p->offset, p->offset + p->bytes});
     std::sort(busy.begin(), busy.end());
@@ -126,10 +142,22 @@ LogicalResult planFunction(func::FuncOp fn) {
     peak = std::max(peak, b->offset + b->bytes);
     placed.push_back(b);
   }
+  for (Item &item : items)
+    for (auto [alloc, offset] : item.members)
+      assigned.push_back({alloc, item.offset + offset});
+  return peak;
+}
+
+LogicalResult planFunction(func::FuncOp fn) {
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "lcc-plan-memory: @" << fn.getSymName()
+                          << " has control flow; plans need one straight-line block";
+  SmallVector<std::pair<memref::AllocOp, int64_t>> assigned;
+  int64_t peak = planBlock(fn.getBody().front(), assigned);
 
   OpBuilder builder(fn.getContext());
   fn->setAttr("lcc.arena_bytes", builder.getI64IntegerAttr(peak));
-  if (buffers.empty())
+  if (assigned.empty())
     return success();
   auto arenaType = MemRefType::get({peak}, builder.getI8Type());
   unsigned argIndex = fn.getNumArguments();
@@ -139,16 +167,16 @@ LogicalResult planFunction(func::FuncOp fn) {
                                fn.getLoc())))
     return fn.emitError() << "lcc-plan-memory: cannot add the arena argument";
   Value arena = fn.getArgument(argIndex);
-  for (Buffer &b : buffers) {
-    builder.setInsertionPoint(b.alloc);
-    Value offset = arith::ConstantIndexOp::create(builder, b.alloc.getLoc(), b.offset);
-    auto view = memref::ViewOp::create(builder, b.alloc.getLoc(), b.alloc.getType(), arena,
-                                       offset, ValueRange{});
-    for (Operation *user : llvm::to_vector(b.alloc->getUsers()))
+  for (auto [alloc, offset] : assigned) {
+    builder.setInsertionPoint(alloc);
+    Value at = arith::ConstantIndexOp::create(builder, alloc.getLoc(), offset);
+    auto view =
+        memref::ViewOp::create(builder, alloc.getLoc(), alloc.getType(), arena, at, ValueRange{});
+    for (Operation *user : llvm::to_vector(alloc->getUsers()))
       if (llvm::isa<memref::DeallocOp>(user))
         user->erase();
-    b.alloc.replaceAllUsesWith(view.getResult());
-    b.alloc.erase();
+    alloc.replaceAllUsesWith(view.getResult());
+    alloc.erase();
   }
   return success();
 }

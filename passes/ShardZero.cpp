@@ -43,6 +43,7 @@
 #include "passes/ShardUtils.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace lcc {
@@ -327,12 +328,24 @@ void LccShardZeroPass::gatherUpdatedParameters(OpBuilder &b, func::ReturnOp ret,
 
 void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args,
                                         const llvm::SetVector<Operation *> &keep) {
-  Block *block = &fn.getBody().front();
-  // A parameter's low-precision copy (lcc-precision) is part of the
-  // parameter: where the backward uses a copy made in the forward, the copy
-  // is made again there, so the gather is repeated there too instead of the
-  // whole copy living from the forward to the backward.
-  {
+  // The function's block and each micro-batch loop's body are handled on
+  // their own: a parameter used in the loop is gathered in every iteration,
+  // around its uses there, like the unrolled micro-batches did.
+  SmallVector<Block *> blocks;
+  lcc::forEachStepBlock(fn.getBody(), [&](Block &b) { blocks.push_back(&b); });
+  llvm::DenseSet<Block *> stepBlocks(blocks.begin(), blocks.end());
+  // The op of a step block that holds `op`, or null.
+  auto topOf = [&](Operation *op) -> Operation * {
+    for (; op; op = op->getParentOp())
+      if (stepBlocks.contains(op->getBlock()))
+        return op;
+    return nullptr;
+  };
+  for (Block *block : blocks) {
+    // A parameter's low-precision copy (lcc-precision) is part of the
+    // parameter: where the backward uses a copy made in the forward, the
+    // copy is made again there, so the gather is repeated there too instead
+    // of the whole copy living from the forward to the backward.
     llvm::DenseMap<Operation *, int64_t> at;
     int64_t i = 0;
     for (Operation &op : *block)
@@ -351,28 +364,35 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
         }
       }
   }
-  llvm::DenseMap<Operation *, int64_t> order;
-  int64_t n = 0;
-  for (Operation &op : *block)
-    order[&op] = n++;
-  // One request per cluster of a parameter's uses: consecutive uses closer
-  // than kGatherReuseDistance ops share a gather.
+  // One request per cluster of a parameter's uses in one block: consecutive
+  // uses closer than kGatherReuseDistance ops share a gather.
   struct Request {
     BlockArgument arg;
     shard::FlatLayout layout;
     SmallVector<Operation *> users; // in program order; the first is where
   };
-  SmallVector<Request> requests;
+  llvm::MapVector<Block *, SmallVector<Request>> requestsIn;
+  llvm::DenseMap<Operation *, int64_t> order;
+  for (Block *block : blocks) {
+    requestsIn[block];
+    int64_t n = 0;
+    for (Operation &op : *block)
+      order[&op] = n++;
+  }
   for (unsigned i : args) {
     BlockArgument arg = fn.getArgument(i);
     auto layout = shard::flatLayout(vjp::tensorType(arg), dp);
     SmallVector<Operation *> users;
     for (Operation *user : arg.getUsers())
       if (!keep.contains(user))
-        users.push_back(block->findAncestorOpInBlock(*user));
-    llvm::sort(users, [&](Operation *a, Operation *b) { return order[a] < order[b]; });
+        users.push_back(topOf(user));
+    llvm::sort(users, [&](Operation *a, Operation *b) {
+      return a->getBlock() != b->getBlock() ? a->getBlock() < b->getBlock()
+                                            : order[a] < order[b];
+    });
     users.erase(std::unique(users.begin(), users.end()), users.end());
     for (Operation *user : users) {
+      SmallVector<Request> &requests = requestsIn[user->getBlock()];
       if (requests.empty() || requests.back().arg != arg ||
           order[user] - order[requests.back().users.back()] > kGatherReuseDistance)
         requests.push_back({arg, layout, {}});
@@ -386,30 +406,32 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
   // Requests starting within kGatherReuseDistance ops of each other (a
   // layer's weights) share one all_gather, issued before the first of their
   // uses, up to bucketMb of whole parameters of one element type.
-  llvm::stable_sort(requests, [&](const Request &a, const Request &b) {
-    return order[a.users.front()] < order[b.users.front()];
-  });
-  SmallVector<RankedTensorType> types;
-  for (const Request &r : requests)
-    types.push_back(r.layout.full);
-  auto apart = [&](size_t first, size_t i) {
-    return order[requests[i].users.front()] - order[requests[first].users.front()] >
-           kGatherReuseDistance;
-  };
-  for (const SmallVector<size_t> &group :
-       shard::bucketIndices(types, int64_t(bucketMb * 1024 * 1024), apart)) {
-    SmallVector<Value> parts;
-    SmallVector<shard::FlatLayout> layouts;
-    for (size_t k : group) {
-      parts.push_back(requests[k].arg);
-      layouts.push_back(requests[k].layout);
+  for (auto &[block, requests] : requestsIn) {
+    llvm::stable_sort(requests, [&](const Request &a, const Request &b) {
+      return order[a.users.front()] < order[b.users.front()];
+    });
+    SmallVector<RankedTensorType> types;
+    for (const Request &r : requests)
+      types.push_back(r.layout.full);
+    auto apart = [&](size_t first, size_t i) {
+      return order[requests[i].users.front()] - order[requests[first].users.front()] >
+             kGatherReuseDistance;
+    };
+    for (const SmallVector<size_t> &group :
+         shard::bucketIndices(types, int64_t(bucketMb * 1024 * 1024), apart)) {
+      SmallVector<Value> parts;
+      SmallVector<shard::FlatLayout> layouts;
+      for (size_t k : group) {
+        parts.push_back(requests[k].arg);
+        layouts.push_back(requests[k].layout);
+      }
+      Operation *at = requests[group.front()].users.front();
+      OpBuilder b(at);
+      SmallVector<Value> wholes = gatherParts(b, at->getLoc(), parts, layouts, dp);
+      for (auto [k, whole] : llvm::zip(group, wholes))
+        for (Operation *user : requests[k].users)
+          user->replaceUsesOfWith(requests[k].arg, whole);
     }
-    Operation *at = requests[group.front()].users.front();
-    OpBuilder b(at);
-    SmallVector<Value> wholes = gatherParts(b, at->getLoc(), parts, layouts, dp);
-    for (auto [k, whole] : llvm::zip(group, wholes))
-      for (Operation *user : requests[k].users)
-        user->replaceUsesOfWith(requests[k].arg, whole);
   }
 }
 

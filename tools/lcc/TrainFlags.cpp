@@ -46,6 +46,11 @@ cl::opt<double> clipFlag("clip", cl::desc("Global gradient-norm clip (0: off)"),
                                 cl::init(1.0), cl::cat(trainCat));
 cl::opt<int64_t> accumFlag("accum", cl::desc("Micro-batches per step"), cl::init(1),
                                   cl::cat(trainCat));
+cl::opt<bool> unrollAccumFlag(
+    "unroll-accum",
+    cl::desc("Clone the backward once per micro-batch instead of a loop over them (for "
+             "comparisons; compile time grows with --accum)"),
+    cl::cat(trainCat));
 cl::opt<int64_t> trainSteps("train-steps",
                                    cl::desc("JIT-run @init then N train steps on seeded random "
                                             "batches, printing loss, grad norm and lr"),
@@ -134,6 +139,7 @@ lcc::TrainStepOptions trainStepOptions() {
   o.nesterov = nesterovFlag;
   o.clip = clipFlag;
   o.accum = accumFlag;
+  o.unrollAccum = unrollAccumFlag;
   o.shard = shardFlag;
   o.tp = tpFlag;
   // The train.bin loop sets each variant's world; other phases use the one

@@ -1,5 +1,7 @@
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step | FileCheck %s
 // RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step="optimizer=sgd nesterov=true clip=0 accum=2 schedule=cosine warmup=2 decay-steps=10" | FileCheck %s --check-prefix=SGD
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step="accum=3 unroll-accum=true" | FileCheck %s --check-prefix=UNROLL
+// RUN: lcc-opt %s --lcc-autodiff --lcc-build-train-step="accum=3 peel-last=true" | FileCheck %s --check-prefix=PEEL
 
 // RUN: lcc-opt %s --lcc-autodiff=seed-arg=true --lcc-build-train-step="loss-scale=dynamic loss-scale-window=3" | FileCheck %s --check-prefix=AMP
 
@@ -42,10 +44,23 @@
 // SGD-SAME:    tensor<i64> {lcc.step}
 // SGD-SAME:    tensor<2x8x4xf32> {lcc.input = "x"}
 // SGD-SAME:    tensor<2x8xi32> {lcc.input = "y"}
-// Two micro-batches: two slices of each input, two cross-entropies.
-// SGD:         lcc.slice
-// SGD:         lcc.cross_entropy
-// SGD:         lcc.cross_entropy
+// Two micro-batches: one loop whose body is one copy of the backward on
+// row k of each input, carrying the loss and gradient sums from zero.
+// SGD:         %[[ZL:.*]] = lcc.fill {{.*}} : tensor<f32>
+// SGD:         %[[ZW:.*]] = lcc.fill {{.*}} : tensor<4x3xf32>
+// SGD:         %[[ZB:.*]] = lcc.fill {{.*}} : tensor<3xf32>
+// SGD:         %[[SUM:.*]]:3 = scf.for %[[K:.*]] = %c0 to %c2 step %c1 iter_args(%[[L:.*]] = %[[ZL]], %[[GW:.*]] = %[[ZW]], %[[GB:.*]] = %[[ZB]])
+// SGD:           tensor.extract_slice %{{.*}}[%[[K]], 0, 0] [1, 8, 4] [1, 1, 1] : tensor<2x8x4xf32> to tensor<8x4xf32>
+// SGD:           tensor.extract_slice %{{.*}}[%[[K]], 0] [1, 8] [1, 1] : tensor<2x8xi32> to tensor<8xi32>
+// SGD:           lcc.cross_entropy
+// SGD-NOT:       lcc.cross_entropy
+// SGD:           %[[L2:.*]] = lcc.add %[[L]],
+// SGD:           %[[GW2:.*]] = lcc.add %[[GW]],
+// SGD:           %[[GB2:.*]] = lcc.add %[[GB]],
+// SGD:           scf.yield %[[L2]], %[[GW2]], %[[GB2]]
+// SGD:         } {lcc.micro_batches}
+// The mean over micro-batches:
+// SGD:         lcc.mul %[[SUM]]#0
 // clip = 0: the norm is computed (it is returned) but nothing clamps it.
 // SGD:         lcc.sqrt
 // SGD-NOT:     lcc.minimum
@@ -54,6 +69,25 @@
 // SGD:         lcc.cmp "lt"
 // SGD:         lcc.where
 // SGD:         return
+
+// peel-last: micro-batches 0 and 1 in the loop, the last one after it (its
+// row 2 sliced statically), added to the loop's sums.
+// PEEL-LABEL: func.func @train_step(
+// PEEL:         %[[SUM:.*]]:3 = scf.for %{{.*}} = %c0 to %c2 step %c1
+// PEEL-COUNT-1:   lcc.cross_entropy
+// PEEL:         } {lcc.micro_batches}
+// PEEL:         lcc.slice %{{.*}} {limit = array<i64: 3, 8, 4>, start = array<i64: 2, 0, 0>}
+// PEEL:         lcc.cross_entropy
+// PEEL-NOT:     lcc.cross_entropy
+// PEEL:         lcc.add %[[SUM]]#0,
+// PEEL:         return
+
+// unroll-accum: the old form, one copy per micro-batch summed in order.
+// UNROLL-LABEL: func.func @train_step(
+// UNROLL-NOT:    scf.for
+// UNROLL-COUNT-3: lcc.cross_entropy
+// UNROLL-NOT:    lcc.cross_entropy
+// UNROLL:        return
 
 func.func @forward(%w: tensor<4x3xf32> {lcc.param = "w"}, %b: tensor<3xf32> {lcc.param = "b"},
                    %s: tensor<3xf32> {lcc.param = "s", lcc.frozen},

@@ -178,3 +178,43 @@ module attributes {lcc.process_groups = {dp = 2 : i64}} {
     return %w : tensor<4xf32>
   }
 }
+
+// -----
+
+// A loop over micro-batches (lcc-build-train-step): its body is scheduled on
+// its own, so each iteration starts and waits for its gathers (tickets go
+// on from the function's). A collective of the function's block is not in
+// flight across the loop: %q's gather, needed only after it, is waited for
+// before it.
+// D1-LABEL: func.func @micro_batches(
+// D1-NEXT:    %[[H:.*]] = lcc.all_gather %arg2 {group = "dp", ticket = 0 : i64}
+// D1:         %[[WH:.*]] = lcc.wait %[[H]] : {{.*}} {ticket = 0 : i64}
+// D1-NEXT:    %[[R:.*]] = scf.for
+// D1-NEXT:      %[[G0:.*]] = lcc.all_gather %arg0 {group = "dp", ticket = 1 : i64}
+// D1-NEXT:      arith.mulf
+// D1-NEXT:      lcc.wait %[[G0]] : {{.*}} {ticket = 1 : i64}
+// D1-NEXT:      %[[G1:.*]] = lcc.all_gather %arg1 {group = "dp", ticket = 2 : i64}
+// D1-NEXT:      arith.addf
+// D1-NEXT:      lcc.wait %[[G1]] : {{.*}} {ticket = 2 : i64}
+// D1-NEXT:      arith.addf
+// D1-NEXT:      scf.yield
+// D1-NEXT:    } {lcc.micro_batches}
+// D1-NEXT:    arith.addf %[[R]], %[[WH]]
+module attributes {lcc.process_groups = {dp = 2 : i64}} {
+  func.func @micro_batches(%p0: tensor<4xf32>, %p1: tensor<4xf32>, %q: tensor<4xf32>, %x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %h = lcc.all_gather %q {group = "dp"} : tensor<4xf32> -> tensor<8xf32>
+    %r = scf.for %k = %c0 to %c2 step %c1 iter_args(%acc = %x) -> (tensor<8xf32>) {
+      %a = arith.mulf %acc, %acc : tensor<8xf32>
+      %g0 = lcc.all_gather %p0 {group = "dp"} : tensor<4xf32> -> tensor<8xf32>
+      %b = arith.addf %a, %g0 : tensor<8xf32>
+      %g1 = lcc.all_gather %p1 {group = "dp"} : tensor<4xf32> -> tensor<8xf32>
+      %c = arith.addf %b, %g1 : tensor<8xf32>
+      scf.yield %c : tensor<8xf32>
+    } {lcc.micro_batches}
+    %d = arith.addf %r, %h : tensor<8xf32>
+    return %d, %r : tensor<8xf32>, tensor<8xf32>
+  }
+}

@@ -471,12 +471,15 @@ TEST(TrainStep, AccumulationAveragesMicroBatches) {
   expectRun(linearRun("f64", o), 1e-12, "accum 2 (reference: mean over micro-batches)");
 }
 
-TEST(TrainStep, AccumulationEqualsConcatenatedBatch) {
-  // K = 2 micro-batches of 8 rows vs one batch of their 16 rows: the mean
-  // loss and gradients (cross-entropy means over rows) are the same.
+/// K micro-batches of 16 / K rows (the micro-batch loop of
+/// lcc-build-train-step) against one batch of their 16 rows: the mean loss
+/// and gradients (cross-entropy means over rows) are the same.
+void expectAccumulationEqualsConcatenatedBatch(int64_t k) {
+  SCOPED_TRACE("accum " + std::to_string(k));
   auto o = adamw();
-  o.accum = 2;
-  auto small = parseSourceString<ModuleOp>(linearModel("f64", 8), &context());
+  o.accum = k;
+  int64_t rows = 16 / k;
+  auto small = parseSourceString<ModuleOp>(linearModel("f64", rows), &context());
   auto big = parseSourceString<ModuleOp>(linearModel("f64", 16), &context());
   ASSERT_TRUE(small && big);
   ASSERT_EQ(buildTrainStep(*small, o), "");
@@ -496,10 +499,15 @@ TEST(TrainStep, AccumulationEqualsConcatenatedBatch) {
     a.push_back(z), b.push_back(z);
   a.push_back(HostTensor::scalar<int64_t>(1));
   b.push_back(HostTensor::scalar<int64_t>(1));
-  // [2, 8, 4] and [2, 8] are the row-major views of [16, 4] and [16].
+  // [K, 16/K, 4] and [K, 16/K] are the row-major views of [16, 4] and [16].
   HostTensor x2 = whole[0], y2 = whole[1];
-  HostTensor xs = HostTensor::zeros(lcc::ElementType::F64, {2, 8, 4});
-  HostTensor ys = HostTensor::zeros(lcc::ElementType::I32, {2, 8});
+  std::vector<int64_t> xShape{rows, 4}, yShape{rows};
+  if (k > 1) {
+    xShape.insert(xShape.begin(), k);
+    yShape.insert(yShape.begin(), k);
+  }
+  HostTensor xs = HostTensor::zeros(lcc::ElementType::F64, xShape);
+  HostTensor ys = HostTensor::zeros(lcc::ElementType::I32, yShape);
   for (int64_t i = 0; i < 64; ++i)
     xs.setDouble(i, x2.getDouble(i));
   for (int64_t i = 0; i < 16; ++i)
@@ -514,7 +522,12 @@ TEST(TrainStep, AccumulationEqualsConcatenatedBatch) {
   for (size_t i = 0; i < ra.size(); ++i)
     err = std::max(err, maxErr(ra[i].toDoubles(), rb[i].toDoubles()));
   EXPECT_LE(err, 1e-12);
-  std::printf("[train] accum 2 vs concatenated batch: max rel err %.3g\n", err);
+  std::printf("[train] accum %lld vs concatenated batch: max rel err %.3g\n", (long long)k, err);
+}
+
+TEST(TrainStep, AccumulationEqualsConcatenatedBatch) {
+  for (int64_t k : {1, 2, 8})
+    expectAccumulationEqualsConcatenatedBatch(k);
 }
 
 //===--- gpt-tiny -----------------------------------------------------------===//

@@ -1,0 +1,78 @@
+//===- AccumulateInPlace.cpp - micro-batch sums updated in place ----------===//
+//
+// See Passes.td (lcc-accumulate-in-place). One-shot bufferization keeps a
+// loop-carried tensor in one buffer only when what the body yields is written
+// into that buffer; `acc + g` lowered to a generic with a fresh init would
+// make every iteration allocate the next sum (and the memory plan could not
+// place it: it leaves the body).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCACCUMULATEINPLACEPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// Makes `op`'s result `r` be written into `acc` when `op` is elementwise,
+/// reads `acc` with the identity map as its only use, and never reads the
+/// init it has for `r` (so the init's value does not matter).
+bool writeInto(linalg::GenericOp op, unsigned r, BlockArgument acc) {
+  if (op.getNumParallelLoops() != op.getNumLoops() || !acc.hasOneUse() ||
+      acc.getUses().begin()->getOwner() != op.getOperation())
+    return false;
+  OpOperand *input = &*acc.getUses().begin();
+  OpOperand *init = op.getDpsInitOperand(r);
+  if (!op.isDpsInput(input) || !op.getMatchingIndexingMap(input).isIdentity() ||
+      !op.getMatchingIndexingMap(init).isIdentity() || op.payloadUsesValueFromOperand(init) ||
+      init->get().getType() != acc.getType())
+    return false;
+  init->set(acc);
+  return true;
+}
+
+struct LccAccumulateInPlacePass
+    : lcc::impl::LccAccumulateInPlacePassBase<LccAccumulateInPlacePass> {
+  void runOnOperation() override {
+    int64_t inPlace = 0, left = 0;
+    getOperation()->walk([&](scf::ForOp loop) {
+      if (!lcc::isMicroBatchLoop(loop))
+        return;
+      if (llvm::any_of(loop->getOperandTypes(), llvm::IsaPred<BaseMemRefType>)) {
+        loop.emitError() << "lcc-accumulate-in-place: runs on tensors, before bufferization";
+        return signalPassFailure();
+      }
+      auto yield = llvm::cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      for (auto [n, acc] : llvm::enumerate(loop.getRegionIterArgs())) {
+        // Each sum starts in a zero buffer of its own (CSE merges equal
+        // fills; a shared one would be copied for every loop-carried use).
+        OpOperand &start = loop.getInitArgsMutable()[n];
+        if (auto fill = start.get().getDefiningOp<linalg::FillOp>();
+            fill && !start.get().hasOneUse()) {
+          OpBuilder b(loop);
+          IRMapping map;
+          Value dest = fill.getOutputs()[0];
+          if (auto empty = dest.getDefiningOp<tensor::EmptyOp>())
+            map.map(dest, b.clone(*empty)->getResult(0));
+          start.set(b.clone(*fill, map)->getResult(0));
+        }
+        auto sum = llvm::dyn_cast<OpResult>(yield.getOperand(n));
+        auto op = sum ? llvm::dyn_cast<linalg::GenericOp>(sum.getOwner()) : nullptr;
+        if (op && writeInto(op, sum.getResultNumber(), acc))
+          ++inPlace;
+        else
+          ++left;
+      }
+    });
+    numInPlace += inPlace;
+    numLeft += left;
+  }
+};
+
+} // namespace
