@@ -624,6 +624,45 @@ def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "Repeated layers of a function become calls of one function per layer kind";
+  let description = [{
+    Issue 21's first step towards compiling a repeated layer once (not yet in
+    lcc's pipelines: the passes after it do not take calls yet). In
+    `@<function>` (one straight-line block), a run is a maximal sequence of
+    consecutive ops named (`NameLoc`) after one layer instance: the DSL names
+    ops made in iteration i of `for h` "h.i." (frontends/dsl), an ONNX export
+    names its nodes by module path ("/transformer/h.3/attn/MatMul"); the
+    instance is the name up to its first `<identifier>.<number>` component
+    (not `<identifier>_<number>`: ONNX numbers node names that way, "Add_1").
+    A layer instance may have several runs (in `@train_step`, its forward
+    and, later, its backward); runs of
+    the same layer pattern ("h.*") and phase whose structure is equal (ops,
+    attributes, operand and result types, internal wiring, live-ins by first
+    use, the results used after the run) are replaced by calls of one private
+    function `@<function>_layer<N>` {lcc.layer = "h.*", lcc.layer_phase}
+    taking the live-ins and returning the live-outs. Names only propose
+    runs; equality is structural, so a layer that differs in one place (an
+    extra bias) gets a function of its own class or none. Classes of fewer
+    than `min-repeats` runs stay inline.
+
+    ```mlir
+    %a = lcc.mul %x, %w0 loc("h.0.")   %a = call @forward_layer0(%x, %w0)
+    %b = lcc.mul %a, %w1 loc("h.1.")   %b = call @forward_layer0(%a, %w1)
+    ```
+
+    `inline` followed by `symbol-dce` undoes it exactly (same ops, same
+    order).
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function whose layers are outlined">,
+    Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
+           "Runs of one structure needed to outline them">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Loop-carried sums over micro-batches are updated in their own buffer";
   let description = [{

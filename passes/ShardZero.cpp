@@ -406,7 +406,8 @@ void LccShardZeroPass::gatherBeforeUses(func::FuncOp fn, ArrayRef<unsigned> args
   // Requests starting within kGatherReuseDistance ops of each other (a
   // layer's weights) share one all_gather, issued before the first of their
   // uses, up to bucketMb of whole parameters of one element type.
-  for (auto &[block, requests] : requestsIn) {
+  for (auto &entry : requestsIn) {
+    SmallVector<Request> &requests = entry.second;
     llvm::stable_sort(requests, [&](const Request &a, const Request &b) {
       return order[a.users.front()] < order[b.users.front()];
     });

@@ -45,6 +45,10 @@ struct Node {
   std::vector<NodeAttr> attrs;
   TensorType type;
   SrcLoc loc;
+  /// The loop iterations the op was made in, "h.3." for `for h in ...` (""
+  /// outside loops): the importer puts it in the op's location, which is how
+  /// lcc-outline-layers finds a model's repeated layers.
+  std::string layer;
 };
 
 struct ParamInfo {

@@ -67,6 +67,12 @@ private:
   uint64_t seed;
 
   Location loc(SrcLoc l) { return FileLineColLoc::get(&ctx, filename, l.line, l.col); }
+  /// An op's location: its source position, named by the loop iterations it
+  /// was made in when there are any ("h.3.", Graph.h).
+  Location loc(const Node &n) {
+    Location at = loc(n.loc);
+    return n.layer.empty() ? at : NameLoc::get(StringAttr::get(&ctx, n.layer), at);
+  }
 
   Type elementType(DType t) {
     switch (t) {
@@ -192,7 +198,7 @@ private:
         for (const NodeAttr &a : n.attrs)
           attrs.push_back(b.getNamedAttr(a.name, nodeAttr(a)));
       }
-      values[i] = create(n.op, loc(n.loc), operands, type, attrs)->getResult(0);
+      values[i] = create(n.op, loc(n), operands, type, attrs)->getResult(0);
     }
     func::ReturnOp::create(b, loc(g.modelLoc), values[g.result]);
   }

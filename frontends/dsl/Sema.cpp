@@ -236,15 +236,17 @@ bool Sema::execStmt(const Stmt &s, Frame &frame, Value *ret, bool topLevel, bool
     std::optional<Value> saved;
     if (auto it = frame.vars.find(s.name); it != frame.vars.end())
       saved = it->second;
-    std::string outer = frame.prefix;
+    std::string outer = frame.prefix, outerLayer = layer;
     for (int64_t i = *from; i < *to; ++i) {
       frame.vars[s.name] = Value::ofInt(i);
       // The loop variable names the stack of layers: `for h in ...` gives "h.0.", "h.1.", ...
       frame.prefix = outer + s.name + "." + std::to_string(i) + ".";
+      layer = outerLayer + s.name + "." + std::to_string(i) + ".";
       if (!execBody(s.body, frame, ret, false))
         return false;
     }
     frame.prefix = outer;
+    layer = outerLayer;
     if (saved)
       frame.vars[s.name] = *saved;
     else

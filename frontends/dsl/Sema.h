@@ -67,6 +67,8 @@ private:
   /// block the innermost block call, which is where the user adds `as NAME`.
   std::map<std::string, SrcLoc> paramSites;
   std::vector<SrcLoc> callSites;
+  /// The loop iterations being evaluated ("h.3."), recorded in every op.
+  std::string layer;
   SrcLoc returnLoc; // of the last `return` run: the model's, when the body is done
   int callDepth = 0;
   int evalDepth = 0;

@@ -55,6 +55,7 @@ int Sema::emit(const std::string &op, std::vector<int> operands, TensorType type
   n.type = std::move(type);
   n.loc = loc;
   n.attrs = std::move(attrs);
+  n.layer = layer;
   g.nodes.push_back(std::move(n));
   return int(g.nodes.size()) - 1;
 }

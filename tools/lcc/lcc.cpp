@@ -581,7 +581,13 @@ int main(int argc, char **argv) {
     if (!warning && diag.getSeverity() != DiagnosticSeverity::Error)
       return success();
     std::string where;
-    if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
+    // The DSL names ops made inside loops by their iteration (a NameLoc
+    // around the source position); ONNX names by node (around line 0).
+    Location at = diag.getLocation();
+    if (auto name = llvm::dyn_cast<NameLoc>(at))
+      if (auto inner = llvm::dyn_cast<FileLineColLoc>(name.getChildLoc()); inner && inner.getLine())
+        at = inner;
+    if (auto loc = llvm::dyn_cast<FileLineColLoc>(at))
       where = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
                std::to_string(loc.getColumn()) + ": ");
     else

@@ -80,9 +80,17 @@ void checkModelModule(Imported &m, llvm::StringRef name) {
     ++initOps;
   }
   EXPECT_EQ(initOps, nparams);
-  // Every op points back at its DSL expression.
+  // Every op points back at its DSL expression; one made inside a loop is
+  // named by its iteration ("h.3.") around that position.
   m.module->walk([&](Operation *op) {
-    auto loc = llvm::dyn_cast<FileLineColLoc>(op->getLoc());
+    Location at = op->getLoc();
+    if (auto name = llvm::dyn_cast<NameLoc>(at)) {
+      llvm::StringRef iteration = name.getName().getValue();
+      EXPECT_TRUE(iteration.ends_with(".") && iteration.contains('.'))
+          << op->getName().getStringRef().str() << " named " << iteration.str();
+      at = name.getChildLoc();
+    }
+    auto loc = llvm::dyn_cast<FileLineColLoc>(at);
     EXPECT_TRUE(loc) << op->getName().getStringRef().str();
     if (loc)
       EXPECT_GE(loc.getLine(), 1u);

@@ -1,0 +1,231 @@
+//===- OutlineLayers.cpp - repeated layers become one function ------------===//
+//
+// See Passes.td (lcc-outline-layers). A run is a maximal sequence of
+// consecutive ops of one layer instance, named by their location: the DSL
+// names an op made in iteration 3 of `for h` "h.3." (frontends/dsl), an
+// ONNX export names nodes by module path ("/transformer/h.3/attn/MatMul").
+// Runs are compared by structure, never by name: two runs are the same
+// computation when their op sequences, attributes, operand and result types
+// and internal wiring are equal, their live-ins are used in the same places
+// (numbered by first use) and the same results leave the run.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <vector>
+#include "llvm/ADT/StringExtras.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCOUTLINELAYERSPASS
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// The layer instance an op belongs to, from its location: the first name
+/// component of the form `<identifier>.<number>`, with what precedes it
+/// (not `<identifier>_<number>`: ONNX numbers its node names that way).
+/// "h.3.attn." -> ("h.3", "h.*"); "/transformer/h.3/attn/MatMul" ->
+/// ("/transformer/h.3", "/transformer/h.*").
+struct LayerKey {
+  std::string instance, pattern;
+};
+
+std::optional<LayerKey> layerOf(Location loc) {
+  auto name = llvm::dyn_cast<NameLoc>(loc);
+  if (!name)
+    return std::nullopt;
+  StringRef s = name.getName().getValue();
+  auto digits = [](StringRef t) { return !t.empty() && llvm::all_of(t, llvm::isDigit); };
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != '/' && s[i] != '.')
+      continue;
+    StringRef comp = s.slice(start, i);
+    // "h.3": a number after an identifier and a dot.
+    if (digits(comp) && start >= 2 && s[start - 1] == '.' &&
+        (llvm::isAlnum(s[start - 2]) || s[start - 2] == '_'))
+      return LayerKey{s.take_front(i).str(), (s.take_front(start) + "*").str()};
+    start = i + 1;
+  }
+  return std::nullopt;
+}
+
+struct Run {
+  SmallVector<Operation *> ops;
+  LayerKey layer;
+  unsigned phase = 0; // how many runs of this layer instance came before
+  SmallVector<Value> liveIns;
+  SmallVector<Value> liveOuts;
+  /// The structure, comparable across runs: interned pointers (op names,
+  /// attribute dictionaries, types) and wiring numbers.
+  SmallVector<const void *> shape;
+};
+
+/// Fills run.liveIns/liveOuts/shape; false when the run cannot be outlined
+/// (an op with regions or without a clean interface).
+bool describe(Run &run) {
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(run.ops))
+    index[op] = unsigned(i);
+  llvm::DenseMap<Value, unsigned> liveIn;
+  auto token = [&](uintptr_t v) { run.shape.push_back(reinterpret_cast<const void *>(v)); };
+  for (Operation *op : run.ops) {
+    if (op->getNumRegions() || op->getNumSuccessors())
+      return false;
+    token(reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()));
+    token(reinterpret_cast<uintptr_t>(op->getRawDictionaryAttrs().getAsOpaquePointer()));
+    token(op->getNumOperands());
+    for (Value v : op->getOperands()) {
+      token(reinterpret_cast<uintptr_t>(v.getType().getAsOpaquePointer()));
+      Operation *def = v.getDefiningOp();
+      if (def && index.count(def)) {
+        token(1);
+        token(index[def]);
+        token(llvm::cast<OpResult>(v).getResultNumber());
+        continue;
+      }
+      auto [it, inserted] = liveIn.try_emplace(v, unsigned(run.liveIns.size()));
+      if (inserted)
+        run.liveIns.push_back(v);
+      token(2);
+      token(it->second);
+    }
+    token(op->getNumResults());
+    for (Value r : op->getResults()) {
+      token(reinterpret_cast<uintptr_t>(r.getType().getAsOpaquePointer()));
+      bool out = llvm::any_of(r.getUsers(), [&](Operation *u) { return !index.count(u); });
+      token(out);
+      if (out)
+        run.liveOuts.push_back(r);
+    }
+  }
+  return true;
+}
+
+struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLayersPass> {
+  using Base::Base;
+
+  /// Results of outlined runs and the call results that replaced them.
+  llvm::DenseMap<Value, Value> replaced;
+  /// The outlined runs' ops.
+  SmallVector<Operation *> dead;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (minRepeats < 2) {
+      module.emitError() << "lcc-outline-layers: min-repeats must be at least 2, got "
+                         << int64_t(minRepeats);
+      return signalPassFailure();
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>(function);
+    if (!fn || fn.isExternal()) {
+      module.emitError() << "lcc-outline-layers: no @" << function << " with a body";
+      return signalPassFailure();
+    }
+    if (!fn.getBody().hasOneBlock()) {
+      fn.emitError() << "lcc-outline-layers: @" << function
+                     << " has control flow; layers are found in one straight-line block";
+      return signalPassFailure();
+    }
+
+    // Runs in program order; each layer instance's runs numbered by phase
+    // (a step has a layer's forward run and, later, its backward run).
+    std::vector<Run> runs;
+    llvm::StringMap<unsigned> phases;
+    for (Operation &op : fn.getBody().front().without_terminator()) {
+      std::optional<LayerKey> key = layerOf(op.getLoc());
+      if (!key)
+        continue;
+      if (runs.empty() || runs.back().layer.instance != key->instance ||
+          runs.back().ops.back()->getNextNode() != &op) {
+        runs.emplace_back();
+        runs.back().layer = *key;
+        runs.back().phase = phases[key->instance]++;
+      }
+      runs.back().ops.push_back(&op);
+    }
+
+    // Runs of one layer pattern and phase with the same structure share a
+    // function; near-twins (a layer with one more op) get their own class.
+    std::map<std::pair<std::string, unsigned>, SmallVector<SmallVector<Run *>>> classes;
+    for (Run &run : runs) {
+      if (!describe(run))
+        continue;
+      auto &byShape = classes[{run.layer.pattern, run.phase}];
+      auto same = llvm::find_if(byShape, [&](const SmallVector<Run *> &c) {
+        return c.front()->shape == run.shape;
+      });
+      if (same == byShape.end())
+        byShape.push_back({&run});
+      else
+        same->push_back(&run);
+    }
+
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+    SymbolTable symbols(module);
+    unsigned outlined = 0;
+    for (auto &[key, byShape] : classes)
+      for (SmallVector<Run *> &members : byShape) {
+        if (members.size() < size_t(minRepeats))
+          continue;
+        outline(members, fn, moduleBuilder, symbols, key.first, key.second, outlined++);
+      }
+    // Only dead ops use dead ops' results (the live-outs went to calls).
+    for (Operation *op : dead)
+      op->dropAllReferences();
+    for (Operation *op : dead)
+      op->erase();
+  }
+
+  void outline(ArrayRef<Run *> members, func::FuncOp fn, OpBuilder &moduleBuilder,
+               SymbolTable &symbols, StringRef pattern, unsigned phase, unsigned n) {
+    // Live-ins that earlier outlined runs produced are call results now.
+    for (Value &v : members.front()->liveIns)
+      v = replaced.lookup_or(v, v);
+    Run &first = *members.front();
+    auto type = FunctionType::get(&getContext(), ValueRange(first.liveIns).getTypes(),
+                                  ValueRange(first.liveOuts).getTypes());
+    auto layer = func::FuncOp::create(moduleBuilder, first.ops.front()->getLoc(),
+                                      (fn.getSymName() + "_layer" + Twine(n)).str(), type);
+    layer.setPrivate();
+    symbols.insert(layer); // renames on a clash
+    layer->setAttr("lcc.layer", moduleBuilder.getStringAttr(pattern));
+    layer->setAttr("lcc.layer_phase", moduleBuilder.getI64IntegerAttr(phase));
+    Block *entry = layer.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockBegin(entry);
+    IRMapping map;
+    map.map(first.liveIns, entry->getArguments());
+    for (Operation *op : first.ops)
+      body.clone(*op, map);
+    func::ReturnOp::create(body, layer.getLoc(),
+                           llvm::map_to_vector(first.liveOuts, [&](Value v) {
+                             return map.lookup(v);
+                           }));
+    for (Run *run : members) {
+      // A live-in may be the result of a member outlined just before (each
+      // list is mapped once: a call's result is no key of `replaced`).
+      if (run != &first)
+        for (Value &v : run->liveIns)
+          v = replaced.lookup_or(v, v);
+      OpBuilder at(run->ops.front());
+      auto call = func::CallOp::create(at, run->ops.front()->getLoc(), layer, run->liveIns);
+      for (auto [out, result] : llvm::zip(run->liveOuts, call.getResults())) {
+        out.replaceAllUsesWith(result);
+        replaced[out] = result;
+      }
+      // Erased when every class is done, so that no new op takes the
+      // address of one `replaced` still names.
+      llvm::append_range(dead, run->ops);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// RUN: lcc-opt %s --split-input-file --lcc-outline-layers | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --lcc-outline-layers --inline="default-pipeline=" --symbol-dce | FileCheck %s --check-prefix=BACK
+// Tests passes/OutlineLayers.cpp.
+
+// Four layers named by the DSL's loop ("h.i."). h.0, h.1 and h.3 are the
+// same computation on different weights: one function, three calls, each
+// with its own live-ins (the residual stream and its weight). h.2 has one
+// more op (a bias), a near-twin: it stays inline, as does h.4, whose
+// residual adds the product to itself (same ops, other wiring). Ops not
+// named after a layer (the head) are not in any run.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4xf32>, %[[W0:[a-z0-9]+]]: tensor<4xf32>, %[[W1:[a-z0-9]+]]: tensor<4xf32>, %[[W2:[a-z0-9]+]]: tensor<4xf32>, %[[W3:[a-z0-9]+]]: tensor<4xf32>, %[[B:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[R0:.*]] = call @forward_layer0(%[[X]], %[[W0]])
+// CHECK-NEXT:    %[[R1:.*]] = call @forward_layer0(%[[R0]], %[[W1]])
+// CHECK-NEXT:    %[[A2:.*]] = lcc.mul %[[R1]], %[[W2]]
+// CHECK-NEXT:    %[[C2:.*]] = lcc.add %[[A2]], %[[B]]
+// CHECK-NEXT:    %[[R2:.*]] = lcc.add %[[C2]], %[[R1]]
+// CHECK-NEXT:    %[[R3:.*]] = call @forward_layer0(%[[R2]], %[[W3]])
+// CHECK-NEXT:    %[[A4:.*]] = lcc.mul %[[R3]], %[[W0]]
+// CHECK-NEXT:    %[[R4:.*]] = lcc.add %[[A4]], %[[A4]]
+// CHECK-NEXT:    lcc.mul %[[R4]], %[[R4]]
+// CHECK-NEXT:    return
+// CHECK:       func.func private @forward_layer0(%[[LX:.*]]: tensor<4xf32>, %[[LW:.*]]: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-SAME:    attributes {lcc.layer = "h.*", lcc.layer_phase = 0 : i64}
+// CHECK-NEXT:    %[[LA:.*]] = lcc.mul %[[LX]], %[[LW]]
+// CHECK-NEXT:    %[[LR:.*]] = lcc.add %[[LA]], %[[LX]]
+// CHECK-NEXT:    return %[[LR]]
+// CHECK-NOT:   func.func private
+// inline and symbol-dce undo it: the ops again, in their order.
+// BACK-LABEL: func.func @forward(
+// BACK-NOT:     call
+// BACK-COUNT-4: lcc.mul
+// BACK-NOT:     func.func private @forward_layer
+func.func @forward(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>, %w2: tensor<4xf32>,
+                   %w3: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %a0 = lcc.mul %x, %w0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %r0 = lcc.add %a0, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %a1 = lcc.mul %r0, %w1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.1.mlp.")
+  %r1 = lcc.add %a1, %r0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.1.")
+  %a2 = lcc.mul %r1, %w2 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.2.")
+  %c2 = lcc.add %a2, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.2.")
+  %r2 = lcc.add %c2, %r1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.2.")
+  %a3 = lcc.mul %r2, %w3 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.3.")
+  %r3 = lcc.add %a3, %r2 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.3.")
+  %a4 = lcc.mul %r3, %w0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.4.")
+  %r4 = lcc.add %a4, %a4 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.4.")
+  %o = lcc.mul %r4, %r4 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("head")
+  return %o : tensor<4xf32>
+}
+
+// -----
+
+// ONNX names nodes by module path; a layer instance has several runs when
+// something else comes between (here a step's forward, then its backward
+// in reverse order): runs of one phase are compared with each other only.
+// "Add_1" is ONNX's numbering of nodes, not a layer.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %arg0: tensor<4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[F0:.*]] = call @forward_layer0(%arg0, %arg1)
+// CHECK-NEXT:    %[[F1:.*]] = call @forward_layer0(%[[F0]], %arg2)
+// CHECK-NEXT:    %[[M:.*]] = lcc.mul %[[F1]], %[[F1]]
+// CHECK-NEXT:    %[[N:.*]] = lcc.mul %[[M]], %[[M]]
+// CHECK-NEXT:    %[[B1:.*]] = call @forward_layer1(%[[N]], %arg2)
+// CHECK-NEXT:    %[[B0:.*]] = call @forward_layer1(%[[B1]], %arg1)
+// CHECK-NEXT:    return %[[B0]]
+// CHECK:       func.func private @forward_layer0(
+// CHECK-SAME:    lcc.layer = "/model/layers.*", lcc.layer_phase = 0
+// CHECK:       func.func private @forward_layer1(
+// CHECK-SAME:    lcc.layer = "/model/layers.*", lcc.layer_phase = 1
+// CHECK-NEXT:    lcc.add
+// CHECK-NEXT:    lcc.mul
+// CHECK-NEXT:    return
+func.func @forward(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<4xf32> {
+  %f0 = lcc.mul %x, %w0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.0/mlp/MatMul")
+  %f1 = lcc.mul %f0, %w1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.1/mlp/MatMul")
+  %m = lcc.mul %f1, %f1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/Add_1")
+  %n = lcc.mul %m, %m : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/Add_2")
+  %s1 = lcc.add %n, %w1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.1/mlp/MatMul")
+  %b1 = lcc.mul %s1, %n : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.1/mlp/MatMul")
+  %s0 = lcc.add %b1, %w0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.0/mlp/MatMul")
+  %b0 = lcc.mul %s0, %b1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.0/mlp/MatMul")
+  return %b0 : tensor<4xf32>
+}
