@@ -265,6 +265,13 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     auto ret = llvm::cast<func::ReturnOp>(gradBody.getTerminator());
     return llvm::map_to_vector(ret.getOperands(), [&](Value v) { return map.lookup(v); });
   };
+  // Row k of input n, for a micro-batch at a place known at compile time.
+  auto rowOf = [&](unsigned n, int64_t k) {
+    Value in = block->getArgument(firstInput + n);
+    auto full = vjp::tensorType(in);
+    in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
+    return vjp::reshape(b, loc, in, full.getShape().drop_front());
+  };
   Value lossSum;
   SmallVector<Value> gradSum(trainable.size());
   if (accum == 1) {
@@ -276,12 +283,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   } else if (unrollAccum) {
     // K clones, for comparison with the loop (same order of additions).
     for (int64_t k = 0; k < accum; ++k) {
-      SmallVector<Value> out = microBatch([&](unsigned n) {
-        Value in = block->getArgument(firstInput + n);
-        auto full = vjp::tensorType(in);
-        in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
-        return vjp::reshape(b, loc, in, full.getShape().drop_front());
-      });
+      SmallVector<Value> out = microBatch([&](unsigned n) { return rowOf(n, k); });
       lossSum = k ? vjp::add(b, loc, lossSum, out[0]) : out[0];
       for (unsigned n = 0; n < trainable.size(); ++n)
         gradSum[n] = k ? vjp::add(b, loc, gradSum[n], out[n + 1]) : out[n + 1];
@@ -325,12 +327,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     for (unsigned n = 0; n < trainable.size(); ++n)
       gradSum[n] = loop.getResult(n + 1);
     if (peelLast) {
-      SmallVector<Value> last = microBatch([&](unsigned n) {
-        Value in = block->getArgument(firstInput + n);
-        auto full = vjp::tensorType(in);
-        in = vjp::sliceAxis(b, loc, in, 0, accum - 1, accum);
-        return vjp::reshape(b, loc, in, full.getShape().drop_front());
-      });
+      SmallVector<Value> last = microBatch([&](unsigned n) { return rowOf(n, accum - 1); });
       lossSum = vjp::add(b, loc, lossSum, last[0]);
       for (unsigned n = 0; n < trainable.size(); ++n)
         gradSum[n] = vjp::add(b, loc, gradSum[n], last[n + 1]);
