@@ -29,6 +29,9 @@
   check_training.py amp-state CKPT SKIPPED LOG2 GOOD
                                           a checkpoint's loss-scaling state has these values
                                           and its optimizer state (m, v) is all zero
+  check_training.py plan-allocated LOG...  every log (lcc-run's output, a rank's --log-dir
+                                          file) says "memory: plan N bytes, allocated N
+                                          bytes": the runtime allocated exactly the plan
   check_training.py close-tensors A.safetensors B.safetensors RTOL TENSOR_RTOL
                                           the same f32 tensors; the relative 2-norm error
                                           |B - A| / |A| over all of them <= RTOL, and of
@@ -159,6 +162,14 @@ def main(argv):
                     print(f"FAIL: step {step} {key}: {y} vs {x} (relative error {err:.3g})")
                     return 1
         print(f"steps {lo}..{hi}: largest relative error {worst:.3g}")
+        return 0
+    if argv[1] == "plan-allocated":
+        for path in argv[2:]:
+            m = re.search(r"memory: plan ([0-9]+) bytes, allocated ([0-9]+) bytes", open(path).read())
+            if not m or m.group(1) != m.group(2):
+                print(f"FAIL: {path}: {m.group(0) if m else 'no memory line'}")
+                return 1
+        print(f"{len(argv) - 2} logs: allocated exactly the plan")
         return 0
     if argv[1] == "loss-scale":
         return loss_scale(argv[2], int(argv[3]), "--skips-first" in argv[4:])
