@@ -9,8 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
-
 namespace lcc {
 #define GEN_PASS_DEF_LCCACCUMULATEINPLACEPASS
 #include "passes/Passes.h.inc"
@@ -50,18 +48,6 @@ struct LccAccumulateInPlacePass
       }
       auto yield = llvm::cast<scf::YieldOp>(loop.getBody()->getTerminator());
       for (auto [n, acc] : llvm::enumerate(loop.getRegionIterArgs())) {
-        // Each sum starts in a zero buffer of its own (CSE merges equal
-        // fills; a shared one would be copied for every loop-carried use).
-        OpOperand &start = loop.getInitArgsMutable()[n];
-        if (auto fill = start.get().getDefiningOp<linalg::FillOp>();
-            fill && !start.get().hasOneUse()) {
-          OpBuilder b(loop);
-          IRMapping map;
-          Value dest = fill.getOutputs()[0];
-          if (auto empty = dest.getDefiningOp<tensor::EmptyOp>())
-            map.map(dest, b.clone(*empty)->getResult(0));
-          start.set(b.clone(*fill, map)->getResult(0));
-        }
         auto sum = llvm::dyn_cast<OpResult>(yield.getOperand(n));
         auto op = sum ? llvm::dyn_cast<linalg::GenericOp>(sum.getOwner()) : nullptr;
         if (op && writeInto(op, sum.getResultNumber(), acc))

@@ -40,7 +40,9 @@ struct LccCloneFillsPass : lcc::impl::LccCloneFillsPassBase<LccCloneFillsPass> {
       SmallVector<OpOperand *> inits;
       for (OpOperand &use : filled.getUses()) {
         auto dps = llvm::dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-        if (dps && dps.isDpsInit(&use))
+        // A micro-batch loop's carried sum is written in place too
+        // (lcc-accumulate-in-place): it starts from a fill of its own.
+        if ((dps && dps.isDpsInit(&use)) || lcc::isMicroBatchLoop(use.getOwner()))
           inits.push_back(&use);
       }
       // A fill whose only use is one init already writes its own buffer.

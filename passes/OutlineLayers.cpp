@@ -1,24 +1,20 @@
 //===- OutlineLayers.cpp - repeated layers become one function ------------===//
 //
-// See Passes.td (lcc-outline-layers). A run is a maximal sequence of
-// consecutive ops of one layer instance, named by their location: the DSL
-// names an op made in iteration 3 of `for h` "h.3." (frontends/dsl), an
-// ONNX export names nodes by module path ("/transformer/h.3/attn/MatMul").
-// Runs are compared by structure, never by name: two runs are the same
-// computation when their op sequences, attributes, operand and result types
-// and internal wiring are equal, their live-ins are used in the same places
-// (numbered by first use) and the same results leave the run.
+// See Passes.td (lcc-outline-layers) for what a run is and when two runs
+// are the same layer. Structure is compared as a token list per run
+// (interned pointers and wiring numbers, `describe`), so finding the
+// classes is one pass over the function.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
 #include <vector>
-#include "llvm/ADT/StringExtras.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCOUTLINELAYERSPASS

@@ -66,15 +66,12 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     micro-batches. The micro-batches are one `scf.for {lcc.micro_batches}`
     whose body is one copy of `@<function>_grad` on a view of row k of each
     input, carrying the loss and gradient sums (from zero, so the sums are
-    bitwise those of K clones): compile time does not grow with K. Later
-    passes look into such a loop (and only such a loop) as into the
-    function's own block: fusion, the collectives' schedule, the memory plan
-    (the body's temporaries share one region, reused by every iteration),
-    kernel outlining. `peel-last` runs the last micro-batch after the loop
-    (the sharded pipelines ask for it: their gradient collectives then
-    overlap its backward, as they did with K clones). `unroll-accum` clones
-    the body K times instead.
-    Semantics, defaults and formulas: docs/training.md.
+    bitwise those of K clones): compile time does not grow with K; how the
+    later passes treat the loop is in docs/architecture.md. `peel-last` runs
+    the last micro-batch after the loop (the sharded pipelines ask for it:
+    their gradient collectives then overlap its backward). `unroll-accum`
+    clones the body K times instead. Semantics, defaults and formulas:
+    docs/training.md.
 
     `loss-scale=dynamic` (fp16; needs `lcc-autodiff{seed-arg}`) is
     torch.amp.GradScaler built into the step: three more rank-0 state values
@@ -627,24 +624,20 @@ def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
 def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Repeated layers of a function become calls of one function per layer kind";
   let description = [{
-    Issue 21's first step towards compiling a repeated layer once (not yet in
-    lcc's pipelines: the passes after it do not take calls yet). In
-    `@<function>` (one straight-line block), a run is a maximal sequence of
-    consecutive ops named (`NameLoc`) after one layer instance: the DSL names
-    ops made in iteration i of `for h` "h.i." (frontends/dsl), an ONNX export
-    names its nodes by module path ("/transformer/h.3/attn/MatMul"); the
-    instance is the name up to its first `<identifier>.<number>` component
-    (not `<identifier>_<number>`: ONNX numbers node names that way, "Add_1").
-    A layer instance may have several runs (in `@train_step`, its forward
-    and, later, its backward); runs of
-    the same layer pattern ("h.*") and phase whose structure is equal (ops,
-    attributes, operand and result types, internal wiring, live-ins by first
-    use, the results used after the run) are replaced by calls of one private
-    function `@<function>_layer<N>` {lcc.layer = "h.*", lcc.layer_phase}
-    taking the live-ins and returning the live-outs. Names only propose
-    runs; equality is structural, so a layer that differs in one place (an
-    extra bias) gets a function of its own class or none. Classes of fewer
-    than `min-repeats` runs stay inline.
+    Outlines a function's repeated layers (issue 21's first step; not in
+    lcc's pipelines yet: the passes after it do not take calls). In
+    `@<function>` (one straight-line block) a run is a maximal sequence of
+    consecutive ops named (`NameLoc`) after one layer instance: the name up
+    to its first `<identifier>.<number>` component ("h.3." from the DSL's
+    loops, "/transformer/h.3/attn/MatMul" from ONNX; not "Add_1", ONNX's
+    node numbering). Runs of one layer pattern ("h.*") and phase (in
+    `@train_step` a layer's forward is phase 0, its backward phase 1) that
+    are equal in structure (ops, attributes, operand and result types,
+    internal wiring, live-ins by first use, the results used after the run)
+    become calls of one private function `@<function>_layer<N>`
+    {lcc.layer = "h.*", lcc.layer_phase}, taking the live-ins and returning
+    the live-outs. Names only propose runs: a near-twin (one more op) is
+    another class. Classes of fewer than `min-repeats` runs stay inline.
 
     ```mlir
     %a = lcc.mul %x, %w0 loc("h.0.")   %a = call @forward_layer0(%x, %w0)
@@ -670,10 +663,10 @@ def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp
     loop (`scf.for {lcc.micro_batches}`, lcc-build-train-step), each carried
     sum whose next value is an elementwise `linalg.generic` that reads the
     carried value (identity map, its only use) and does not read its own
-    init gets the carried value as that init, and each sum starts from a zero
-    fill of its own. One-shot bufferization then keeps every sum in one
-    buffer for the whole loop instead of allocating the next sum in every
-    iteration:
+    init gets the carried value as that init (each sum's zero fill is its
+    own: lcc-clone-fills, right after). One-shot bufferization then keeps
+    every sum in one buffer for the whole loop instead of allocating the
+    next sum in every iteration:
 
     ```mlir
     %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (tensor<8xf32>) {
@@ -704,13 +697,13 @@ def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
     writer: on gpt-tiny's train step that was ~500 full-size copies per
     step, the memory traffic of a second forward pass. This pass clones the
     fill (and its `tensor.empty`) right before each user that takes it as an
-    `outs` operand, so each writes into a fresh buffer it fills itself. Uses
-    as an input are left alone (reading needs no private copy). A fill on
+    `outs` operand, or as the start of a micro-batch loop's carried sum, so
+    each writes into a fresh buffer it fills itself. Uses as an input are
+    left alone (reading needs no private copy). A fill on
     memrefs means the pass runs after bufferization: an error.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
-
 
 def LccOverlapCollectivesPass : Pass<"lcc-overlap-collectives", "::mlir::ModuleOp"> {
   let summary = "Issue collectives early and wait late, so communication overlaps computation";

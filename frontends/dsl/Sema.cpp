@@ -239,9 +239,11 @@ bool Sema::execStmt(const Stmt &s, Frame &frame, Value *ret, bool topLevel, bool
     std::string outer = frame.prefix, outerLayer = layer;
     for (int64_t i = *from; i < *to; ++i) {
       frame.vars[s.name] = Value::ofInt(i);
-      // The loop variable names the stack of layers: `for h in ...` gives "h.0.", "h.1.", ...
-      frame.prefix = outer + s.name + "." + std::to_string(i) + ".";
-      layer = outerLayer + s.name + "." + std::to_string(i) + ".";
+      // The loop variable names the stack of layers: `for h in ...` gives
+      // "h.0.", "h.1.", ... to the parameters and to the ops (Node::layer).
+      std::string iteration = s.name + "." + std::to_string(i) + ".";
+      frame.prefix = outer + iteration;
+      layer = outerLayer + iteration;
       if (!execBody(s.body, frame, ret, false))
         return false;
     }

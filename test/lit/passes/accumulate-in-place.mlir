@@ -1,5 +1,6 @@
-// RUN: lcc-opt %s --lcc-accumulate-in-place | FileCheck %s
-// Tests passes/AccumulateInPlace.cpp.
+// RUN: lcc-opt %s --lcc-accumulate-in-place --lcc-clone-fills | FileCheck %s
+// Tests passes/AccumulateInPlace.cpp, and lcc-clone-fills after it (as in
+// the pipelines) on the carried sums' zero fills.
 
 #id = affine_map<(d0) -> (d0)>
 
@@ -15,7 +16,7 @@
 // CHECK-NEXT:    %[[Z1:.*]] = linalg.fill {{.*}} outs(%[[E1]]
 // CHECK-NEXT:    %[[E2:.*]] = tensor.empty() : tensor<8xf32>
 // CHECK-NEXT:    %[[Z2:.*]] = linalg.fill {{.*}} outs(%[[E2]]
-// CHECK-NEXT:    scf.for {{.*}} iter_args(%[[A:.*]] = %[[Z1]], %[[B:.*]] = %[[Z2]])
+// CHECK-NEXT:    scf.for {{.*}} iter_args(%[[A:.*]] = %[[Z2]], %[[B:.*]] = %[[Z1]])
 // CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<8xf32>, tensor<8xf32>) outs(%[[A]] : tensor<8xf32>)
 // CHECK:           %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>) outs(%[[B]] : tensor<8xf32>)
 // CHECK:           scf.yield %[[S]], %[[T]]
