@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Compile time of `lcc MODEL -o train.bin` (a process, wall clock) as models deepen, accumulate
-micro-batches and shard, and what the accumulation loop costs at run time (issue 21).
+micro-batches and shard, and what compiling repeated layers once and accumulating in a loop cost
+at run time (issue 21).
 
 Part 1, compile: GPT-2 124M at 12/24/48/96 layers; --accum=1/8/40; --shard=zero3 --world=2/64;
 gpt-7.5b (d 4096, 36 layers); a GPT-3-shaped model (d 12288, 96 heads, 96 layers). Nothing is
 run. Each row gives the total and lcc --timing's "MLIR lowering" part, and the ratio the issue
 sets a goal for. --unrolled adds rows compiled with --unroll-accum (K copies of the backward, the
-old form; slow: GPT-2 with --accum=8 took 329 s).
+old form; slow: GPT-2 with --accum=8 took 329 s); --inline adds the layer rows compiled with
+--inline-layers (every layer bufferized where it is used, the old form).
 
-Part 2, step time: the same model with --accum=K as the micro-batch loop and as K unrolled
-copies (--unroll-accum), trained by lcc-run in the same run, interleaved, median of --repeats;
-losses must be bitwise equal (the script fails if not).
+Part 2, step time: the same model with --accum=K compiled as today (layer functions, the
+micro-batch loop) and as before (--inline-layers --unroll-accum: every layer inline, K unrolled
+copies), trained by lcc-run in the same run, interleaved, median of --repeats; losses must be
+bitwise equal (the script fails if not).
 
-Usage: python3 benchmarks/compile_time.py [--part compile,step] [--quick] [--unrolled]
+Usage: python3 benchmarks/compile_time.py [--part compile,step] [--quick] [--unrolled] [--inline]
                                          [--step-configs tiny,small,gpt2] [--repeats 3]
 """
 import argparse
@@ -32,12 +35,15 @@ GPT2 = os.path.join(ROOT, "examples", "gpt2-124m.lcc")
 GPT7B = os.path.join(ROOT, "examples", "gpt-7.5b.lcc")
 
 
-def compile_rows(quick, unrolled):
+def compile_rows(quick, unrolled, inline):
     """(label, model, flags, goal key) per compile row."""
     layers = [12, 24, 48] if quick else [12, 24, 48, 96]
     accums = [1, 8, 40]
     rows = [(f"GPT-2 124M, {n} layers", GPT2, [f"--set=layers={n}"], ("layers", n))
             for n in layers]
+    if inline:
+        rows += [(f"GPT-2 124M, {n} layers --inline-layers", GPT2,
+                  [f"--set=layers={n}", "--inline-layers"], ("inline", n)) for n in layers]
     rows += [(f"GPT-2 124M, --accum={k}", GPT2, [f"--accum={k}"], ("accum", k)) for k in accums]
     if unrolled:
         rows += [(f"GPT-2 124M, --accum={k} --unroll-accum", GPT2,
@@ -66,7 +72,7 @@ def compile_once(build, model, flags, out):
 def part_compile(args):
     print(f"Part 1: compile time, `lcc MODEL -o train.bin` as a process (wall); median of "
           f"{args.repeats} rounds over all rows (rows over 60 s: one)", flush=True)
-    rows = compile_rows(args.quick, args.unrolled)
+    rows = compile_rows(args.quick, args.unrolled, args.inline)
     walls = [[] for _ in rows]
     lowerings = [[] for _ in rows]
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,9 +89,9 @@ def part_compile(args):
     for i, (label, _, _, (kind, key)) in enumerate(rows):
         wall, lowering = statistics.median(walls[i]), statistics.median(lowerings[i])
         ratio = ""
-        if kind == "layers":
-            base.setdefault("layers", wall)
-            ratio = f"{wall / base['layers']:.2f}x of 12 layers"
+        if kind in ("layers", "inline"):
+            base.setdefault(kind, wall)
+            ratio = f"{wall / base[kind]:.2f}x of 12 layers"
         elif kind in ("accum", "unrolled"):
             base.setdefault("accum", wall)
             ratio = f"{wall / base['accum']:.2f}x of accum=1"
@@ -105,9 +111,10 @@ def train(build, binary, steps):
 
 
 def part_step(args):
-    print(f"\nPart 2: step time, --accum={args.accum} as a loop against {args.accum} unrolled "
-          f"copies (--unroll-accum); lcc-run, interleaved, median of {args.repeats}", flush=True)
-    print("| model | loop tok/s | unrolled tok/s | loop / unrolled | plan loop | plan unrolled |"
+    print(f"\nPart 2: step time, --accum={args.accum}, as compiled now against the previous "
+          f"code (--inline-layers --unroll-accum); lcc-run, interleaved, median of "
+          f"{args.repeats}", flush=True)
+    print("| model | now tok/s | previous tok/s | now / previous | plan now | plan previous |"
           "\n|---|---:|---:|---:|---:|---:|", flush=True)
     failed = False
     for name in args.step_configs.split(","):
@@ -116,7 +123,8 @@ def part_step(args):
         steps = {"tiny": 100, "small": 10, "gpt2": 2}.get(name, 10)
         with tempfile.TemporaryDirectory() as tmp:
             bins, plans = {}, {}
-            for label, flags in (("loop", []), ("unrolled", ["--unroll-accum"])):
+            for label, flags in (("loop", []),
+                                 ("unrolled", ["--unroll-accum", "--inline-layers"])):
                 bins[label] = os.path.join(tmp, label + ".bin")
                 subprocess.run([os.path.join(args.build, "bin", "lcc"),
                                 os.path.join(ROOT, "examples", model_file), "--quiet",
@@ -150,6 +158,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="leave out the slowest compile rows (96 layers, gpt-7.5b, GPT-3)")
     ap.add_argument("--unrolled", action="store_true",
                     help="also compile --accum=2,8 --unroll-accum (slow)")
+    ap.add_argument("--inline", action="store_true",
+                    help="also compile the layer rows with --inline-layers (slow at 96 layers)")
     ap.add_argument("--step-configs", default="tiny,small")
     ap.add_argument("--accum", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)

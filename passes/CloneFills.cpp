@@ -45,7 +45,17 @@ struct LccCloneFillsPass : lcc::impl::LccCloneFillsPassBase<LccCloneFillsPass> {
         if ((dps && dps.isDpsInit(&use)) || lcc::isMicroBatchLoop(use.getOwner()))
           inits.push_back(&use);
       }
-      // A fill whose only use is one init already writes its own buffer.
+      // A fill whose only use is one init already writes its own buffer; it
+      // moves right before that user (lcc-gemm-to-library drops a zero fill
+      // there), as the ops that shared it may have gone elsewhere
+      // (lcc-outline-layers).
+      if (inits.size() == 1 && filled.hasOneUse()) {
+        Operation *user = inits.front()->getOwner();
+        if (user->getBlock() == fill->getBlock() && !lcc::isMicroBatchLoop(user) &&
+            fill->getNextNode() != user)
+          fill->moveBefore(user);
+        continue;
+      }
       if (inits.empty() || filled.hasOneUse())
         continue;
       for (OpOperand *use : inits) {

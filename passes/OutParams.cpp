@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCOUTPARAMSPASS
@@ -67,9 +68,67 @@ LogicalResult rewriteFunction(func::FuncOp fn) {
   return success();
 }
 
+/// A layer function (lcc-outline-layers) in destination-passing style on
+/// tensors: each result is stored into a new trailing tensor argument its
+/// callers fill with a `tensor.empty`, so bufferization allocates what a
+/// layer returns (the activations the backward keeps) in the caller, where
+/// the memory plan sees its whole life, and the layer writes it in place.
+/// The layer's own arguments are read-only (`bufferization.writable =
+/// false`): a caller still reads them after the call (saved for the
+/// backward), so writing one in place would cost the caller a copy.
+LogicalResult rewriteLayer(func::FuncOp fn, ModuleOp module) {
+  auto ret = llvm::dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  if (!ret || !fn.getBody().hasOneBlock())
+    return fn.emitError() << "lcc-out-params: layer @" << fn.getSymName()
+                          << " must be one block ending in func.return";
+  OpBuilder b(ret);
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (llvm::isa<TensorType>(fn.getArgument(i).getType()))
+      fn.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
+  unsigned first = fn.getNumArguments();
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return fn.emitError() << "lcc-out-params: result #" << i << " of layer @"
+                            << fn.getSymName() << " has type " << t
+                            << "; out-params need statically shaped ranked tensors";
+    if (failed(fn.insertArgument(first + i, t,
+                                 b.getDictionaryAttr(b.getNamedAttr(
+                                     "lcc.result", b.getI64IntegerAttr(i))),
+                                 fn.getLoc())))
+      return fn.emitError() << "lcc-out-params: cannot add out-param #" << i;
+  }
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto store = bufferization::MaterializeInDestinationOp::create(
+        b, ret.getLoc(), value.getType(), value, fn.getArgument(first + i));
+    ret.setOperand(i, store.getResult());
+  }
+  auto uses = fn.getSymbolUses(module);
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = llvm::dyn_cast<func::CallOp>(use.getUser());
+    if (!call)
+      return use.getUser()->emitError()
+             << "lcc-out-params: layer @" << fn.getSymName() << " is used other than by a call";
+    OpBuilder at(call);
+    SmallVector<Value> operands(call.getOperands());
+    for (Type t : call.getResultTypes()) {
+      auto tensor = llvm::cast<RankedTensorType>(t);
+      operands.push_back(tensor::EmptyOp::create(at, call.getLoc(), tensor.getShape(),
+                                                 tensor.getElementType()));
+    }
+    call->setOperands(operands);
+  }
+  return success();
+}
+
 struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
   void runOnOperation() override {
     for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
+      if (fn->hasAttr("lcc.layer") && !fn.isExternal()) {
+        if (failed(rewriteLayer(fn, getOperation())))
+          return signalPassFailure();
+        continue;
+      }
       if (!fn.isPublic() || fn.isExternal())
         continue;
       // A caller inside the module would need its call sites rewritten too;

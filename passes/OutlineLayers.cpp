@@ -8,11 +8,16 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -59,33 +64,60 @@ struct Run {
   LayerKey layer;
   unsigned phase = 0; // how many runs of this layer instance came before
   SmallVector<Value> liveIns;
+  /// Ops outside the run that its function makes again instead of taking
+  /// their results as arguments (rematerializable), operands first.
+  SmallVector<Operation *> remat;
   SmallVector<Value> liveOuts;
   /// The structure, comparable across runs: interned pointers (op names,
   /// attribute dictionaries, types) and wiring numbers.
   SmallVector<const void *> shape;
 };
 
+/// Constants, empty tensors and fills of them: cheaper to make again in a
+/// layer function than to pass in. An initial value a layer writes into (a
+/// linalg op's `outs`) must be made there: an argument is read-only, and
+/// bufferization would copy it before every write.
+bool rematerializable(Operation *op) {
+  if (!op)
+    return false;
+  if (llvm::isa<arith::ConstantOp, tensor::EmptyOp>(op))
+    return true;
+  return llvm::isa<linalg::FillOp>(op) && llvm::all_of(op->getOperands(), [](Value v) {
+           return rematerializable(v.getDefiningOp());
+         });
+}
+
 /// Fills run.liveIns/liveOuts/shape; false when the run cannot be outlined
-/// (an op with regions or without a clean interface).
+/// (an op with successors). Nested ops (a linalg.generic's body) are part of
+/// the structure; values they capture from outside the run are live-ins.
 bool describe(Run &run) {
-  llvm::DenseMap<Operation *, unsigned> index;
-  for (auto [i, op] : llvm::enumerate(run.ops))
-    index[op] = unsigned(i);
+  Block *block = run.ops.front()->getBlock();
+  llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
+  // Values defined in the run (results, nested block arguments), numbered.
+  llvm::DenseMap<Value, unsigned> local;
   llvm::DenseMap<Value, unsigned> liveIn;
   auto token = [&](uintptr_t v) { run.shape.push_back(reinterpret_cast<const void *>(v)); };
-  for (Operation *op : run.ops) {
-    if (op->getNumRegions() || op->getNumSuccessors())
+  auto opaque = [](auto x) { return reinterpret_cast<uintptr_t>(x.getAsOpaquePointer()); };
+  std::function<bool(Operation *, bool)> visit = [&](Operation *op, bool top) {
+    if (op->getNumSuccessors())
       return false;
-    token(reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()));
-    token(reinterpret_cast<uintptr_t>(op->getRawDictionaryAttrs().getAsOpaquePointer()));
+    token(opaque(op->getName()));
+    token(opaque(op->getRawDictionaryAttrs()));
     token(op->getNumOperands());
     for (Value v : op->getOperands()) {
-      token(reinterpret_cast<uintptr_t>(v.getType().getAsOpaquePointer()));
-      Operation *def = v.getDefiningOp();
-      if (def && index.count(def)) {
+      token(opaque(v.getType()));
+      if (auto it = local.find(v); it != local.end()) {
         token(1);
-        token(index[def]);
-        token(llvm::cast<OpResult>(v).getResultNumber());
+        token(it->second);
+        continue;
+      }
+      if (Operation *def = v.getDefiningOp(); rematerializable(def)) {
+        // Described (and numbered) where first used, like the run's ops.
+        token(3);
+        if (!visit(def, false))
+          return false;
+        run.remat.push_back(def);
+        token(local.lookup(v));
         continue;
       }
       auto [it, inserted] = liveIn.try_emplace(v, unsigned(run.liveIns.size()));
@@ -96,14 +128,34 @@ bool describe(Run &run) {
     }
     token(op->getNumResults());
     for (Value r : op->getResults()) {
-      token(reinterpret_cast<uintptr_t>(r.getType().getAsOpaquePointer()));
-      bool out = llvm::any_of(r.getUsers(), [&](Operation *u) { return !index.count(u); });
+      token(opaque(r.getType()));
+      local[r] = unsigned(local.size());
+      if (!top)
+        continue;
+      bool out = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return !inRun.contains(block->findAncestorOpInBlock(*u));
+      });
       token(out);
       if (out)
         run.liveOuts.push_back(r);
     }
-  }
-  return true;
+    token(op->getNumRegions());
+    for (Region &region : op->getRegions()) {
+      token(region.getBlocks().size());
+      for (Block &b : region) {
+        token(b.getNumArguments());
+        for (BlockArgument arg : b.getArguments()) {
+          token(opaque(arg.getType()));
+          local[arg] = unsigned(local.size());
+        }
+        for (Operation &nested : b)
+          if (!visit(&nested, false))
+            return false;
+      }
+    }
+    return true;
+  };
+  return llvm::all_of(run.ops, [&](Operation *op) { return visit(op, true); });
 }
 
 struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLayersPass> {
@@ -122,6 +174,8 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
       return signalPassFailure();
     }
     auto fn = module.lookupSymbol<func::FuncOp>(function);
+    if (ifPresent && (!fn || fn.isExternal()))
+      return;
     if (!fn || fn.isExternal()) {
       module.emitError() << "lcc-outline-layers: no @" << function << " with a body";
       return signalPassFailure();
@@ -136,17 +190,31 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     // (a step has a layer's forward run and, later, its backward run).
     std::vector<Run> runs;
     llvm::StringMap<unsigned> phases;
+    // Where the last run would continue: after its last op and the
+    // rematerializable ops that follow it.
+    Operation *next = nullptr;
     for (Operation &op : fn.getBody().front().without_terminator()) {
-      std::optional<LayerKey> key = layerOf(op.getLoc());
-      if (!key)
+      // What a layer function makes again is in no run (CSE shares one
+      // empty tensor or zero fill among many layers) and does not end one.
+      if (rematerializable(&op)) {
+        if (next == &op)
+          next = op.getNextNode();
         continue;
-      if (runs.empty() || runs.back().layer.instance != key->instance ||
-          runs.back().ops.back()->getNextNode() != &op) {
+      }
+      // Only computation moves into layer functions: an op with effects (a
+      // collective) stays in the step, in its order, between two runs.
+      std::optional<LayerKey> key = layerOf(op.getLoc());
+      if (!key || !isMemoryEffectFree(&op)) {
+        next = nullptr;
+        continue;
+      }
+      if (runs.empty() || runs.back().layer.instance != key->instance || next != &op) {
         runs.emplace_back();
         runs.back().layer = *key;
         runs.back().phase = phases[key->instance]++;
       }
       runs.back().ops.push_back(&op);
+      next = op.getNextNode();
     }
 
     // Runs of one layer pattern and phase with the same structure share a
@@ -168,17 +236,37 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
     SymbolTable symbols(module);
     unsigned outlined = 0;
+    int64_t calls = 0;
     for (auto &[key, byShape] : classes)
       for (SmallVector<Run *> &members : byShape) {
         if (members.size() < size_t(minRepeats))
           continue;
         outline(members, fn, moduleBuilder, symbols, key.first, key.second, outlined++);
+        calls += int64_t(members.size());
       }
+    // Counted over the functions outlined so far, for lcc --report.
+    int64_t functionsBefore = 0, callsBefore = 0;
+    if (auto seen = module->getAttrOfType<DictionaryAttr>("lcc.layers")) {
+      functionsBefore = seen.getAs<IntegerAttr>("functions").getInt();
+      callsBefore = seen.getAs<IntegerAttr>("calls").getInt();
+    }
+    Builder b(module.getContext());
+    module->setAttr("lcc.layers",
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("functions", b.getI64IntegerAttr(functionsBefore + outlined)),
+                         b.getNamedAttr("calls", b.getI64IntegerAttr(callsBefore + calls))}));
     // Only dead ops use dead ops' results (the live-outs went to calls).
     for (Operation *op : dead)
       op->dropAllReferences();
     for (Operation *op : dead)
       op->erase();
+    // What the layer functions make again may have no other use left; in
+    // reverse, so that a fill goes before the empty tensor it fills.
+    SmallVector<Operation *> ops = llvm::map_to_vector(
+        fn.getBody().front().without_terminator(), [](Operation &op) { return &op; });
+    for (Operation *op : llvm::reverse(ops))
+      if (rematerializable(op) && isOpTriviallyDead(op))
+        op->erase();
   }
 
   void outline(ArrayRef<Run *> members, func::FuncOp fn, OpBuilder &moduleBuilder,
@@ -199,8 +287,22 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     OpBuilder body = OpBuilder::atBlockBegin(entry);
     IRMapping map;
     map.map(first.liveIns, entry->getArguments());
-    for (Operation *op : first.ops)
+    // What the function makes again goes right before its first user, where
+    // it was (lcc-gemm-to-library drops the zero fill right before a GEMM).
+    llvm::SmallPtrSet<Operation *, 8> pending(first.remat.begin(), first.remat.end());
+    std::function<void(Operation *)> makeOperands = [&](Operation *op) {
+      op->walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          if (Operation *def = v.getDefiningOp(); def && pending.erase(def)) {
+            makeOperands(def);
+            body.clone(*def, map);
+          }
+      });
+    };
+    for (Operation *op : first.ops) {
+      makeOperands(op);
       body.clone(*op, map);
+    }
     func::ReturnOp::create(body, layer.getLoc(),
                            llvm::map_to_vector(first.liveOuts, [&](Value v) {
                              return map.lookup(v);

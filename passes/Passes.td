@@ -331,6 +331,12 @@ def LccOutParamsPass : Pass<"lcc-out-params", "::mlir::ModuleOp"> {
     func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>            // before
     func.func @f(%x: tensor<4xf32>, %out: memref<4xf32> {lcc.result = 0})  // after
     ```
+    A layer function (`lcc.layer`, lcc-outline-layers) gets the same in
+    destination-passing style on tensors: one trailing tensor argument per
+    result (`{lcc.result = i}`), which each call fills with a `tensor.empty`,
+    and its results are `materialize_in_destination` into them; its other
+    arguments become read-only (`bufferization.writable = false`). What a
+    layer returns is then allocated by its caller and written in place.
     Results must be statically shaped ranked tensors; anything else is an
     error naming the function and result.
   }];
@@ -536,8 +542,9 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
     sees allocations as bufferization left them). In each public function
     (one straight-line block), every `memref.alloc` of a static,
     identity-layout type whose uses (and its views' uses) stay inside the
-    function gets a byte offset in one arena, assigned by liveness so that
-    buffers alive at the same time never overlap. The function gains a last
+    function gets a byte offset in one arena, assigned by liveness (from its
+    first use to its last) so that buffers alive at the same time never
+    overlap. The function gains a last
     argument `memref<Pxi8> {lcc.arena}` and the attribute `lcc.arena_bytes =
     P` (the plan's peak); each planned allocation becomes a `memref.view` of
     the arena at its offset (64-byte aligned) and its deallocations vanish.
@@ -624,34 +631,43 @@ def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
 def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Repeated layers of a function become calls of one function per layer kind";
   let description = [{
-    Outlines a function's repeated layers (issue 21's first step; not in
-    lcc's pipelines yet: the passes after it do not take calls). In
-    `@<function>` (one straight-line block) a run is a maximal sequence of
-    consecutive ops named (`NameLoc`) after one layer instance: the name up
-    to its first `<identifier>.<number>` component ("h.3." from the DSL's
-    loops, "/transformer/h.3/attn/MatMul" from ONNX; not "Add_1", ONNX's
-    node numbering). Runs of one layer pattern ("h.*") and phase (in
-    `@train_step` a layer's forward is phase 0, its backward phase 1) that
-    are equal in structure (ops, attributes, operand and result types,
-    internal wiring, live-ins by first use, the results used after the run)
-    become calls of one private function `@<function>_layer<N>`
-    {lcc.layer = "h.*", lcc.layer_phase}, taking the live-ins and returning
-    the live-outs. Names only propose runs: a near-twin (one more op) is
-    another class. Classes of fewer than `min-repeats` runs stay inline.
+    Outlines a function's repeated layers, so that bufferization analyses
+    one copy of each (the AOT pipelines run it on linalg, after fusion, on
+    @forward and @train_step, and inline the layers back after one-shot
+    bufferization). In `@<function>` (one straight-line block) a run is a
+    maximal sequence of consecutive effect-free ops named (`NameLoc`) after
+    one layer instance: the name up to its first `<identifier>.<number>`
+    component ("h.3." from the DSL's loops, "/transformer/h.3/attn/MatMul"
+    from ONNX; not "Add_1", ONNX's node numbering). An op with effects (a
+    collective) stays in the step and ends the run. Runs of one layer
+    pattern ("h.*") and phase (in `@train_step` a layer's forward is phase 0,
+    its backward phase 1) that are equal in structure (ops with their
+    regions, attributes, operand and result types, internal wiring, live-ins
+    by first use, the results used after the run) become calls of one
+    private function `@<function>_layer<N>` {lcc.layer = "h.*",
+    lcc.layer_phase}, taking the live-ins and returning the live-outs.
+    Constants, empty tensors and fills of them are made again inside the
+    function rather than passed (a layer writes its `outs`, and arguments
+    are read-only there); the step's copies nothing uses any more go. Names
+    only propose runs: a near-twin (one more op) is another class. Classes
+    of fewer than `min-repeats` runs stay inline. The module's `lcc.layers =
+    {functions, calls}` counts what was outlined (lcc --report).
 
     ```mlir
     %a = lcc.mul %x, %w0 loc("h.0.")   %a = call @forward_layer0(%x, %w0)
     %b = lcc.mul %a, %w1 loc("h.1.")   %b = call @forward_layer0(%a, %w1)
     ```
 
-    `inline` followed by `symbol-dce` undoes it exactly (same ops, same
-    order).
+    On the lcc dialect (nothing to make again), `inline` followed by
+    `symbol-dce` undoes it exactly (same ops, same order).
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
            "The function whose layers are outlined">,
     Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
            "Runs of one structure needed to outline them">,
+    Option<"ifPresent", "if-present", "bool", /*default=*/"false",
+           "A module without the function is left alone (else an error)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -698,7 +714,8 @@ def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
     step, the memory traffic of a second forward pass. This pass clones the
     fill (and its `tensor.empty`) right before each user that takes it as an
     `outs` operand, or as the start of a micro-batch loop's carried sum, so
-    each writes into a fresh buffer it fills itself. Uses as an input are
+    each writes into a fresh buffer it fills itself; a fill with one such
+    user moves right before it. Uses as an input are
     left alone (reading needs no private copy). A fill on
     memrefs means the pass runs after bufferization: an error.
   }];

@@ -116,6 +116,9 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
 /// One zero fill per accumulator, then one-shot bufferization. tensor.empty
 /// must become allocations first (TOOLCHAIN.md pitfall 3); function
 /// boundaries use identity layouts so callers see plain strided descriptors.
+/// A layer function (lcc-outline-layers) is bufferized once, whatever the
+/// number of its calls (both analyses grow faster than a function's length),
+/// then inlined: the memory plan and the kernels still see one function.
 static void addBufferization(OpPassManager &pm) {
   // Sums carried over micro-batches stay in one buffer each.
   pm.addPass(createLccAccumulateInPlacePass());
@@ -124,7 +127,8 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createLccCloneFillsPass());
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map}");
+                 "function-boundary-type-conversion=identity-layout-map},"
+                 "inline{default-pipeline=''},symbol-dce");
 }
 
 /// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS
@@ -157,7 +161,19 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
 /// Linalg on tensors to bufferized functions whose temporaries live in one
 /// arena: what the CPU and CUDA AOT pipelines share.
-static void addAotBuffers(OpPassManager &pm, int64_t overlap) {
+static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers) {
+  // Each repeated layer becomes one function, so that bufferization analyses
+  // one copy of it (compile time flat in depth). On linalg, after fusion and
+  // CSE, so that the program is the one the inline layers give (CSE merges
+  // what the backward recomputes of the forward), and after sharding, whose
+  // collectives stay in the step between the calls.
+  if (outlineLayers)
+    for (const char *function : {"forward", "train_step"}) {
+      LccOutlineLayersPassOptions layers;
+      layers.function = function;
+      layers.ifPresent = true;
+      pm.addPass(createLccOutlineLayersPass(layers));
+    }
   // Results become caller-owned out-params while still on tensors, so that
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
@@ -189,9 +205,9 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         int64_t overlap, const std::string &attention) {
+                         int64_t overlap, const std::string &attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false);
-  addAotBuffers(pm, overlap);
+  addAotBuffers(pm, overlap, outlineLayers);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
@@ -202,9 +218,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
 
 void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
-                          const std::string &attention) {
+                          const std::string &attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/true);
-  addAotBuffers(pm, overlap);
+  addAotBuffers(pm, overlap, outlineLayers);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
   pm.addPass(createLccGemmToLibraryPass(gemm));
@@ -270,13 +286,24 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
   buildLinalgToLLVMPipeline(pm);
 }
 
+namespace {
+struct AotPipelineOptions : PassPipelineOptions<AotPipelineOptions> {
+  Option<bool> outlineLayers{*this, "outline-layers",
+                             llvm::cl::desc("Bufferize each repeated layer once (lcc-outline-layers; "
+                                            "false: lcc --inline-layers)"),
+                             llvm::cl::init(true)};
+};
+} // namespace
+
 void registerPipelines() {
   PassPipelineRegistration<>("lcc-lower-pipeline",
                              "lcc dialect to target-neutral linalg on tensors",
                              [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
-  PassPipelineRegistration<>("lcc-aot-cpu-pipeline",
-                             "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
-                             [](OpPassManager &pm) { buildAotCpuPipeline(pm); });
+  PassPipelineRegistration<AotPipelineOptions>(
+      "lcc-aot-cpu-pipeline", "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
+      [](OpPassManager &pm, const AotPipelineOptions &options) {
+        buildAotCpuPipeline(pm, std::nullopt, 2, "auto", options.outlineLayers);
+      });
   PassPipelineRegistration<>(
       "lcc-aot-cuda-pipeline",
       "lcc dialect (with @train_step) to CUDA: PTX in a gpu.binary plus LLVM host code (sm_90)",

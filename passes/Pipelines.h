@@ -69,10 +69,12 @@ void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
 /// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h). `overlap`:
 /// collectives in flight while the step computes (lcc-overlap-collectives).
 /// `attention`: decomposed, fused or auto (attentionMinScores); `train`'s
-/// own choice wins when given.
+/// own choice wins when given. `outlineLayers`: repeated layers of @forward
+/// and @train_step are bufferized once per layer kind (lcc-outline-layers).
 void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
-                         int64_t overlap = 2, const std::string &attention = "auto");
+                         int64_t overlap = 2, const std::string &attention = "auto",
+                         bool outlineLayers = true);
 
 /// What the CUDA pipeline targets (compiler/cuda).
 struct CudaTargetOptions {
@@ -93,7 +95,8 @@ struct CudaTargetOptions {
 /// code to the LLVM dialect. compiler/cuda assembles the PTX with ptxas.
 void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train = std::nullopt,
-                          int64_t overlap = 2, const std::string &attention = "auto");
+                          int64_t overlap = 2, const std::string &attention = "auto",
+                          bool outlineLayers = true);
 
 /// `relative` (e.g. "bin/ptxas") under the CUDA toolkit's root: $CUDA_HOME,
 /// $CUDA_PATH, then /usr/local/cuda; "" when none has it.

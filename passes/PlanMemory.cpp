@@ -47,13 +47,15 @@ std::optional<int64_t> plannableBytes(MemRefType t) {
   return t.getNumElements() * elemBytes;
 }
 
-/// The last position in `block` at which `root` or a view of it is used, or
-/// nothing when a use could let it escape (returned or yielded out of the
-/// block, stored, passed to an op that is neither a view nor an ordinary use
-/// inside the block).
-std::optional<int64_t> lastUse(Value root, Block &block,
-                               const llvm::DenseMap<Operation *, int64_t> &position) {
-  int64_t last = -1;
+/// The first and last positions in `block` at which `root` or a view of it
+/// is used, or nothing when a use could let it escape (returned or yielded
+/// out of the block, stored, passed to an op that is neither a view nor an
+/// ordinary use inside the block). A buffer is live from its first use, not
+/// its allocation: what a layer function returns is allocated before the
+/// call that writes it (lcc-out-params), early once the call is inlined.
+std::optional<std::pair<int64_t, int64_t>>
+usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t> &position) {
+  int64_t first = INT64_MAX, last = -1;
   SmallVector<Value> work = {root};
   while (!work.empty()) {
     Value v = work.pop_back_val();
@@ -66,6 +68,7 @@ std::optional<int64_t> lastUse(Value root, Block &block,
       Operation *top = block.findAncestorOpInBlock(*user);
       if (!top)
         return std::nullopt;
+      first = std::min(first, position.lookup(top));
       last = std::max(last, position.lookup(top));
       // Whatever a user derives from the buffer (views, casts, its pointer as
       // an integer for a library call) may still reach it: follow it, which
@@ -74,7 +77,9 @@ std::optional<int64_t> lastUse(Value root, Block &block,
         work.push_back(r);
     }
   }
-  return last;
+  if (last < 0)
+    return std::make_pair(int64_t(0), int64_t(-1)); // never used
+  return std::make_pair(first, last);
 }
 
 /// Plans the allocations of `block` (and of the micro-batch loops in it) into
@@ -99,12 +104,12 @@ int64_t planBlock(Block &block, SmallVectorImpl<std::pair<memref::AllocOp, int64
       item.begin = item.end = position[&op];
     } else if (auto alloc = llvm::dyn_cast<memref::AllocOp>(op)) {
       auto bytes = plannableBytes(alloc.getType());
-      auto end = bytes ? lastUse(alloc, block, position) : std::nullopt;
-      if (!end)
+      auto used = bytes ? usedBetween(alloc, block, position) : std::nullopt;
+      if (!used)
         continue; // stays a heap allocation
       item.bytes = *bytes;
-      item.begin = position[alloc];
-      item.end = std::max(*end, item.begin);
+      item.begin = used->second < 0 ? position[alloc] : used->first;
+      item.end = std::max(used->second, item.begin);
       item.members.push_back({alloc, 0});
     } else {
       continue;

@@ -244,9 +244,11 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       auto target = cudaTargetFor(options.cudaArch);
       if (!target)
         return target.takeError();
-      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention);
+      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention,
+                           options.outlineLayers);
     } else {
-      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention);
+      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention,
+                          options.outlineLayers);
     }
     if (failed(pm.run(*clone)))
       return error(llvm::Twine("lowering for the ") + (cuda ? "CUDA target" : "CPU") +
@@ -281,6 +283,10 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       code.report["linalg_ops_before_fusion"] = n.getInt();
     if (auto n = fusion.getAs<IntegerAttr>("kernels_after"))
       code.report["linalg_ops_after_fusion"] = n.getInt();
+  }
+  if (auto layers = (*clone)->getAttrOfType<DictionaryAttr>("lcc.layers")) {
+    code.report["layer_functions"] = layers.getAs<IntegerAttr>("functions").getInt();
+    code.report["layer_calls"] = layers.getAs<IntegerAttr>("calls").getInt();
   }
   if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
     code.report["split_reductions"] = n.getInt();

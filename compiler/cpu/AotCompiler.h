@@ -47,6 +47,9 @@ struct AotOptions {
   /// Collectives in flight while the step computes (lcc-overlap-collectives
   /// depth, lcc --overlap; 0: each waits where it is issued).
   int64_t overlap = 2;
+  /// Repeated layers become one function per layer kind until bufferization
+  /// (lcc-outline-layers; lcc --inline-layers turns it off).
+  bool outlineLayers = true;
   /// decomposed, fused or auto (lcc --attention; passes/Pipelines.h).
   std::string attention = "auto";
   /// "cpu", or "cuda": kernels for an NVIDIA GPU of `cudaArch` (PTX and
@@ -70,7 +73,8 @@ struct CpuCode {
   std::map<std::string, int64_t> arenaBytes;
   /// What the compilation did, for `lcc --report`: "linalg_ops_before_fusion",
   /// "linalg_ops_after_fusion" (lcc-fuse), "kernels" (outlined loop nests),
-  /// "gemm_calls" (lcc-gemm-to-library), each over all exported functions.
+  /// "gemm_calls" (lcc-gemm-to-library), each over all exported functions;
+  /// "layer_functions" and "layer_calls" (lcc-outline-layers).
   std::map<std::string, int64_t> report;
   /// The device code when the target is cuda (the shared object is then the
   /// host code that launches it).

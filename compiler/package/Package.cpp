@@ -285,6 +285,9 @@ std::string compileReportText(const json::Value &manifest) {
      << "  linalg ops after fusion   " << get("linalg_ops_after_fusion") << "   (lcc-fuse)\n"
      << "  split reductions          " << std::max(0LL, get("split_reductions"))
      << "   (whole-tensor sums in two stages, lcc-split-reductions)\n"
+     << "  layer functions           " << std::max(0LL, get("layer_functions")) << ", called "
+     << std::max(0LL, get("layer_calls"))
+     << " times   (repeated layers bufferized once, lcc-outline-layers)\n"
      << "  kernels                   " << get("kernels")
      << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
   if (cuda)

@@ -51,6 +51,11 @@ cl::opt<bool> unrollAccumFlag(
     cl::desc("Clone the backward once per micro-batch instead of a loop over them (for "
              "comparisons; compile time grows with --accum)"),
     cl::cat(trainCat));
+cl::opt<bool> inlineLayersFlag(
+    "inline-layers",
+    cl::desc("Compile each repeated layer where it is used instead of as one function per "
+             "layer kind (for comparisons; compile time grows with depth)"),
+    cl::cat(trainCat));
 cl::opt<int64_t> trainSteps("train-steps",
                                    cl::desc("JIT-run @init then N train steps on seeded random "
                                             "batches, printing loss, grad norm and lr"),

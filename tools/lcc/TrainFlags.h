@@ -23,6 +23,7 @@ extern llvm::cl::opt<int64_t> tpFlag;
 extern llvm::cl::opt<std::string> precisionFlag;
 extern llvm::cl::opt<std::string> attentionFlag;
 extern llvm::cl::opt<int64_t> overlapFlag;
+extern llvm::cl::opt<bool> inlineLayersFlag;
 
 /// The world sizes to compile for (--world), set by checkTrainFlags.
 extern std::vector<int64_t> worlds;

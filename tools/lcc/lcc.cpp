@@ -404,6 +404,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     options.cpu.cpu = cpuFlag;
     options.cpu.passTiming = timing;
     options.cpu.overlap = overlapFlag;
+    options.cpu.outlineLayers = !inlineLayersFlag;
     options.cpu.attention = attentionFlag;
     options.cpu.target = targetFlag;
     options.cpu.cudaArch = archFlag;

@@ -36,3 +36,20 @@ func.func @single(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %m : tensor<4x4xf32>
 }
+
+// A single-use fill far from its user (the ops that shared it went into a
+// layer function) moves right before it, where lcc-gemm-to-library finds
+// the fill it can drop.
+// CHECK-LABEL: func.func @far(
+// CHECK:         %[[T:.*]] = linalg.transpose
+// CHECK-NEXT:    %[[Z:.*]] = linalg.fill
+// CHECK-NEXT:    linalg.matmul ins(%[[T]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[Z]] : tensor<4x4xf32>)
+func.func @far(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %t = linalg.transpose ins(%a : tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) permutation = [1, 0]
+  %m = linalg.matmul ins(%t, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %m : tensor<4x4xf32>
+}

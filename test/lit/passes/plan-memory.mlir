@@ -68,3 +68,24 @@ func.func @async_collective(%in: memref<16xf32>, %out: memref<16xf32>) {
   call @lcc_wait(%t, %i, %i) : (i64, i64, i64) -> ()
   return
 }
+
+// A buffer is live from its first use, not its allocation: %late is
+// allocated first (as a call's out-param is, before an inlined layer that
+// writes it), but first used after %early's last use, so both take offset 0
+// and the peak is one buffer.
+// CHECK-LABEL: func.func @first_use(
+// CHECK-SAME:    %{{.*}}: memref<64xi8> {lcc.arena})
+// CHECK-SAME:    attributes {lcc.arena_bytes = 64 : i64}
+// CHECK:         arith.constant 0 : index
+// CHECK-NEXT:    memref.view
+// CHECK:         arith.constant 0 : index
+// CHECK-NEXT:    memref.view
+func.func @first_use(%in: memref<16xf32>, %out: memref<16xf32>) {
+  %late = memref.alloc() : memref<16xf32>
+  %early = memref.alloc() : memref<16xf32>
+  memref.copy %in, %early : memref<16xf32> to memref<16xf32>
+  memref.copy %early, %out : memref<16xf32> to memref<16xf32>
+  memref.copy %in, %late : memref<16xf32> to memref<16xf32>
+  memref.copy %late, %out : memref<16xf32> to memref<16xf32>
+  return
+}
