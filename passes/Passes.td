@@ -331,12 +331,10 @@ def LccOutParamsPass : Pass<"lcc-out-params", "::mlir::ModuleOp"> {
     func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>            // before
     func.func @f(%x: tensor<4xf32>, %out: memref<4xf32> {lcc.result = 0})  // after
     ```
-    A layer function (`lcc.layer`, lcc-outline-layers) gets the same in
-    destination-passing style on tensors: one trailing tensor argument per
-    result (`{lcc.result = i}`), which each call fills with a `tensor.empty`,
-    and its results are `materialize_in_destination` into them; its other
-    arguments become read-only (`bufferization.writable = false`). What a
-    layer returns is then allocated by its caller and written in place.
+    A layer function (`lcc.layer`) gets it on tensors: a trailing tensor
+    argument per result `{lcc.result = i}`, a `tensor.empty` at each call,
+    results `materialize_in_destination` into them, other arguments
+    `bufferization.writable = false`: its caller allocates what it returns.
     Results must be statically shaped ranked tensors; anything else is an
     error naming the function and result.
   }];
@@ -646,20 +644,12 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
     by first use, the results used after the run) become calls of one
     private function `@<function>_layer<N>` {lcc.layer = "h.*",
     lcc.layer_phase}, taking the live-ins and returning the live-outs.
-    Constants, empty tensors and fills of them are made again inside the
-    function rather than passed (a layer writes its `outs`, and arguments
-    are read-only there); the step's copies nothing uses any more go. Names
-    only propose runs: a near-twin (one more op) is another class. Classes
-    of fewer than `min-repeats` runs stay inline. The module's `lcc.layers =
-    {functions, calls}` counts what was outlined (lcc --report).
-
-    ```mlir
-    %a = lcc.mul %x, %w0 loc("h.0.")   %a = call @forward_layer0(%x, %w0)
-    %b = lcc.mul %a, %w1 loc("h.1.")   %b = call @forward_layer0(%a, %w1)
-    ```
-
-    On the lcc dialect (nothing to make again), `inline` followed by
-    `symbol-dce` undoes it exactly (same ops, same order).
+    Constants, empty tensors and fills of them are made again inside (a
+    written `outs` argument would be read-only). Names only propose runs: a
+    near-twin (one more op) is another class. Classes of fewer than
+    `min-repeats` runs stay inline. `lcc.layers = {functions, calls}` on the
+    module counts them (lcc --report). On the lcc dialect, `inline` and
+    `symbol-dce` undo it exactly (same ops, same order).
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",

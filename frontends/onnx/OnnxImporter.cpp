@@ -3,6 +3,8 @@
 #include "frontends/onnx/OnnxOps.h"
 
 #include "lcc_onnx.pb.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
@@ -17,6 +19,53 @@
 #include <unordered_map>
 
 using namespace mlir;
+
+/// The name a node's ops carry (NameLoc), which lcc-outline-layers reads
+/// repeated layers from: the module path. PyTorch's TorchScript exporter
+/// puts it in the node name ("/transformer/h.3/attn/MatMul"); the dynamo
+/// exporter names nodes "node_MatMul_12" and keeps the path in the node's
+/// metadata, `pkg.torch.onnx.name_scopes` = "['', 'h.3', 'h.3.attn', ...]"
+/// (NodeProto field 9, newer than the onnx.proto lcc compiles against, so
+/// read from the unknown fields): that becomes "/h.3/h.3.attn/... <name>".
+static std::string locationName(const onnx::NodeProto &node) {
+  using google::protobuf::internal::WireFormatLite;
+  const std::string &unknown = node.unknown_fields();
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(unknown.data()),
+                                            int(unknown.size()));
+  while (uint32_t tag = in.ReadTag()) {
+    if (WireFormatLite::GetTagFieldNumber(tag) != 9 ||
+        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      if (!WireFormatLite::SkipField(&in, tag))
+        break;
+      continue;
+    }
+    uint32_t length = 0;
+    std::string bytes;
+    onnx::StringStringEntryProto entry;
+    if (!in.ReadVarint32(&length) || !in.ReadString(&bytes, int(length)))
+      break;
+    if (!entry.ParseFromString(bytes) || entry.key() != "pkg.torch.onnx.name_scopes")
+      continue;
+    // A Python list of quoted names: keep what is between the quotes.
+    std::string path;
+    llvm::StringRef rest = entry.value();
+    while (true) {
+      size_t open = rest.find('\'');
+      if (open == llvm::StringRef::npos)
+        break;
+      size_t close = rest.find('\'', open + 1);
+      if (close == llvm::StringRef::npos)
+        break;
+      llvm::StringRef scope = rest.slice(open + 1, close);
+      if (!scope.empty())
+        path += ("/" + scope).str();
+      rest = rest.drop_front(close + 1);
+    }
+    if (!path.empty())
+      return path + " " + (node.name().empty() ? node.op_type() : node.name());
+  }
+  return node.name().empty() ? node.op_type() : node.name();
+}
 
 namespace lcc::onnx_import {
 
@@ -488,8 +537,7 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     for (int i = 0; i < required; ++i)
       if (i >= int(ins.size()) || !ins[i])
         return onnxError(where, "input " + llvm::Twine(i) + " is required");
-    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? node.op_type() : node.name()),
-                                fileLoc);
+    Location loc = NameLoc::get(b.getStringAttr(locationName(node)), fileLoc);
     NodeCtx ctx(node, model, b, loc, std::move(ins), where);
     if (llvm::Error err = entry->handler(ctx))
       return std::move(err);
