@@ -22,18 +22,31 @@ using namespace mlir;
 
 namespace {
 
-LogicalResult rewriteFunction(func::FuncOp fn) {
+/// `fn`'s return, once every result is a statically shaped ranked tensor
+/// (what an out-param can hold); `kind` names the function in errors.
+FailureOr<func::ReturnOp> outParamReturn(func::FuncOp fn, StringRef kind) {
   auto ret = llvm::dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   if (!ret || !fn.getBody().hasOneBlock())
-    return fn.emitError() << "lcc-out-params: @" << fn.getSymName()
+    return fn.emitError() << "lcc-out-params: " << kind << "@" << fn.getSymName()
                           << " must be one block ending in func.return";
-  SmallVector<MemRefType> outTypes;
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto tensor = llvm::dyn_cast<RankedTensorType>(t);
     if (!tensor || !tensor.hasStaticShape())
-      return fn.emitError() << "lcc-out-params: result #" << i << " of @" << fn.getSymName()
-                            << " has type " << t
+      return fn.emitError() << "lcc-out-params: result #" << i << " of " << kind << "@"
+                            << fn.getSymName() << " has type " << t
                             << "; out-params need statically shaped ranked tensors";
+  }
+  return ret;
+}
+
+LogicalResult rewriteFunction(func::FuncOp fn) {
+  FailureOr<func::ReturnOp> found = outParamReturn(fn, "");
+  if (failed(found))
+    return failure();
+  func::ReturnOp ret = *found;
+  SmallVector<MemRefType> outTypes;
+  for (Type t : fn.getResultTypes()) {
+    auto tensor = llvm::cast<RankedTensorType>(t);
     outTypes.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
   }
   unsigned first = fn.getNumArguments();
@@ -77,21 +90,16 @@ LogicalResult rewriteFunction(func::FuncOp fn) {
 /// false`): a caller still reads them after the call (saved for the
 /// backward), so writing one in place would cost the caller a copy.
 LogicalResult rewriteLayer(func::FuncOp fn, ModuleOp module) {
-  auto ret = llvm::dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  if (!ret || !fn.getBody().hasOneBlock())
-    return fn.emitError() << "lcc-out-params: layer @" << fn.getSymName()
-                          << " must be one block ending in func.return";
+  FailureOr<func::ReturnOp> found = outParamReturn(fn, "layer ");
+  if (failed(found))
+    return failure();
+  func::ReturnOp ret = *found;
   OpBuilder b(ret);
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     if (llvm::isa<TensorType>(fn.getArgument(i).getType()))
       fn.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
   unsigned first = fn.getNumArguments();
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
-    auto tensor = llvm::dyn_cast<RankedTensorType>(t);
-    if (!tensor || !tensor.hasStaticShape())
-      return fn.emitError() << "lcc-out-params: result #" << i << " of layer @"
-                            << fn.getSymName() << " has type " << t
-                            << "; out-params need statically shaped ranked tensors";
     if (failed(fn.insertArgument(first + i, t,
                                  b.getDictionaryAttr(b.getNamedAttr(
                                      "lcc.result", b.getI64IntegerAttr(i))),

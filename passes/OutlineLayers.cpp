@@ -87,7 +87,7 @@ bool rematerializable(Operation *op) {
          });
 }
 
-/// Fills run.liveIns/liveOuts/shape; false when the run cannot be outlined
+/// Fills run.liveIns/remat/liveOuts/shape; false when the run cannot be outlined
 /// (an op with successors). Nested ops (a linalg.generic's body) are part of
 /// the structure; values they capture from outside the run are live-ins.
 bool describe(Run &run) {

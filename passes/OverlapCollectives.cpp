@@ -1,9 +1,9 @@
 //===- OverlapCollectives.cpp - collectives run while the step computes ---===//
 //
-// See Passes.td (lcc-overlap-collectives). Works on the top-level block of
-// each function and on each micro-batch loop's body, one block at a time
-// (tensors, after fusion, before bufferization): every op has a position,
-// and a collective c has
+// See DistributedPasses.td (lcc-overlap-collectives). Works on the
+// top-level block of each function and on each micro-batch loop's body, one
+// block at a time (tensors, after fusion, before bufferization): every op
+// has a position, and a collective c has
 //
 //   ready(c)  the position after the last op its input depends on,
 //   need(c)   the position of the first op that uses its result.

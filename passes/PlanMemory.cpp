@@ -55,7 +55,9 @@ std::optional<int64_t> plannableBytes(MemRefType t) {
 /// call that writes it (lcc-out-params), early once the call is inlined.
 std::optional<std::pair<int64_t, int64_t>>
 usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t> &position) {
-  int64_t first = INT64_MAX, last = -1;
+  // A buffer nothing uses lives at its allocation.
+  int64_t at = position.lookup(root.getDefiningOp());
+  int64_t first = INT64_MAX, last = at;
   SmallVector<Value> work = {root};
   while (!work.empty()) {
     Value v = work.pop_back_val();
@@ -77,9 +79,7 @@ usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t>
         work.push_back(r);
     }
   }
-  if (last < 0)
-    return std::make_pair(int64_t(0), int64_t(-1)); // never used
-  return std::make_pair(first, last);
+  return std::make_pair(first == INT64_MAX ? at : first, last);
 }
 
 /// Plans the allocations of `block` (and of the micro-batch loops in it) into
@@ -108,8 +108,7 @@ int64_t planBlock(Block &block, SmallVectorImpl<std::pair<memref::AllocOp, int64
       if (!used)
         continue; // stays a heap allocation
       item.bytes = *bytes;
-      item.begin = used->second < 0 ? position[alloc] : used->first;
-      item.end = std::max(used->second, item.begin);
+      std::tie(item.begin, item.end) = *used;
       item.members.push_back({alloc, 0});
     } else {
       continue;

@@ -29,6 +29,7 @@ using namespace mlir;
 /// read from the unknown fields): that becomes "/h.3/h.3.attn/... <name>".
 static std::string locationName(const onnx::NodeProto &node) {
   using google::protobuf::internal::WireFormatLite;
+  std::string name = node.name().empty() ? node.op_type() : node.name();
   const std::string &unknown = node.unknown_fields();
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(unknown.data()),
                                             int(unknown.size()));
@@ -46,25 +47,17 @@ static std::string locationName(const onnx::NodeProto &node) {
       break;
     if (!entry.ParseFromString(bytes) || entry.key() != "pkg.torch.onnx.name_scopes")
       continue;
-    // A Python list of quoted names: keep what is between the quotes.
+    // A Python list of quoted names: every other piece between quotes.
+    llvm::SmallVector<llvm::StringRef> pieces;
+    llvm::StringRef(entry.value()).split(pieces, '\'');
     std::string path;
-    llvm::StringRef rest = entry.value();
-    while (true) {
-      size_t open = rest.find('\'');
-      if (open == llvm::StringRef::npos)
-        break;
-      size_t close = rest.find('\'', open + 1);
-      if (close == llvm::StringRef::npos)
-        break;
-      llvm::StringRef scope = rest.slice(open + 1, close);
-      if (!scope.empty())
-        path += ("/" + scope).str();
-      rest = rest.drop_front(close + 1);
-    }
+    for (size_t i = 1; i + 1 < pieces.size(); i += 2)
+      if (!pieces[i].empty())
+        path += ("/" + pieces[i]).str();
     if (!path.empty())
-      return path + " " + (node.name().empty() ? node.op_type() : node.name());
+      return path + " " + name;
   }
-  return node.name().empty() ? node.op_type() : node.name();
+  return name;
 }
 
 namespace lcc::onnx_import {
