@@ -459,8 +459,17 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
     Allocations that cannot be planned stay heap allocations. The body of a
     micro-batch loop (`lcc.micro_batches`, lcc-build-train-step) is planned
     the same way on its own; its range is one buffer of the enclosing plan,
-    alive at the loop, so every iteration reuses it. A function with control
-    flow (blocks) is an error.
+    alive at the loop, so every iteration reuses it. A layer function
+    (`lcc.layer`, lcc-outline-layers) is planned as a leaf before its
+    callers: it gains `memref<?xi8> {lcc.arena}` and one `index
+    {lcc.arena_offset}` per plannable temporary, which become views of the
+    arena there; each call spans the function's ops in the caller's
+    timeline (an argument is used where the function uses it; a result the
+    function returns as one of its arguments is that argument) and places
+    the temporaries like the caller's own buffers, passing the caller's
+    arena and their offsets. A function with control flow (blocks), a layer
+    function calling another, or a call of one outside a planned function is
+    an error.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }

@@ -117,9 +117,11 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
 /// must become allocations first (TOOLCHAIN.md pitfall 3); function
 /// boundaries use identity layouts so callers see plain strided descriptors.
 /// A layer function (lcc-outline-layers) is bufferized once, whatever the
-/// number of its calls (both analyses grow faster than a function's length),
-/// then inlined: the memory plan and the kernels still see one function.
-static void addBufferization(OpPassManager &pm) {
+/// number of its calls (both analyses grow faster than a function's length).
+/// With `inlineLayers` the calls are then inlined, so that what follows sees
+/// one function; otherwise they stay (the memory plan places each call's
+/// temporaries, kernels are outlined from the layer functions once).
+static void addBufferization(OpPassManager &pm, bool inlineLayers) {
   // Sums carried over micro-batches stay in one buffer each.
   pm.addPass(createLccAccumulateInPlacePass());
   // Each accumulator gets its own zero fill, so bufferization need not copy a
@@ -127,8 +129,9 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createLccCloneFillsPass());
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map},"
-                 "inline{default-pipeline=''},symbol-dce");
+                 "function-boundary-type-conversion=identity-layout-map}");
+  if (inlineLayers)
+    addTextual(pm, "inline{default-pipeline=''},symbol-dce");
 }
 
 /// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS
@@ -148,7 +151,7 @@ static void addKernelsToLLVM(OpPassManager &pm) {
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm) {
-  addBufferization(pm);
+  addBufferization(pm, /*inlineLayers=*/true);
   // Frees every intermediate buffer; results are returned owned by the caller.
   addTextual(pm, "buffer-deallocation-pipeline");
   // Returned views/arguments are copied with bufferization.clone by the
@@ -161,7 +164,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
 /// Linalg on tensors to bufferized functions whose temporaries live in one
 /// arena: what the CPU and CUDA AOT pipelines share.
-static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers) {
+static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers,
+                          bool inlineLayers) {
   // Each repeated layer becomes one function, so that bufferization analyses
   // one copy of it (compile time flat in depth). On linalg, after fusion and
   // CSE, so that the program is the one the inline layers give (CSE merges
@@ -184,7 +188,7 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers
   LccOverlapCollectivesPassOptions overlapOptions;
   overlapOptions.depth = overlap;
   pm.addPass(createLccOverlapCollectivesPass(overlapOptions));
-  addBufferization(pm);
+  addBufferization(pm, inlineLayers);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by
   // the deallocation pipeline as usual (only run when there is such a buffer).
@@ -207,7 +211,7 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
                          int64_t overlap, const std::string &attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false);
-  addAotBuffers(pm, overlap, outlineLayers);
+  addAotBuffers(pm, overlap, outlineLayers, /*inlineLayers=*/false);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
@@ -220,7 +224,9 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
                           const std::string &attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/true);
-  addAotBuffers(pm, overlap, outlineLayers);
+  // The GPU kernels' alignment and launch fusion know the public functions'
+  // buffers only: layer functions are inlined after bufferization.
+  addAotBuffers(pm, overlap, outlineLayers, /*inlineLayers=*/true);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
   pm.addPass(createLccGemmToLibraryPass(gemm));

@@ -2,10 +2,12 @@
 //
 // See Passes.td (lcc-plan-memory). Liveness is computed on the straight-line
 // top-level block of each public function: a buffer is live from its
-// allocation to the last top-level op that uses it or any view of it (a use
+// first use to the last top-level op that uses it or any view of it (a use
 // inside a region counts at the op holding the region). A micro-batch loop's
 // body is planned the same way on its own, and its range is one item of the
-// enclosing plan, live at the loop. Offsets come from a
+// enclosing plan, live at the loop. A call of a layer function spans the
+// function's ops, and each of the function's temporaries is one buffer of
+// the caller's plan per call. Offsets come from a
 // greedy best-fit over buffers sorted by size (largest first), the classic
 // heuristic of TFLite's and XLA's planners: each buffer takes the lowest
 // 64-byte-aligned offset that overlaps no live-range-overlapping buffer.
@@ -14,6 +16,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCPLANMEMORYPASS
@@ -26,13 +30,51 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
-/// A range of the arena one block's plan places: one buffer, or all the
-/// temporaries of a micro-batch loop's body (planned on their own and live,
-/// seen from the block, at the loop alone).
+/// What the plans of a layer function's callers need to know of it (it is
+/// summarized before them, and its temporaries are theirs to place).
+struct Layer {
+  /// The positions one call spans: the function's top-level ops.
+  int64_t length = 1;
+  /// Per argument, the first and last positions within a call at which the
+  /// function uses it (from the call's own position).
+  SmallVector<std::pair<int64_t, int64_t>> argUses;
+  /// Per result, the argument the function returns as it is (bufferized
+  /// destination-passing style returns its out-params), or -1.
+  SmallVector<int64_t> returned;
+  /// The temporaries: bytes and lifetime within a call.
+  struct Temp {
+    int64_t bytes, begin, end;
+  };
+  SmallVector<Temp> temps;
+};
+using Layers = llvm::StringMap<Layer>;
+
+/// The summary of the layer function `op` calls, if it is such a call.
+const Layer *layerCalled(Operation *op, const Layers &layers) {
+  auto call = llvm::dyn_cast<func::CallOp>(op);
+  if (!call)
+    return nullptr;
+  auto it = layers.find(call.getCallee());
+  return it == layers.end() ? nullptr : &it->second;
+}
+
+/// What takes a place in the arena: an allocation (which becomes a view of
+/// the arena there), or temporary `temp` of the layer function a call calls
+/// (whose offset becomes an operand of the call).
+struct Member {
+  Operation *op;
+  unsigned temp;
+  int64_t offset;
+};
+
+/// A range of the arena one block's plan places: one buffer, one
+/// temporary of a layer function at one call, or all the temporaries of a
+/// micro-batch loop's body (planned on their own and live, seen from the
+/// block, at the loop alone).
 struct Item {
   int64_t bytes = 0, begin = 0, end = 0, offset = 0;
-  /// The allocations in this range and their offsets within it.
-  SmallVector<std::pair<memref::AllocOp, int64_t>> members;
+  /// What is placed in this range and the offsets within it.
+  SmallVector<Member> members;
 };
 
 /// Byte size of a static, identity-layout memref of a plain element type.
@@ -47,22 +89,43 @@ std::optional<int64_t> plannableBytes(MemRefType t) {
   return t.getNumElements() * elemBytes;
 }
 
+/// Each top-level op's first position in `block`. A call of a layer function
+/// spans the function's length, so that its temporaries and the caller's
+/// buffers see one timeline, the one the inlined call would have: a buffer
+/// the call reads for the last time early in the function is free for the
+/// function's later temporaries.
+llvm::DenseMap<Operation *, int64_t> positions(Block &block, const Layers &layers) {
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : block) {
+    position[&op] = index;
+    const Layer *layer = layerCalled(&op, layers);
+    index += layer ? std::max<int64_t>(1, layer->length) : 1;
+  }
+  return position;
+}
+
 /// The first and last positions in `block` at which `root` or a view of it
 /// is used, or nothing when a use could let it escape (returned or yielded
 /// out of the block, stored, passed to an op that is neither a view nor an
 /// ordinary use inside the block). A buffer is live from its first use, not
-/// its allocation: what a layer function returns is allocated before the
-/// call that writes it (lcc-out-params), early once the call is inlined.
+/// its allocation: what a layer function writes for its caller is allocated
+/// before the call, and its first use is the function's first write.
 std::optional<std::pair<int64_t, int64_t>>
-usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t> &position) {
-  // A buffer nothing uses lives at its allocation.
-  int64_t at = position.lookup(root.getDefiningOp());
+usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t> &position,
+            const Layers &layers, bool mayBeReturned = false) {
+  // A buffer nothing uses lives at its allocation (an argument at the start).
+  int64_t at = root.getDefiningOp() ? position.lookup(root.getDefiningOp()) : 0;
   int64_t first = INT64_MAX, last = at;
   SmallVector<Value> work = {root};
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
+      // A layer function's argument returned as it is: the caller follows
+      // the call's result.
+      if (mayBeReturned && v == root && llvm::isa<func::ReturnOp>(user))
+        continue;
       if (llvm::isa<func::ReturnOp>(user) || user == block.getTerminator())
         return std::nullopt; // escapes the block
       if (llvm::isa<memref::DeallocOp>(user))
@@ -70,8 +133,20 @@ usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t>
       Operation *top = block.findAncestorOpInBlock(*user);
       if (!top)
         return std::nullopt;
-      first = std::min(first, position.lookup(top));
-      last = std::max(last, position.lookup(top));
+      int64_t lo = position.lookup(top), hi = lo;
+      if (const Layer *layer = layerCalled(user, layers); layer && user == top) {
+        // Where in the call the function uses this argument; and the
+        // results that may be it.
+        unsigned k = use.getOperandNumber();
+        first = std::min(first, lo + layer->argUses[k].first);
+        last = std::max(last, lo + layer->argUses[k].second);
+        for (auto [r, result] : llvm::enumerate(user->getResults()))
+          if (layer->returned[r] < 0 || layer->returned[r] == int64_t(k))
+            work.push_back(result);
+        continue;
+      }
+      first = std::min(first, lo);
+      last = std::max(last, hi);
       // Whatever a user derives from the buffer (views, casts, its pointer as
       // an integer for a library call) may still reach it: follow it, which
       // can only lengthen the buffer's life.
@@ -82,39 +157,45 @@ usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t>
   return std::make_pair(first == INT64_MAX ? at : first, last);
 }
 
-/// Plans the allocations of `block` (and of the micro-batch loops in it) into
-/// one range: each item takes the lowest free offset among the items whose
-/// lifetimes overlap its own. Returns the range's size, with `assigned` the
-/// allocations and their offsets in it.
-int64_t planBlock(Block &block, SmallVectorImpl<std::pair<memref::AllocOp, int64_t>> &assigned) {
-  llvm::DenseMap<Operation *, int64_t> position;
-  int64_t index = 0;
-  for (Operation &op : block)
-    position[&op] = index++;
+/// Plans the allocations of `block` (and of the micro-batch loops in it, and
+/// the temporaries of the layer functions it calls) into one range: each
+/// item takes the lowest free offset among the items whose lifetimes
+/// overlap its own. Returns the range's size, with `assigned` what was
+/// placed and its offset in it.
+int64_t planBlock(Block &block, SmallVectorImpl<Member> &assigned, const Layers &layers) {
+  llvm::DenseMap<Operation *, int64_t> position = positions(block, layers);
 
   std::vector<Item> items;
+  auto add = [&](Item item) {
+    item.bytes = std::max<int64_t>(kAlign, (item.bytes + kAlign - 1) / kAlign * kAlign);
+    items.push_back(std::move(item));
+  };
   for (Operation &op : block) {
     Item item;
     if (lcc::isMicroBatchLoop(&op)) {
       // Every iteration reuses the same range: the body's buffers die with
       // their iteration (those that do not stay heap allocations).
-      item.bytes = planBlock(*llvm::cast<scf::ForOp>(op).getBody(), item.members);
+      item.bytes = planBlock(*llvm::cast<scf::ForOp>(op).getBody(), item.members, layers);
       if (item.bytes == 0)
         continue;
       item.begin = item.end = position[&op];
+      add(std::move(item));
+    } else if (const Layer *layer = layerCalled(&op, layers)) {
+      // Each call's temporaries are placed like the caller's own buffers, at
+      // the positions the call spans.
+      for (auto [n, temp] : llvm::enumerate(layer->temps))
+        add(Item{temp.bytes, position[&op] + temp.begin, position[&op] + temp.end, 0,
+                 {Member{&op, unsigned(n), 0}}});
     } else if (auto alloc = llvm::dyn_cast<memref::AllocOp>(op)) {
       auto bytes = plannableBytes(alloc.getType());
-      auto used = bytes ? usedBetween(alloc, block, position) : std::nullopt;
+      auto used = bytes ? usedBetween(alloc, block, position, layers) : std::nullopt;
       if (!used)
         continue; // stays a heap allocation
       item.bytes = *bytes;
       std::tie(item.begin, item.end) = *used;
-      item.members.push_back({alloc, 0});
-    } else {
-      continue;
+      item.members.push_back({alloc, 0, 0});
+      add(std::move(item));
     }
-    item.bytes = std::max<int64_t>(kAlign, (item.bytes + kAlign - 1) / kAlign * kAlign);
-    items.push_back(std::move(item));
   }
 
   // Largest first; ties by earlier start so the plan is deterministic.
@@ -147,17 +228,85 @@ int64_t planBlock(Block &block, SmallVectorImpl<std::pair<memref::AllocOp, int64
     placed.push_back(b);
   }
   for (Item &item : items)
-    for (auto [alloc, offset] : item.members)
-      assigned.push_back({alloc, item.offset + offset});
+    for (Member m : item.members)
+      assigned.push_back({m.op, m.temp, item.offset + m.offset});
   return peak;
 }
 
-LogicalResult planFunction(func::FuncOp fn) {
+/// `alloc` becomes a view of `arena` at byte offset `at`.
+void replaceByView(memref::AllocOp alloc, Value arena, Value at, OpBuilder &builder) {
+  auto view =
+      memref::ViewOp::create(builder, alloc.getLoc(), alloc.getType(), arena, at, ValueRange{});
+  for (Operation *user : llvm::to_vector(alloc->getUsers()))
+    if (llvm::isa<memref::DeallocOp>(user))
+      user->erase();
+  alloc.replaceAllUsesWith(view.getResult());
+  alloc.erase();
+}
+
+/// Summarizes layer function `fn` for its callers' plans and gives it the
+/// arguments through which they place its temporaries: the arena
+/// (`memref<?xi8> {lcc.arena}`), then one byte offset per temporary
+/// (`index {lcc.arena_offset}`); each temporary becomes a view of the arena.
+LogicalResult summarizeLayer(func::FuncOp fn, Layers &layers) {
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "lcc-plan-memory: layer function @" << fn.getSymName()
+                          << " has control flow; plans need one straight-line block";
+  Block &block = fn.getBody().front();
+  for (auto call : block.getOps<func::CallOp>())
+    if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+        callee && callee->hasAttr("lcc.layer"))
+      return call.emitError() << "lcc-plan-memory: layer function @" << fn.getSymName()
+                              << " calls layer function @" << callee.getSymName()
+                              << "; layer functions are planned as leaves";
+  llvm::DenseMap<Operation *, int64_t> position = positions(block, layers);
+  Layer layer;
+  layer.length = int64_t(block.getOperations().size());
+  for (BlockArgument arg : block.getArguments())
+    layer.argUses.push_back(usedBetween(arg, block, position, layers, /*mayBeReturned=*/true)
+                                .value_or(std::make_pair(int64_t(0), layer.length - 1)));
+  for (Value v : block.getTerminator()->getOperands()) {
+    auto arg = llvm::dyn_cast<BlockArgument>(v);
+    layer.returned.push_back(arg && arg.getOwner() == &block ? int64_t(arg.getArgNumber()) : -1);
+  }
+  SmallVector<memref::AllocOp> temps;
+  for (auto alloc : block.getOps<memref::AllocOp>()) {
+    auto bytes = plannableBytes(alloc.getType());
+    auto used = bytes ? usedBetween(alloc, block, position, layers) : std::nullopt;
+    if (!used)
+      continue; // stays a heap allocation of the function
+    layer.temps.push_back({*bytes, used->first, used->second});
+    temps.push_back(alloc);
+  }
+  if (!temps.empty()) {
+    OpBuilder builder(fn.getContext());
+    unsigned arenaIndex = fn.getNumArguments();
+    SmallVector<unsigned> indices(temps.size() + 1, arenaIndex);
+    SmallVector<Type> types = {MemRefType::get({ShapedType::kDynamic}, builder.getI8Type())};
+    types.append(temps.size(), builder.getIndexType());
+    SmallVector<DictionaryAttr> attrs = {
+        builder.getDictionaryAttr(builder.getNamedAttr("lcc.arena", builder.getUnitAttr()))};
+    attrs.append(temps.size(), builder.getDictionaryAttr(builder.getNamedAttr(
+                                   "lcc.arena_offset", builder.getUnitAttr())));
+    SmallVector<Location> locs(types.size(), fn.getLoc());
+    if (failed(fn.insertArguments(indices, types, attrs, locs)))
+      return fn.emitError() << "lcc-plan-memory: cannot add the arena arguments";
+    for (auto [n, alloc] : llvm::enumerate(temps)) {
+      builder.setInsertionPoint(alloc);
+      replaceByView(alloc, fn.getArgument(arenaIndex),
+                    fn.getArgument(arenaIndex + 1 + unsigned(n)), builder);
+    }
+  }
+  layers[fn.getSymName()] = std::move(layer);
+  return success();
+}
+
+LogicalResult planFunction(func::FuncOp fn, const Layers &layers) {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError() << "lcc-plan-memory: @" << fn.getSymName()
                           << " has control flow; plans need one straight-line block";
-  SmallVector<std::pair<memref::AllocOp, int64_t>> assigned;
-  int64_t peak = planBlock(fn.getBody().front(), assigned);
+  SmallVector<Member> assigned;
+  int64_t peak = planBlock(fn.getBody().front(), assigned, layers);
 
   OpBuilder builder(fn.getContext());
   fn->setAttr("lcc.arena_bytes", builder.getI64IntegerAttr(peak));
@@ -171,25 +320,55 @@ LogicalResult planFunction(func::FuncOp fn) {
                                fn.getLoc())))
     return fn.emitError() << "lcc-plan-memory: cannot add the arena argument";
   Value arena = fn.getArgument(argIndex);
-  for (auto [alloc, offset] : assigned) {
-    builder.setInsertionPoint(alloc);
-    Value at = arith::ConstantIndexOp::create(builder, alloc.getLoc(), offset);
-    auto view =
-        memref::ViewOp::create(builder, alloc.getLoc(), alloc.getType(), arena, at, ValueRange{});
-    for (Operation *user : llvm::to_vector(alloc->getUsers()))
-      if (llvm::isa<memref::DeallocOp>(user))
-        user->erase();
-    alloc.replaceAllUsesWith(view.getResult());
-    alloc.erase();
+  // Each call's offsets, in its function's order of temporaries.
+  llvm::MapVector<Operation *, SmallVector<int64_t>> calls;
+  for (auto [op, temp, offset] : assigned) {
+    if (const Layer *layer = layerCalled(op, layers)) {
+      auto &offsets = calls[op];
+      offsets.resize(layer->temps.size());
+      offsets[temp] = offset;
+      continue;
+    }
+    builder.setInsertionPoint(op);
+    replaceByView(llvm::cast<memref::AllocOp>(op), arena,
+                  arith::ConstantIndexOp::create(builder, op->getLoc(), offset), builder);
+  }
+  for (auto &[op, offsets] : calls) {
+    builder.setInsertionPoint(op);
+    SmallVector<Value> operands = {memref::CastOp::create(
+        builder, op->getLoc(), MemRefType::get({ShapedType::kDynamic}, builder.getI8Type()),
+        arena)};
+    for (int64_t offset : offsets)
+      operands.push_back(arith::ConstantIndexOp::create(builder, op->getLoc(), offset));
+    llvm::cast<func::CallOp>(op).getOperandsMutable().append(operands);
   }
   return success();
 }
 
 struct LccPlanMemoryPass : lcc::impl::LccPlanMemoryPassBase<LccPlanMemoryPass> {
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn.isPublic() && !fn.isExternal() && failed(planFunction(fn)))
+    ModuleOp module = getOperation();
+    // Layer functions first: their callers place their temporaries.
+    Layers layers;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr("lcc.layer") && !fn.isExternal() && failed(summarizeLayer(fn, layers)))
         return signalPassFailure();
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal() && failed(planFunction(fn, layers)))
+        return signalPassFailure();
+    // A call outside a planned function has no place for the temporaries.
+    WalkResult unplaced = module.walk([&](func::CallOp call) {
+      const Layer *layer = layerCalled(call, layers);
+      if (!layer || layer->temps.empty() ||
+          call.getNumOperands() == layer->argUses.size() + 1 + layer->temps.size())
+        return WalkResult::advance();
+      call.emitError() << "lcc-plan-memory: this call of layer function @" << call.getCallee()
+                       << " is not in the straight-line body of a public function (or its "
+                          "micro-batch loop), so its temporaries have no place";
+      return WalkResult::interrupt();
+    });
+    if (unplaced.wasInterrupted())
+      return signalPassFailure();
   }
 };
 

@@ -290,6 +290,14 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   }
   if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
     code.report["split_reductions"] = n.getInt();
+  // GEMMs are counted per run of the step: those of a layer function once
+  // per call of it.
+  llvm::StringMap<int64_t> layerCalls;
+  clone->walk([&](LLVM::CallOp call) {
+    if (auto callee = call.getCallee())
+      if (auto fn = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee); fn && fn->hasAttr("lcc.layer"))
+        ++layerCalls[*callee];
+  });
   int64_t kernels = 0, gemms = 0, overwrites = 0;
   clone->walk([&](Operation *op) {
     if (auto fn = llvm::dyn_cast<LLVM::LLVMFuncOp>(op))
@@ -301,12 +309,14 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
                              "lcc_cuda_hgemm"},
                             *call.getCallee()))
       return;
-    ++gemms;
+    auto parent = call->getParentOfType<LLVM::LLVMFuncOp>();
+    int64_t times = parent->hasAttr("lcc.layer") ? layerCalls.lookup(parent.getName()) : 1;
+    gemms += times;
     // beta 0 (the last argument): C's zero fill was dropped (lcc-gemm-to-library).
     APInt beta;
     if (!call.getArgOperands().empty() &&
         matchPattern(call.getArgOperands().back(), m_ConstantInt(&beta)) && beta.isZero())
-      ++overwrites;
+      overwrites += times;
   });
   code.report["gemm_overwrites"] = overwrites;
   if (cuda) {
@@ -324,6 +334,13 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     if (bytes.getInt() > 0)
       shapes[fn.getName().str()].push_back({bytes.getInt()});
   }
+
+  // Layer functions (lcc-outline-layers) are host code like the exported
+  // functions: calls of kernels and address arithmetic.
+  std::vector<std::string> hostCode = exported;
+  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
+    if (fn->hasAttr("lcc.layer"))
+      hostCode.push_back(fn.getName().str());
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
@@ -347,7 +364,7 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   // They get partitions of their own and the fast code generator
   // (ParallelCodegenOptions::fastFunctions); optnone keeps the IR optimizer
   // of any pipeline that does see them away too.
-  for (const std::string &name : exported)
+  for (const std::string &name : hostCode)
     if (llvm::Function *f = m->getFunction(name)) {
       f->addFnAttr(llvm::Attribute::OptimizeNone);
       f->addFnAttr(llvm::Attribute::NoInline);
@@ -375,10 +392,10 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   ParallelCodegenOptions codegen;
   codegen.optLevel = options.optLevel;
   codegen.threads = options.threads;
-  for (const std::string &name : exported) { // and their entry wrappers, as long
-    codegen.fastFunctions.push_back(name);
+  for (const std::string &name : exported) // and their entry wrappers, as long
     codegen.fastFunctions.push_back("lcc_" + name);
-  }
+  for (const std::string &name : hostCode)
+    codegen.fastFunctions.push_back(name);
   auto objects = optimizeAndEmitObjects(std::move(m), makeMachine, codegen);
   if (!objects)
     return objects.takeError();
