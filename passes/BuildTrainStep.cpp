@@ -333,6 +333,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
         gradSum[n] = vjp::add(b, loc, gradSum[n], last[n + 1]);
     }
   }
+  // A parameter's own optimizer ops are named after it, so that a repeated
+  // layer's updates are found like its forward and backward
+  // (lcc-outline-layers: "h.3.attn.c_attn.weight" is of layer h.3).
+  auto at = [&](unsigned n) { return NameLoc::get(trainable[n].name, loc); };
   Value loss = lossSum;
   SmallVector<Value> grads = gradSum;
   if (accum > 1)
@@ -341,27 +345,28 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     // Unscaled in f32 (the gradients are f32 whatever the forward's
     // precision), with the micro-batch mean in the same multiply.
     Value inverse = vjp::div(b, loc, constant(b, loc, ct, 1.0 / double(accum)), lossScaleNow);
-    for (Value &g : grads)
-      g = vjp::mul(b, loc, g, asElement(b, loc, inverse, vjp::tensorType(g).getElementType()));
+    for (unsigned n = 0; n < grads.size(); ++n)
+      grads[n] = vjp::mul(b, at(n), grads[n],
+                          asElement(b, at(n), inverse, vjp::tensorType(grads[n]).getElementType()));
   } else if (accum > 1) {
-    for (Value &g : grads)
-      g = vjp::scale(b, loc, g, 1.0 / double(accum));
+    for (unsigned n = 0; n < grads.size(); ++n)
+      grads[n] = vjp::scale(b, at(n), grads[n], 1.0 / double(accum));
   }
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))
-    grads[n] = lcc::GradientOp::create(b, loc, grads[n].getType(), grads[n], p.name);
+    grads[n] = lcc::GradientOp::create(b, at(n), grads[n].getType(), grads[n], p.name);
 
   // Global norm (pre-clip) and clip_grad_norm_'s scale min(1, clip/(norm+1e-6)).
   // A parameter split over a tensor-parallel group (lcc-shard-tp) contributes
   // the sum over its parts; every rank then has the same norm.
   Value sumSq = constant(b, loc, ct, 0.0);
-  for (auto [g, p] : llvm::zip(grads, trainable)) {
-    Value sq = sumOfSquares(b, loc, g, ct);
+  for (auto [n, p] : llvm::enumerate(trainable)) {
+    Value sq = sumOfSquares(b, at(n), grads[n], ct);
     if (auto split = gradFn.getArgAttrOfType<DictionaryAttr>(p.arg, "lcc.shard"))
       if (auto group = split.getAs<StringAttr>("group"))
-        sq = lcc::AllReduceOp::create(b, loc, sq.getType(), sq, group, "sum");
-    sumSq = vjp::add(b, loc, sumSq, sq);
+        sq = lcc::AllReduceOp::create(b, at(n), sq.getType(), sq, group, "sum");
+    sumSq = vjp::add(b, at(n), sumSq, sq);
   }
   Value norm = lcc::SqrtOp::create(b, loc, sumSq.getType(), sumSq);
   // Loss scaling: the step is taken only if every gradient is finite. An inf
@@ -376,8 +381,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     Value coef = vjp::div(b, loc, constant(b, loc, ct, clip),
                           vjp::add(b, loc, norm, constant(b, loc, ct, 1e-6)));
     coef = lcc::MinimumOp::create(b, loc, coef.getType(), coef, constant(b, loc, ct, 1.0));
-    for (Value &g : grads)
-      g = vjp::mul(b, loc, g, asElement(b, loc, coef, vjp::tensorType(g).getElementType()));
+    for (unsigned n = 0; n < grads.size(); ++n)
+      grads[n] = vjp::mul(b, at(n), grads[n],
+                          asElement(b, at(n), coef, vjp::tensorType(grads[n]).getElementType()));
   }
 
   // Learning rate from it = step - 1 (nanoGPT's 0-based iteration).
@@ -421,39 +427,40 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   for (auto [n, p] : llvm::enumerate(trainable)) {
     unsigned pos = llvm::find(params, p.arg) - params.begin();
     Value param = block->getArgument(pos);
+    Location pl = at(n);
     Type et = vjp::tensorType(param).getElementType();
     Value g = grads[n];
-    Value lrE = asElement(b, loc, lrNow, et);
+    Value lrE = asElement(b, pl, lrNow, et);
     double pwd = p.decay ? wd : 0.0;
     if (adamw) {
       Value m = block->getArgument(stateBase + n);
       Value v = block->getArgument(stateBase + trainable.size() + n);
-      m = vjp::add(b, loc, vjp::scale(b, loc, m, beta1), vjp::scale(b, loc, g, 1.0 - beta1));
-      v = vjp::add(b, loc, vjp::scale(b, loc, v, beta2),
-                   vjp::scale(b, loc, vjp::mul(b, loc, g, g), 1.0 - beta2));
+      m = vjp::add(b, pl, vjp::scale(b, pl, m, beta1), vjp::scale(b, pl, g, 1.0 - beta1));
+      v = vjp::add(b, pl, vjp::scale(b, pl, v, beta2),
+                   vjp::scale(b, pl, vjp::mul(b, pl, g, g), 1.0 - beta2));
       // Decoupled decay first, as torch.optim.AdamW: p *= 1 - lr * wd.
       if (pwd != 0.0)
-        param = vjp::mul(b, loc, param,
-                         vjp::sub(b, loc, constant(b, loc, et, 1.0), vjp::scale(b, loc, lrE, pwd)));
-      Value vs = lcc::SqrtOp::create(b, loc, v.getType(), v);
-      Value denom = vjp::add(b, loc, vjp::div(b, loc, vs, asElement(b, loc, bc2Sqrt, et)),
-                             constant(b, loc, et, eps));
-      Value upd = vjp::mul(b, loc, vjp::div(b, loc, m, denom), asElement(b, loc, stepSize, et));
-      newParams.push_back(vjp::sub(b, loc, param, upd));
+        param = vjp::mul(b, pl, param,
+                         vjp::sub(b, pl, constant(b, pl, et, 1.0), vjp::scale(b, pl, lrE, pwd)));
+      Value vs = lcc::SqrtOp::create(b, pl, v.getType(), v);
+      Value denom = vjp::add(b, pl, vjp::div(b, pl, vs, asElement(b, pl, bc2Sqrt, et)),
+                             constant(b, pl, et, eps));
+      Value upd = vjp::mul(b, pl, vjp::div(b, pl, m, denom), asElement(b, pl, stepSize, et));
+      newParams.push_back(vjp::sub(b, pl, param, upd));
       newState[0].push_back(m);
       newState[1].push_back(v);
     } else {
       // torch.optim.SGD: weight decay is added to the gradient; the buffer
       // starts at zero so its first update is the gradient itself.
       if (pwd != 0.0)
-        g = vjp::add(b, loc, g, vjp::scale(b, loc, param, pwd));
+        g = vjp::add(b, pl, g, vjp::scale(b, pl, param, pwd));
       if (withMomentum) {
         Value buf = block->getArgument(stateBase + n);
-        buf = vjp::add(b, loc, vjp::scale(b, loc, buf, momentum), g);
+        buf = vjp::add(b, pl, vjp::scale(b, pl, buf, momentum), g);
         newState[0].push_back(buf);
-        g = nesterov ? vjp::add(b, loc, g, vjp::scale(b, loc, buf, momentum)) : buf;
+        g = nesterov ? vjp::add(b, pl, g, vjp::scale(b, pl, buf, momentum)) : buf;
       }
-      newParams.push_back(vjp::sub(b, loc, param, vjp::mul(b, loc, g, lrE)));
+      newParams.push_back(vjp::sub(b, pl, param, vjp::mul(b, pl, g, lrE)));
     }
   }
 
@@ -464,9 +471,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   if (scaled) {
     for (auto [n, p] : llvm::enumerate(trainable)) {
       unsigned pos = llvm::find(params, p.arg) - params.begin();
-      newParams[n] = vjp::select(b, loc, finite, newParams[n], block->getArgument(pos));
+      newParams[n] = vjp::select(b, at(n), finite, newParams[n], block->getArgument(pos));
       for (unsigned s = 0; s < kinds.size(); ++s)
-        newState[s][n] = vjp::select(b, loc, finite, newState[s][n],
+        newState[s][n] = vjp::select(b, at(n), finite, newState[s][n],
                                      block->getArgument(stateBase + s * trainable.size() + n));
     }
     Value log2Scale = block->getArgument(ampBase), good = block->getArgument(ampBase + 1),

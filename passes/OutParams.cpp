@@ -129,6 +129,31 @@ LogicalResult rewriteLayer(func::FuncOp fn, ModuleOp module) {
   return success();
 }
 
+/// A layer call whose result the caller only stores into one of its own
+/// out-params (the step's updated parameters, from the optimizer's layer
+/// functions) writes it there itself: the call's out-param is that buffer
+/// (a restrict, writable tensor of it), not a new one the caller would then
+/// copy from.
+void writeResultsInPlace(func::CallOp call) {
+  OpBuilder at(call);
+  unsigned first = call.getNumOperands() - call.getNumResults();
+  for (auto [i, result] : llvm::enumerate(call.getResults())) {
+    if (!result.hasOneUse())
+      continue;
+    auto store = llvm::dyn_cast<bufferization::MaterializeInDestinationOp>(*result.getUsers().begin());
+    auto dest = store ? llvm::dyn_cast<BlockArgument>(store.getDest()) : BlockArgument();
+    if (!dest || !llvm::isa<MemRefType>(dest.getType()) ||
+        dest.getOwner() != &call->getParentOfType<func::FuncOp>().getBody().front())
+      continue;
+    Value empty = call.getOperand(first + i);
+    auto tensor = bufferization::ToTensorOp::create(at, call.getLoc(), result.getType(), dest,
+                                                    /*restrict=*/true, /*writable=*/true);
+    call.setOperand(first + i, tensor);
+    if (Operation *def = empty.getDefiningOp(); def && def->use_empty())
+      def->erase();
+  }
+}
+
 struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
   void runOnOperation() override {
     for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
@@ -149,6 +174,15 @@ struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
       if (failed(rewriteFunction(fn)))
         return signalPassFailure();
     }
+    SymbolTable symbols(getOperation());
+    SmallVector<func::CallOp> calls;
+    getOperation().walk([&](func::CallOp call) {
+      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+          callee && callee->hasAttr("lcc.layer"))
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls)
+      writeResultsInPlace(call);
   }
 };
 

@@ -102,6 +102,9 @@ bool describe(Run &run) {
     if (op->getNumSuccessors())
       return false;
     token(opaque(op->getName()));
+    // Inherent attributes (a constant's value, a generic's maps) live in
+    // the op's properties, the others in its dictionary: both are compared.
+    token(opaque(op->getPropertiesAsAttribute()));
     token(opaque(op->getRawDictionaryAttrs()));
     token(op->getNumOperands());
     for (Value v : op->getOperands()) {

@@ -245,6 +245,9 @@ def LccOutParamsPass : Pass<"lcc-out-params", "::mlir::ModuleOp"> {
     argument per result `{lcc.result = i}`, a `tensor.empty` at each call,
     results `materialize_in_destination` into them, other arguments
     `bufferization.writable = false`: its caller allocates what it returns.
+    A call result whose one use stores it into the caller's own out-param
+    gets that out-param instead of the `tensor.empty` (a restrict, writable
+    `bufferization.to_tensor`), so the layer writes it there.
     Results must be statically shaped ranked tensors; anything else is an
     error naming the function and result.
   }];
@@ -464,8 +467,7 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
     callers: it gains `memref<?xi8> {lcc.arena}` and one `index
     {lcc.arena_offset}` per plannable temporary, which become views of the
     arena there; each call spans the function's ops in the caller's
-    timeline (an argument is used where the function uses it; a result the
-    function returns as one of its arguments is that argument) and places
+    timeline (an argument is used where the function uses it) and places
     the temporaries like the caller's own buffers, passing the caller's
     arena and their offsets. A function with control flow (blocks), a layer
     function calling another, or a call of one outside a planned function is
@@ -660,6 +662,9 @@ def LccPruneKernelArgsPass : Pass<"lcc-prune-kernel-args", "::mlir::ModuleOp"> {
     only the aligned pointers (about 1 argument in 5 on gpt-tiny). The
     arguments it never reads are removed from the kernel and from every call,
     and what computed them in the callers is erased if nothing else uses it.
+    Layer functions (`lcc.layer`, lcc-outline-layers) are pruned the same
+    way after their kernels: they pass their memrefs on to kernels, so they
+    too read little more than pointers.
 
     The step functions are one long block of such calls; without this, most
     of their instructions would move descriptor fields nobody reads, and
@@ -667,8 +672,8 @@ def LccPruneKernelArgsPass : Pass<"lcc-prune-kernel-args", "::mlir::ModuleOp"> {
     compile (GPT-2 124M). The trailing loop bounds of `lcc.parallel`
     kernels are always kept (`lcc-parallel-dispatch` needs them).
 
-    A kernel used other than by direct calls (its address taken) is an error:
-    its callers could not be rewritten.
+    A kernel or layer function used other than by direct calls (its address
+    taken) is an error: its callers could not be rewritten.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

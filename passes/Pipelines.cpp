@@ -130,8 +130,11 @@ static void addBufferization(OpPassManager &pm, bool inlineLayers) {
   addTextual(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map}");
-  if (inlineLayers)
-    addTextual(pm, "inline{default-pipeline=''},symbol-dce");
+  // A layer function returns its out-params as they are (destination-passing
+  // style): its callers use their own buffers instead, so what a call writes
+  // into the step's out-params needs no copy there.
+  addTextual(pm, inlineLayers ? "inline{default-pipeline=''},symbol-dce"
+                              : "drop-equivalent-buffer-results");
 }
 
 /// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS

@@ -38,9 +38,6 @@ struct Layer {
   /// Per argument, the first and last positions within a call at which the
   /// function uses it (from the call's own position).
   SmallVector<std::pair<int64_t, int64_t>> argUses;
-  /// Per result, the argument the function returns as it is (bufferized
-  /// destination-passing style returns its out-params), or -1.
-  SmallVector<int64_t> returned;
   /// The temporaries: bytes and lifetime within a call.
   struct Temp {
     int64_t bytes, begin, end;
@@ -113,7 +110,7 @@ llvm::DenseMap<Operation *, int64_t> positions(Block &block, const Layers &layer
 /// before the call, and its first use is the function's first write.
 std::optional<std::pair<int64_t, int64_t>>
 usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t> &position,
-            const Layers &layers, bool mayBeReturned = false) {
+            const Layers &layers) {
   // A buffer nothing uses lives at its allocation (an argument at the start).
   int64_t at = root.getDefiningOp() ? position.lookup(root.getDefiningOp()) : 0;
   int64_t first = INT64_MAX, last = at;
@@ -122,10 +119,6 @@ usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t>
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      // A layer function's argument returned as it is: the caller follows
-      // the call's result.
-      if (mayBeReturned && v == root && llvm::isa<func::ReturnOp>(user))
-        continue;
       if (llvm::isa<func::ReturnOp>(user) || user == block.getTerminator())
         return std::nullopt; // escapes the block
       if (llvm::isa<memref::DeallocOp>(user))
@@ -135,15 +128,10 @@ usedBetween(Value root, Block &block, const llvm::DenseMap<Operation *, int64_t>
         return std::nullopt;
       int64_t lo = position.lookup(top), hi = lo;
       if (const Layer *layer = layerCalled(user, layers); layer && user == top) {
-        // Where in the call the function uses this argument; and the
-        // results that may be it.
-        unsigned k = use.getOperandNumber();
-        first = std::min(first, lo + layer->argUses[k].first);
-        last = std::max(last, lo + layer->argUses[k].second);
-        for (auto [r, result] : llvm::enumerate(user->getResults()))
-          if (layer->returned[r] < 0 || layer->returned[r] == int64_t(k))
-            work.push_back(result);
-        continue;
+        // Where in the call the function uses this argument (its results,
+        // if any, are followed below: they may be views of it).
+        hi = lo + layer->argUses[use.getOperandNumber()].second;
+        lo += layer->argUses[use.getOperandNumber()].first;
       }
       first = std::min(first, lo);
       last = std::max(last, hi);
@@ -263,12 +251,8 @@ LogicalResult summarizeLayer(func::FuncOp fn, Layers &layers) {
   Layer layer;
   layer.length = int64_t(block.getOperations().size());
   for (BlockArgument arg : block.getArguments())
-    layer.argUses.push_back(usedBetween(arg, block, position, layers, /*mayBeReturned=*/true)
+    layer.argUses.push_back(usedBetween(arg, block, position, layers)
                                 .value_or(std::make_pair(int64_t(0), layer.length - 1)));
-  for (Value v : block.getTerminator()->getOperands()) {
-    auto arg = llvm::dyn_cast<BlockArgument>(v);
-    layer.returned.push_back(arg && arg.getOwner() == &block ? int64_t(arg.getArgNumber()) : -1);
-  }
   SmallVector<memref::AllocOp> temps;
   for (auto alloc : block.getOps<memref::AllocOp>()) {
     auto bytes = plannableBytes(alloc.getType());

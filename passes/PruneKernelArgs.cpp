@@ -73,10 +73,13 @@ struct LccPruneKernelArgsPass : lcc::impl::LccPruneKernelArgsPassBase<LccPruneKe
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
+    // Kernels first, then the layer functions that call them: once their
+    // kernels read only pointers, so do they.
     llvm::MapVector<Operation *, SmallVector<LLVM::CallOp>> calls;
-    for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
-      if (fn->hasAttr("lcc.kernel") && !fn.isExternal())
-        calls[fn];
+    for (StringRef kind : {"lcc.kernel", "lcc.layer"})
+      for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
+        if (fn->hasAttr(kind) && !fn.isExternal())
+          calls[fn];
     if (calls.empty())
       return;
     SymbolTable symbols(module);
@@ -90,7 +93,8 @@ struct LccPruneKernelArgsPass : lcc::impl::LccPruneKernelArgsPassBase<LccPruneKe
       }
       if (auto address = llvm::dyn_cast<LLVM::AddressOfOp>(op))
         if (Operation *target = symbols.lookup(address.getGlobalName()); calls.count(target)) {
-          address.emitError() << "lcc-prune-kernel-args: the address of kernel @"
+          address.emitError() << "lcc-prune-kernel-args: the address of "
+                              << (target->hasAttr("lcc.kernel") ? "kernel @" : "layer function @")
                               << address.getGlobalName()
                               << " is taken, so its calls cannot be rewritten";
           failedUse = true;

@@ -1,5 +1,5 @@
 // RUN: lcc-opt %s --lcc-out-params | FileCheck %s
-// RUN: lcc-opt %s --lcc-out-params --eliminate-empty-tensors --empty-tensor-to-alloc-tensor --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
+// RUN: lcc-opt %s --lcc-out-params --eliminate-empty-tensors --empty-tensor-to-alloc-tensor --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --drop-equivalent-buffer-results --canonicalize | FileCheck %s --check-prefix=BUF
 // Tests passes/OutParams.cpp on layer functions (lcc-outline-layers).
 
 // A layer function keeps its results but stores each into a trailing tensor
@@ -10,16 +10,21 @@
 // CHECK:         %[[Y:.*]] = linalg.generic
 // CHECK:         %[[S:.*]] = bufferization.materialize_in_destination %[[Y]] in %[[O]]
 // CHECK-NEXT:    return %[[S]]
-// Each call passes a fresh tensor.empty for the result.
+// Each call passes a fresh tensor.empty for the result, but the last, whose
+// result the step only stores into its own out-param: that call gets the
+// out-param itself.
 // CHECK-LABEL: func.func @step(
+// CHECK-SAME:    %{{.*}}: tensor<4xf32>, %[[OUTP:.*]]: memref<4xf32> {lcc.result = 0 : i64})
 // CHECK:         %[[E0:.*]] = tensor.empty() : tensor<4xf32>
 // CHECK-NEXT:    %[[A:.*]] = call @step_layer0(%{{.*}}, %[[E0]])
-// CHECK:         %[[E1:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK-NEXT:    call @step_layer0(%[[A]], %[[E1]])
+// CHECK-NEXT:    %[[T:.*]] = bufferization.to_tensor %[[OUTP]] restrict writable
+// CHECK-NEXT:    %[[B:.*]] = call @step_layer0(%[[A]], %[[T]])
+// CHECK-NEXT:    bufferization.materialize_in_destination %[[B]] in restrict writable %[[OUTP]]
 
 // After bufferization the layer writes its result straight into the buffer
 // its caller passes (no copy, no allocation): the caller's allocation, where
-// the memory plan sees it, or here the last call's, @step's own out-param.
+// the memory plan sees it, or here the last call's, @step's own out-param;
+// with the results the layer returns as they came dropped, nothing is copied.
 // BUF-LABEL: func.func private @step_layer0(
 // BUF-SAME:    %[[X:.*]]: memref<4xf32>, %[[O:.*]]: memref<4xf32> {lcc.result = 0 : i64})
 // BUF-NOT:     memref.alloc
@@ -27,8 +32,10 @@
 // BUF-LABEL: func.func @step(
 // BUF-SAME:    %[[IN:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32> {lcc.result = 0 : i64})
 // BUF:         %[[A0:.*]] = memref.alloc() {{.*}} : memref<4xf32>
-// BUF-NEXT:    %[[R:.*]] = call @step_layer0(%[[IN]], %[[A0]])
-// BUF-NEXT:    call @step_layer0(%[[R]], %[[OUT]])
+// BUF-NEXT:    call @step_layer0(%[[IN]], %[[A0]])
+// BUF-NEXT:    call @step_layer0(%[[A0]], %[[OUT]])
+// BUF-NOT:     memref.copy
+// BUF:         return
 
 #map = affine_map<(d0) -> (d0)>
 func.func private @step_layer0(%x: tensor<4xf32>) -> tensor<4xf32>

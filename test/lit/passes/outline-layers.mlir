@@ -81,3 +81,19 @@ func.func @forward(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) ->
   %b0 = lcc.mul %s0, %b1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/model/layers.0/mlp/MatMul")
   return %b0 : tensor<4xf32>
 }
+
+// -----
+
+// Two layers that differ only in an inherent attribute (kept in the op's
+// properties, here the parameter a gradient belongs to) are not the same
+// layer: nothing is outlined.
+// CHECK-LABEL: func.func @forward(
+// CHECK-NOT:     call
+// CHECK:         lcc.gradient %{{.*}} {param = "h.0.w"}
+// CHECK-NEXT:    lcc.gradient %{{.*}} {param = "h.1.w"}
+// CHECK-NEXT:    return
+func.func @forward(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %g0 = lcc.gradient %x {param = "h.0.w"} : tensor<4xf32> loc("h.0.w")
+  %g1 = lcc.gradient %x {param = "h.1.w"} : tensor<4xf32> loc("h.1.w")
+  return %g0, %g1 : tensor<4xf32>, tensor<4xf32>
+}
