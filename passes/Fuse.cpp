@@ -74,7 +74,11 @@ struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
     };
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    if (failed(applyPatternsGreedily(root, std::move(patterns)))) {
+    // Fusion only rewrites ops; simplifying every region after each round
+    // (the driver's default) was most of this pass's time on a deep step.
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(root, std::move(patterns), config))) {
       root->emitError() << "lcc-fuse: fusion did not converge";
       return signalPassFailure();
     }

@@ -56,15 +56,21 @@ LogicalResult rewriteFunction(func::FuncOp fn) {
     resultAttrs.push_back(fn.getResultAttrDict(i));
 
   OpBuilder b(ret);
+  // All at once: one argument at a time rebuilds the signature each time
+  // (quadratic in a deep step's thousands of results).
+  SmallVector<DictionaryAttr> argAttrs;
   for (auto [i, type] : llvm::enumerate(outTypes)) {
-    if (failed(fn.insertArgument(first + i, type, {}, fn.getLoc())))
-      return fn.emitError() << "lcc-out-params: cannot add out-param #" << i;
     SmallVector<NamedAttribute> attrs;
     if (resultAttrs[i])
       llvm::append_range(attrs, resultAttrs[i].getValue());
     attrs.push_back(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(i)));
-    fn.setArgAttrs(first + i, attrs);
+    argAttrs.push_back(b.getDictionaryAttr(attrs));
   }
+  SmallVector<unsigned> at(outTypes.size(), first);
+  SmallVector<Type> types(outTypes.begin(), outTypes.end());
+  SmallVector<Location> locs(outTypes.size(), fn.getLoc());
+  if (failed(fn.insertArguments(at, types, argAttrs, locs)))
+    return fn.emitError() << "lcc-out-params: cannot add the out-params";
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, ret.getLoc(), TypeRange{}, value, fn.getArgument(first + i));
@@ -89,7 +95,7 @@ LogicalResult rewriteFunction(func::FuncOp fn) {
 /// The layer's own arguments are read-only (`bufferization.writable =
 /// false`): a caller still reads them after the call (saved for the
 /// backward), so writing one in place would cost the caller a copy.
-LogicalResult rewriteLayer(func::FuncOp fn, ModuleOp module) {
+LogicalResult rewriteLayer(func::FuncOp fn, ArrayRef<Operation *> uses) {
   FailureOr<func::ReturnOp> found = outParamReturn(fn, "layer ");
   if (failed(found))
     return failure();
@@ -99,24 +105,25 @@ LogicalResult rewriteLayer(func::FuncOp fn, ModuleOp module) {
     if (llvm::isa<TensorType>(fn.getArgument(i).getType()))
       fn.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
   unsigned first = fn.getNumArguments();
-  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
-    if (failed(fn.insertArgument(first + i, t,
-                                 b.getDictionaryAttr(b.getNamedAttr(
-                                     "lcc.result", b.getI64IntegerAttr(i))),
-                                 fn.getLoc())))
-      return fn.emitError() << "lcc-out-params: cannot add out-param #" << i;
-  }
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    argAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(i))));
+  SmallVector<unsigned> at(fn.getNumResults(), first);
+  SmallVector<Type> types(fn.getResultTypes());
+  SmallVector<Location> locs(fn.getNumResults(), fn.getLoc());
+  if (failed(fn.insertArguments(at, types, argAttrs, locs)))
+    return fn.emitError() << "lcc-out-params: cannot add the out-params";
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, ret.getLoc(), value.getType(), value, fn.getArgument(first + i));
     ret.setOperand(i, store.getResult());
   }
-  auto uses = fn.getSymbolUses(module);
-  for (const SymbolTable::SymbolUse &use : *uses) {
-    auto call = llvm::dyn_cast<func::CallOp>(use.getUser());
+  for (Operation *user : uses) {
+    auto call = llvm::dyn_cast<func::CallOp>(user);
     if (!call)
-      return use.getUser()->emitError()
-             << "lcc-out-params: layer @" << fn.getSymName() << " is used other than by a call";
+      return user->emitError() << "lcc-out-params: layer @" << fn.getSymName()
+                               << " is used other than by a call";
     OpBuilder at(call);
     SmallVector<Value> operands(call.getOperands());
     for (Type t : call.getResultTypes()) {
@@ -156,9 +163,17 @@ void writeResultsInPlace(func::CallOp call) {
 
 struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
   void runOnOperation() override {
+    // Every function's users, in one walk (a walk per function was most of
+    // this pass's time on a deep step).
+    SymbolTable symbols(getOperation());
+    llvm::DenseMap<Operation *, SmallVector<Operation *>> users;
+    if (auto uses = SymbolTable::getSymbolUses(&getOperation().getBodyRegion()))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        if (Operation *target = symbols.lookup(use.getSymbolRef().getRootReference()))
+          users[target].push_back(use.getUser());
     for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
       if (fn->hasAttr("lcc.layer") && !fn.isExternal()) {
-        if (failed(rewriteLayer(fn, getOperation())))
+        if (failed(rewriteLayer(fn, users.lookup(fn))))
           return signalPassFailure();
         continue;
       }
@@ -166,7 +181,7 @@ struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
         continue;
       // A caller inside the module would need its call sites rewritten too;
       // lcc's model modules have no calls, so refuse rather than guess.
-      if (auto uses = fn.getSymbolUses(getOperation()); uses && !uses->empty()) {
+      if (!users.lookup(fn).empty()) {
         fn.emitError() << "lcc-out-params: @" << fn.getSymName()
                        << " is called inside the module; only entry points are supported";
         return signalPassFailure();
@@ -174,7 +189,6 @@ struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
       if (failed(rewriteFunction(fn)))
         return signalPassFailure();
     }
-    SymbolTable symbols(getOperation());
     SmallVector<func::CallOp> calls;
     getOperation().walk([&](func::CallOp call) {
       if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());

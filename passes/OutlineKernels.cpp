@@ -43,13 +43,21 @@ llvm::SetVector<Value> capturedValues(Operation *op) {
 
 /// Constants are rematerialized in the kernel. For the GPU so are constant
 /// globals (their host address means nothing on the device; lcc-gpu-kernels
-/// copies the global into the device module).
+/// copies the global into the device module). On the CPU, an integer
+/// constant that no instruction can take as an immediate (x86's are 32-bit)
+/// is an argument instead: it lives in a register either way, and kernels
+/// that differ only in such values (the random initializers' seeds, one per
+/// parameter) are then one kernel, compiled once.
 bool isCloneableConstant(Value v, bool gpu) {
   Operation *def = v.getDefiningOp();
   if (gpu && llvm::isa_and_nonnull<memref::GetGlobalOp>(def))
     return true;
-  return def && def->hasTrait<OpTrait::ConstantLike>() && def->getNumOperands() == 0 &&
-         def->getNumRegions() == 0;
+  if (!def || !def->hasTrait<OpTrait::ConstantLike>() || def->getNumOperands() != 0 ||
+      def->getNumRegions() != 0)
+    return false;
+  APInt value;
+  return gpu || !v.getType().isInteger(64) || !matchPattern(v, m_ConstantInt(&value)) ||
+         value.isSignedIntN(32);
 }
 
 /// The loop dimension of a linalg op whose iterations can run on different

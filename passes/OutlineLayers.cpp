@@ -190,35 +190,40 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     }
 
     // Runs in program order; each layer instance's runs numbered by phase
-    // (a step has a layer's forward run and, later, its backward run).
+    // (a step has a layer's forward run and, later, its backward run), per
+    // block: the step's own, and a micro-batch loop's body (each iteration
+    // runs every layer's forward and backward there).
     std::vector<Run> runs;
-    llvm::StringMap<unsigned> phases;
-    // Where the last run would continue: after its last op and the
-    // rematerializable ops that follow it.
-    Operation *next = nullptr;
-    for (Operation &op : fn.getBody().front().without_terminator()) {
-      // What a layer function makes again is in no run (CSE shares one
-      // empty tensor or zero fill among many layers) and does not end one.
-      if (rematerializable(&op)) {
-        if (next == &op)
-          next = op.getNextNode();
-        continue;
+    lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+      llvm::StringMap<unsigned> phases;
+      // Where the last run would continue: after its last op and the
+      // rematerializable ops that follow it.
+      Operation *next = nullptr;
+      size_t first = runs.size();
+      for (Operation &op : block.without_terminator()) {
+        // What a layer function makes again is in no run (CSE shares one
+        // empty tensor or zero fill among many layers) and does not end one.
+        if (rematerializable(&op)) {
+          if (next == &op)
+            next = op.getNextNode();
+          continue;
+        }
+        // Only computation moves into layer functions: an op with effects (a
+        // collective) stays in the step, in its order, between two runs.
+        std::optional<LayerKey> key = layerOf(op.getLoc());
+        if (!key || !isMemoryEffectFree(&op)) {
+          next = nullptr;
+          continue;
+        }
+        if (runs.size() == first || runs.back().layer.instance != key->instance || next != &op) {
+          runs.emplace_back();
+          runs.back().layer = *key;
+          runs.back().phase = phases[key->instance]++;
+        }
+        runs.back().ops.push_back(&op);
+        next = op.getNextNode();
       }
-      // Only computation moves into layer functions: an op with effects (a
-      // collective) stays in the step, in its order, between two runs.
-      std::optional<LayerKey> key = layerOf(op.getLoc());
-      if (!key || !isMemoryEffectFree(&op)) {
-        next = nullptr;
-        continue;
-      }
-      if (runs.empty() || runs.back().layer.instance != key->instance || next != &op) {
-        runs.emplace_back();
-        runs.back().layer = *key;
-        runs.back().phase = phases[key->instance]++;
-      }
-      runs.back().ops.push_back(&op);
-      next = op.getNextNode();
-    }
+    });
 
     // Runs of one layer pattern and phase with the same structure share a
     // function; near-twins (a layer with one more op) get their own class.
@@ -265,11 +270,13 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
       op->erase();
     // What the layer functions make again may have no other use left; in
     // reverse, so that a fill goes before the empty tensor it fills.
-    SmallVector<Operation *> ops = llvm::map_to_vector(
-        fn.getBody().front().without_terminator(), [](Operation &op) { return &op; });
-    for (Operation *op : llvm::reverse(ops))
-      if (rematerializable(op) && isOpTriviallyDead(op))
-        op->erase();
+    lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+      SmallVector<Operation *> ops =
+          llvm::map_to_vector(block.without_terminator(), [](Operation &op) { return &op; });
+      for (Operation *op : llvm::reverse(ops))
+        if (rematerializable(op) && isOpTriviallyDead(op))
+          op->erase();
+    });
   }
 
   void outline(ArrayRef<Run *> members, func::FuncOp fn, OpBuilder &moduleBuilder,

@@ -550,18 +550,21 @@ def LccApproximateMathPass : Pass<"lcc-approximate-math"> {
 def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Repeated layers of a function become calls of one function per layer kind";
   let description = [{
-    Outlines a function's repeated layers, so that bufferization analyses
-    one copy of each (the AOT pipelines run it on linalg, after fusion, on
-    @forward and @train_step, and inline the layers back after one-shot
-    bufferization). In `@<function>` (one straight-line block) a run is a
+    Outlines a function's repeated layers, so that what follows works on
+    one copy of each (the AOT pipelines run it on linalg, after the first
+    CSE and before fusion, on @forward and @train_step; the CUDA pipeline
+    inlines the layers back after one-shot bufferization). In
+    `@<function>` (one straight-line block, and the bodies of its
+    micro-batch loops, each on its own) a run is a
     maximal sequence of consecutive effect-free ops named (`NameLoc`) after
     one layer instance: the name up to its first `<identifier>.<number>`
     component ("h.3." from the DSL's loops, "/transformer/h.3/attn/MatMul"
     from ONNX; not "Add_1", ONNX's node numbering). An op with effects (a
     collective) stays in the step and ends the run. Runs of one layer
     pattern ("h.*") and phase (in `@train_step` a layer's forward is phase 0,
-    its backward phase 1) that are equal in structure (ops with their
-    regions, attributes, operand and result types, internal wiring, live-ins
+    its backward phase 1, the optimizer's passes over its parameters the
+    next) that are equal in structure (ops with their regions, attributes
+    inherent and discardable, operand and result types, internal wiring, live-ins
     by first use, the results used after the run) become calls of one
     private function `@<function>_layer<N>` {lcc.layer = "h.*",
     lcc.layer_phase}, taking the live-ins and returning the live-outs.

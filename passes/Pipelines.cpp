@@ -91,7 +91,8 @@ int64_t attentionMinScores(const std::string &attention, bool cuda) {
   return 512 * 512;
 }
 
-void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores) {
+void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores,
+                                bool outlineLayers) {
   // The gradient of a tensor sliced several ways (q/k/v) is one concat of
   // the slices' gradients, not a sum of zero-padded copies.
   pm.addPass(createLccFoldZeroConcatsPass());
@@ -104,6 +105,19 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   pm.addPass(createLccLowerToLinalgPass());
   // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
   addTextual(pm, "func.func(canonicalize,cse)");
+  // Each repeated layer becomes one function, so that everything from here
+  // on (fusion, bufferization, the memory plan, kernels, LLVM) works on one
+  // copy of it: compile time flat in depth. On linalg after CSE, so that the
+  // program is the one the inline layers give (CSE merges what the backward
+  // recomputes of the forward), and after sharding, whose collectives stay
+  // in the step between the calls.
+  if (outlineLayers)
+    for (const char *function : {"forward", "train_step"}) {
+      LccOutlineLayersPassOptions layers;
+      layers.function = function;
+      layers.ifPresent = true;
+      pm.addPass(createLccOutlineLayersPass(layers));
+    }
   // Elementwise chains become one kernel with their consumer (GEMMs stay
   // separate for the libraries); then clean up what fusion leaves.
   pm.addPass(createLccFusePass());
@@ -167,20 +181,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
 /// Linalg on tensors to bufferized functions whose temporaries live in one
 /// arena: what the CPU and CUDA AOT pipelines share.
-static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers,
-                          bool inlineLayers) {
-  // Each repeated layer becomes one function, so that bufferization analyses
-  // one copy of it (compile time flat in depth). On linalg, after fusion and
-  // CSE, so that the program is the one the inline layers give (CSE merges
-  // what the backward recomputes of the forward), and after sharding, whose
-  // collectives stay in the step between the calls.
-  if (outlineLayers)
-    for (const char *function : {"forward", "train_step"}) {
-      LccOutlineLayersPassOptions layers;
-      layers.function = function;
-      layers.ifPresent = true;
-      pm.addPass(createLccOutlineLayersPass(layers));
-    }
+static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool inlineLayers) {
   // Results become caller-owned out-params while still on tensors, so that
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
@@ -205,16 +206,17 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool outlineLayers
 /// The train step when asked for, then linalg (which attentions stay whole
 /// for the fused kernels: the train options' choice, else `attention`).
 static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         const std::string &attention, bool cuda) {
+                         const std::string &attention, bool cuda, bool outlineLayers) {
   if (train)
     buildTrainStepPipeline(pm, *train);
-  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda));
+  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda),
+                             outlineLayers);
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
                          int64_t overlap, const std::string &attention, bool outlineLayers) {
-  addAotLinalg(pm, train, attention, /*cuda=*/false);
-  addAotBuffers(pm, overlap, outlineLayers, /*inlineLayers=*/false);
+  addAotLinalg(pm, train, attention, /*cuda=*/false, outlineLayers);
+  addAotBuffers(pm, overlap, /*inlineLayers=*/false);
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
@@ -226,10 +228,10 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
 void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
                           const std::string &attention, bool outlineLayers) {
-  addAotLinalg(pm, train, attention, /*cuda=*/true);
+  addAotLinalg(pm, train, attention, /*cuda=*/true, outlineLayers);
   // The GPU kernels' alignment and launch fusion know the public functions'
   // buffers only: layer functions are inlined after bufferization.
-  addAotBuffers(pm, overlap, outlineLayers, /*inlineLayers=*/true);
+  addAotBuffers(pm, overlap, /*inlineLayers=*/true);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
   pm.addPass(createLccGemmToLibraryPass(gemm));
