@@ -272,6 +272,11 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     in = vjp::sliceAxis(b, loc, in, 0, k, k + 1);
     return vjp::reshape(b, loc, in, full.getShape().drop_front());
   };
+  // A parameter's own ops here (the optimizer's, its gradient's sum over
+  // micro-batches when unrolled or peeled) are named after it, so that a repeated layer's are found
+  // like its forward and backward (lcc-outline-layers: "h.3.attn.c_attn.weight"
+  // is of layer h.3).
+  auto at = [&](unsigned n) { return NameLoc::get(trainable[n].name, loc); };
   Value lossSum;
   SmallVector<Value> gradSum(trainable.size());
   if (accum == 1) {
@@ -286,7 +291,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       SmallVector<Value> out = microBatch([&](unsigned n) { return rowOf(n, k); });
       lossSum = k ? vjp::add(b, loc, lossSum, out[0]) : out[0];
       for (unsigned n = 0; n < trainable.size(); ++n)
-        gradSum[n] = k ? vjp::add(b, loc, gradSum[n], out[n + 1]) : out[n + 1];
+        gradSum[n] = k ? vjp::add(b, at(n), gradSum[n], out[n + 1]) : out[n + 1];
     }
   } else {
     // One copy of the body in a loop over the micro-batches (compile time
@@ -319,6 +324,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       return tensor::ExtractSliceOp::create(b, loc, row, in, offsets, sizes, strides);
     });
     SmallVector<Value> next;
+    // Not named after the parameters: each sum must stay a generic of the
+    // loop's body, which lcc-accumulate-in-place makes update its carried
+    // buffer (a call's result is never the carried value's buffer).
     for (auto [acc, v] : llvm::zip(loop.getRegionIterArgs(), out))
       next.push_back(vjp::add(b, loc, acc, v));
     scf::YieldOp::create(b, loc, next);
@@ -330,13 +338,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       SmallVector<Value> last = microBatch([&](unsigned n) { return rowOf(n, accum - 1); });
       lossSum = vjp::add(b, loc, lossSum, last[0]);
       for (unsigned n = 0; n < trainable.size(); ++n)
-        gradSum[n] = vjp::add(b, loc, gradSum[n], last[n + 1]);
+        gradSum[n] = vjp::add(b, at(n), gradSum[n], last[n + 1]);
     }
   }
-  // A parameter's own optimizer ops are named after it, so that a repeated
-  // layer's updates are found like its forward and backward
-  // (lcc-outline-layers: "h.3.attn.c_attn.weight" is of layer h.3).
-  auto at = [&](unsigned n) { return NameLoc::get(trainable[n].name, loc); };
   Value loss = lossSum;
   SmallVector<Value> grads = gradSum;
   if (accum > 1)

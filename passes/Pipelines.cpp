@@ -104,7 +104,10 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // Every lcc op becomes linalg on tensors: the target-neutral hand-off point.
   pm.addPass(createLccLowerToLinalgPass());
   // Folds the tensor.empty/fill/broadcast scaffolding the patterns leave.
-  addTextual(pm, "func.func(canonicalize,cse)");
+  // Bottom-up: a micro-batch loop's body is folded before the loop itself
+  // (top-down, folding the loop's carried values revisits its whole body:
+  // 0.21 s against 0.09 s on GPT-2 with --accum=8; the same IR).
+  addTextual(pm, "func.func(canonicalize{top-down=false},cse)");
   // Each repeated layer becomes one function, so that everything from here
   // on (fusion, bufferization, the memory plan, kernels, LLVM) works on one
   // copy of it: compile time flat in depth. On linalg after CSE, so that the
