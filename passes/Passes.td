@@ -551,9 +551,9 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Repeated layers of a function become calls of one function per layer kind";
   let description = [{
     Outlines a function's repeated layers, so that what follows works on
-    one copy of each (the AOT pipelines run it on linalg, after the first
-    CSE and before fusion, on @forward and @train_step; the CUDA pipeline
-    inlines the layers back after one-shot bufferization). In
+    one copy of each (the AOT pipelines run it on linalg, after fusion and
+    CSE, on @forward and @train_step; the CUDA pipeline inlines the layers
+    back after one-shot bufferization). In
     `@<function>` (one straight-line block, and the bodies of its
     micro-batch loops, each on its own) a run is a
     maximal sequence of consecutive effect-free ops named (`NameLoc`) after

@@ -53,8 +53,8 @@ void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &opt
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 /// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for
 /// the fused kernels (attentionMinScores). With `outlineLayers` (the AOT
-/// pipelines), repeated layers of @forward and @train_step become functions
-/// before fusion (lcc-outline-layers).
+/// pipelines), repeated layers of @forward and @train_step then become
+/// functions (lcc-outline-layers).
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, int64_t keepAttentionMinScores = 0,
                                 bool outlineLayers = false);
 
