@@ -39,6 +39,26 @@ FailureOr<func::ReturnOp> outParamReturn(func::FuncOp fn, StringRef kind) {
   return ret;
 }
 
+/// Appends one out-param per type to `fn`, `{lcc.result = i}` plus
+/// `attrs[i]` (may be null). All at once: one argument at a time rebuilds the
+/// signature each time (quadratic in a deep step's thousands of results).
+LogicalResult appendOutParams(func::FuncOp fn, TypeRange types, ArrayRef<DictionaryAttr> attrs) {
+  Builder b(fn.getContext());
+  SmallVector<DictionaryAttr> argAttrs;
+  for (auto [i, extra] : llvm::enumerate(attrs)) {
+    SmallVector<NamedAttribute> list;
+    if (extra)
+      llvm::append_range(list, extra.getValue());
+    list.push_back(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(int64_t(i))));
+    argAttrs.push_back(b.getDictionaryAttr(list));
+  }
+  SmallVector<unsigned> at(types.size(), fn.getNumArguments());
+  SmallVector<Location> locs(types.size(), fn.getLoc());
+  if (failed(fn.insertArguments(at, SmallVector<Type>(types), argAttrs, locs)))
+    return fn.emitError() << "lcc-out-params: cannot add the out-params";
+  return success();
+}
+
 LogicalResult rewriteFunction(func::FuncOp fn) {
   FailureOr<func::ReturnOp> found = outParamReturn(fn, "");
   if (failed(found))
@@ -56,21 +76,9 @@ LogicalResult rewriteFunction(func::FuncOp fn) {
     resultAttrs.push_back(fn.getResultAttrDict(i));
 
   OpBuilder b(ret);
-  // All at once: one argument at a time rebuilds the signature each time
-  // (quadratic in a deep step's thousands of results).
-  SmallVector<DictionaryAttr> argAttrs;
-  for (auto [i, type] : llvm::enumerate(outTypes)) {
-    SmallVector<NamedAttribute> attrs;
-    if (resultAttrs[i])
-      llvm::append_range(attrs, resultAttrs[i].getValue());
-    attrs.push_back(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(i)));
-    argAttrs.push_back(b.getDictionaryAttr(attrs));
-  }
-  SmallVector<unsigned> at(outTypes.size(), first);
-  SmallVector<Type> types(outTypes.begin(), outTypes.end());
-  SmallVector<Location> locs(outTypes.size(), fn.getLoc());
-  if (failed(fn.insertArguments(at, types, argAttrs, locs)))
-    return fn.emitError() << "lcc-out-params: cannot add the out-params";
+  if (failed(appendOutParams(fn, SmallVector<Type>(outTypes.begin(), outTypes.end()),
+                             resultAttrs)))
+    return failure();
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, ret.getLoc(), TypeRange{}, value, fn.getArgument(first + i));
@@ -105,15 +113,9 @@ LogicalResult rewriteLayer(func::FuncOp fn, ArrayRef<Operation *> uses) {
     if (llvm::isa<TensorType>(fn.getArgument(i).getType()))
       fn.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
   unsigned first = fn.getNumArguments();
-  SmallVector<DictionaryAttr> argAttrs;
-  for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    argAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("lcc.result", b.getI64IntegerAttr(i))));
-  SmallVector<unsigned> at(fn.getNumResults(), first);
-  SmallVector<Type> types(fn.getResultTypes());
-  SmallVector<Location> locs(fn.getNumResults(), fn.getLoc());
-  if (failed(fn.insertArguments(at, types, argAttrs, locs)))
-    return fn.emitError() << "lcc-out-params: cannot add the out-params";
+  if (failed(appendOutParams(fn, SmallVector<Type>(fn.getResultTypes()),
+                             SmallVector<DictionaryAttr>(fn.getNumResults()))))
+    return failure();
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, ret.getLoc(), value.getType(), value, fn.getArgument(first + i));
@@ -171,10 +173,12 @@ struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
       for (const SymbolTable::SymbolUse &use : *uses)
         if (Operation *target = symbols.lookup(use.getSymbolRef().getRootReference()))
           users[target].push_back(use.getUser());
+    SmallVector<Operation *> layerCalls;
     for (auto fn : llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
-      if (fn->hasAttr("lcc.layer") && !fn.isExternal()) {
+      if (fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal()) {
         if (failed(rewriteLayer(fn, users.lookup(fn))))
           return signalPassFailure();
+        llvm::append_range(layerCalls, users.lookup(fn));
         continue;
       }
       if (!fn.isPublic() || fn.isExternal())
@@ -189,14 +193,10 @@ struct LccOutParamsPass : lcc::impl::LccOutParamsPassBase<LccOutParamsPass> {
       if (failed(rewriteFunction(fn)))
         return signalPassFailure();
     }
-    SmallVector<func::CallOp> calls;
-    getOperation().walk([&](func::CallOp call) {
-      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-          callee && callee->hasAttr("lcc.layer"))
-        calls.push_back(call);
-    });
-    for (func::CallOp call : calls)
-      writeResultsInPlace(call);
+    // Once every function has its out-params (rewriteLayer checked these
+    // are calls).
+    for (Operation *call : layerCalls)
+      writeResultsInPlace(llvm::cast<func::CallOp>(call));
   }
 };
 

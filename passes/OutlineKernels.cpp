@@ -198,7 +198,7 @@ struct LccOutlineKernelsPass : lcc::impl::LccOutlineKernelsPassBase<LccOutlineKe
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
     SmallVector<func::FuncOp> functions;
     for (auto fn : module.getOps<func::FuncOp>())
-      if ((fn.isPublic() || fn->hasAttr("lcc.layer")) && !fn.isExternal())
+      if ((fn.isPublic() || fn->hasAttr(lcc::kLayerAttr)) && !fn.isExternal())
         functions.push_back(fn);
     llvm::StringMap<func::FuncOp> kernels;
     SymbolTable symbols(module);

@@ -291,7 +291,7 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
                                       (fn.getSymName() + "_layer" + Twine(n)).str(), type);
     layer.setPrivate();
     symbols.insert(layer); // renames on a clash
-    layer->setAttr("lcc.layer", moduleBuilder.getStringAttr(pattern));
+    layer->setAttr(lcc::kLayerAttr, moduleBuilder.getStringAttr(pattern));
     layer->setAttr("lcc.layer_phase", moduleBuilder.getI64IntegerAttr(phase));
     Block *entry = layer.addEntryBlock();
     OpBuilder body = OpBuilder::atBlockBegin(entry);

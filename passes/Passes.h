@@ -27,6 +27,10 @@ namespace lcc {
 /// (its Passes.td entry): later passes treat its body like a function body.
 inline constexpr llvm::StringLiteral kMicroBatchesAttr = "lcc.micro_batches";
 
+/// Marks a layer function (lcc-outline-layers; its value is the layer pattern,
+/// "h.*"): later passes compile it once for all its calls.
+inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
+
 /// Whether `op` is such a loop.
 inline bool isMicroBatchLoop(mlir::Operation *op) {
   return op->hasAttr(kMicroBatchesAttr) && llvm::isa<mlir::scf::ForOp>(op);

@@ -243,7 +243,7 @@ LogicalResult summarizeLayer(func::FuncOp fn, Layers &layers) {
   Block &block = fn.getBody().front();
   for (auto call : block.getOps<func::CallOp>())
     if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-        callee && callee->hasAttr("lcc.layer"))
+        callee && callee->hasAttr(lcc::kLayerAttr))
       return call.emitError() << "lcc-plan-memory: layer function @" << fn.getSymName()
                               << " calls layer function @" << callee.getSymName()
                               << "; layer functions are planned as leaves";
@@ -335,7 +335,7 @@ struct LccPlanMemoryPass : lcc::impl::LccPlanMemoryPassBase<LccPlanMemoryPass> {
     // Layer functions first: their callers place their temporaries.
     Layers layers;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr("lcc.layer") && !fn.isExternal() && failed(summarizeLayer(fn, layers)))
+      if (fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal() && failed(summarizeLayer(fn, layers)))
         return signalPassFailure();
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.isPublic() && !fn.isExternal() && failed(planFunction(fn, layers)))

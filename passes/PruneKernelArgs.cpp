@@ -76,7 +76,7 @@ struct LccPruneKernelArgsPass : lcc::impl::LccPruneKernelArgsPassBase<LccPruneKe
     // Kernels first, then the layer functions that call them: once their
     // kernels read only pointers, so do they.
     llvm::MapVector<Operation *, SmallVector<LLVM::CallOp>> calls;
-    for (StringRef kind : {"lcc.kernel", "lcc.layer"})
+    for (StringRef kind : {StringRef("lcc.kernel"), StringRef(lcc::kLayerAttr)})
       for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
         if (fn->hasAttr(kind) && !fn.isExternal())
           calls[fn];

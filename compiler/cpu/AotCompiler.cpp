@@ -290,13 +290,20 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   }
   if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
     code.report["split_reductions"] = n.getInt();
-  // GEMMs are counted per run of the step: those of a layer function once
-  // per call of it.
+  // Layer functions (lcc-outline-layers): their GEMMs are counted once per
+  // call of them (per run of the step); they are host code like the
+  // exported functions (calls of kernels and address arithmetic).
   llvm::StringMap<int64_t> layerCalls;
+  std::vector<std::string> hostCode = exported;
+  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
+    if (fn->hasAttr(kLayerAttr)) {
+      layerCalls[fn.getName()] = 0;
+      hostCode.push_back(fn.getName().str());
+    }
   clone->walk([&](LLVM::CallOp call) {
     if (auto callee = call.getCallee())
-      if (auto fn = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee); fn && fn->hasAttr("lcc.layer"))
-        ++layerCalls[*callee];
+      if (auto it = layerCalls.find(*callee); it != layerCalls.end())
+        ++it->second;
   });
   int64_t kernels = 0, gemms = 0, overwrites = 0;
   clone->walk([&](Operation *op) {
@@ -310,7 +317,8 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
                             *call.getCallee()))
       return;
     auto parent = call->getParentOfType<LLVM::LLVMFuncOp>();
-    int64_t times = parent->hasAttr("lcc.layer") ? layerCalls.lookup(parent.getName()) : 1;
+    auto layer = layerCalls.find(parent.getName());
+    int64_t times = layer == layerCalls.end() ? 1 : layer->second;
     gemms += times;
     // beta 0 (the last argument): C's zero fill was dropped (lcc-gemm-to-library).
     APInt beta;
@@ -334,13 +342,6 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     if (bytes.getInt() > 0)
       shapes[fn.getName().str()].push_back({bytes.getInt()});
   }
-
-  // Layer functions (lcc-outline-layers) are host code like the exported
-  // functions: calls of kernels and address arithmetic.
-  std::vector<std::string> hostCode = exported;
-  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
-    if (fn->hasAttr("lcc.layer"))
-      hostCode.push_back(fn.getName().str());
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
