@@ -485,9 +485,16 @@ def LccFusePass : Pass<"lcc-fuse", "::mlir::ModuleOp"> {
     either side is a contraction, which stays a separate GEMM for the BLAS /
     cuBLASLt call. Chains such as bias + GELU, the max-subtract-exp of
     softmax, or the whole AdamW update of one parameter become one kernel.
+    A fused kernel reads at most `max-inputs` tensors: a long chain (the
+    global gradient norm's running sum, one add per parameter) continues in
+    a new kernel past it, in the same order of arithmetic.
     The module gets `lcc.fusion = {kernels_before = N, kernels_after = M}`
     (linalg ops other than fills), which `lcc --report` prints.
   }];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"64",
+           "Most tensors a fused kernel reads">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
