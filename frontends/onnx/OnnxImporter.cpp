@@ -74,6 +74,7 @@ static const std::vector<OpEntry> &opTable() {
     addMathOps(t);
     addShapeOps(t);
     addLossOps(t);
+    addHostOps(t);
     return t;
   }();
   return table;

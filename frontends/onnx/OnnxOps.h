@@ -128,6 +128,10 @@ struct OpEntry {
 void addMathOps(std::vector<OpEntry> &table);
 void addShapeOps(std::vector<OpEntry> &table);
 void addLossOps(std::vector<OpEntry> &table);
+/// OnnxOpsHost.cpp: what mask, position and table subgraphs use (logic,
+/// IsNaN/IsInf, CumSum, GatherND, ScatterND, Tile, trigonometry), mostly
+/// folded on the host.
+void addHostOps(std::vector<OpEntry> &table);
 
 // Host-tensor helpers shared by the handler files.
 std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,

@@ -404,6 +404,54 @@ TEST(OnnxLoader, NegativeSplitSizesAreAnError) {
                             "not be negative");
 }
 
+/// CumSum and GatherND fold exactly on int64 position ids (beyond 2^53, as
+/// shape arithmetic does); a compile-time-only op fed run-time data, and an
+/// out-of-range GatherND index, are errors naming the node and the input.
+TEST(OnnxLoader, PositionIdOpsFoldExactly) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  const int64_t p53 = int64_t(1) << 53;
+  addIntConstant(g, "ones", {p53, 1, 1, 1});
+  addIntConstant(g, "axis", {0}, true);
+  addNode(g, "CumSum", {"ones", "axis"}, {"pos"}, "cumsum");
+  addIntConstant(g, "table", {10, 11, 12, 13, 14, 15});
+  addIntConstant(g, "shape", {3, 2});
+  addNode(g, "Reshape", {"table", "shape"}, {"t2"}, "reshape");
+  addIntConstant(g, "where", {2, 1, -3, 0});
+  addIntConstant(g, "pairs", {2, 2});
+  addNode(g, "Reshape", {"where", "pairs"}, {"idx"}, "reshape_idx");
+  addNode(g, "GatherND", {"t2", "idx"}, {"picked"}, "gathernd");
+  for (const char *out : {"pos", "picked"})
+    g.add_output()->set_name(out);
+  std::vector<HostTensor> r = run(m);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].toVector<int64_t>(), (std::vector<int64_t>{p53, p53 + 1, p53 + 2, p53 + 3}));
+  EXPECT_EQ(r[1].toVector<int64_t>(), (std::vector<int64_t>{15, 10})); // [2,1], [-3,0]
+}
+
+TEST(OnnxLoader, CompileTimeOnlyOpsNameTheirInput) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  addNode(g, "Cos", {"x"}, {"c"}, "rope_cos");
+  g.add_output()->set_name("c");
+  bool unsupported = false;
+  EXPECT_EQ(importError(m, &unsupported),
+            "model.onnx: node 'rope_cos' (Cos, opset 17): error: Cos runs only at compile time "
+            "in lcc (mask, position and RoPE-table subgraphs), but input 'x' depends on the "
+            "model's inputs");
+  EXPECT_TRUE(unsupported);
+
+  onnx::ModelProto n = validModel();
+  onnx::GraphProto &h = *n.mutable_graph();
+  addIntConstant(h, "data", {1, 2, 3});
+  addIntConstant(h, "idx", {3});
+  addNode(h, "GatherND", {"data", "idx"}, {"v"}, "gathernd");
+  h.add_output()->set_name("v");
+  EXPECT_EQ(importError(n), "model.onnx: node 'gathernd' (GatherND, opset 17): error: index 3 is "
+                            "out of range for dimension 0 of size 3");
+}
+
 /// A model exported with its loss: logits = Gather(emb, ids), loss =
 /// SoftmaxCrossEntropyLoss over the class axis. --loss=loss keeps it, and its
 /// two integer inputs become lcc-run's tokens and targets (i32).

@@ -1,0 +1,388 @@
+//===- OnnxOpsHost.cpp - mask, position and table ops, mostly folded ------===//
+//
+// Ops that exported language models use to build masks, position ids and
+// RoPE tables (And/Or/Xor, CumSum, Cos/Sin, ...) and sdpa's guard against
+// fully masked rows (IsNaN). Once batch and sequence are fixed, the mask and
+// table subgraphs depend only on constants, so most of these fold on the
+// host; the logic ops and the value tests also run in kernels.
+//
+// Ops marked "compile time only" have no lcc kernel: a graph that feeds them
+// run-time data gets an error naming the input, not a wrong program.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OnnxOps.h"
+#include "lcc_onnx.pb.h"
+
+#include "dialects/lcc/LccOps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+
+namespace lcc::onnx_import {
+namespace {
+
+/// Input i of an op lcc evaluates only at compile time.
+llvm::Expected<const HostTensor *> hostOnly(NodeCtx &c, unsigned i = 0) {
+  if (!c.has(i))
+    return c.error("input " + llvm::Twine(i) + " is missing");
+  if (!c.isConstant(i))
+    return c.unsupported(c.node.op_type() + " runs only at compile time in lcc (mask, position "
+                         "and RoPE-table subgraphs), but input '" + c.node.input(int(i)) +
+                         "' depends on the model's inputs");
+  return &c.known(i);
+}
+
+/// A float function of a float tensor, folded (Cos, Sin, Floor, ...).
+OpHandler hostMath(double (*f)(double)) {
+  return [f](NodeCtx &c) -> llvm::Error {
+    auto x = hostOnly(c);
+    if (!x)
+      return x.takeError();
+    if (!isFloatType((*x)->elementType()))
+      return c.error("expects a float tensor");
+    const HostTensor &in = **x;
+    c.setOutput(0, HostTensor::generate(in.elementType(), in.shape(),
+                                        [&](int64_t i) { return f(in.getDouble(i)); }));
+    return llvm::Error::success();
+  };
+}
+
+/// And ('&'), Or ('|'), Xor ('^') of bool tensors, broadcast.
+OpHandler logical(char kind) {
+  return [kind](NodeCtx &c) -> llvm::Error {
+    for (unsigned i = 0; i < 2; ++i)
+      if (!c.type(i).getElementType().isInteger(1))
+        return c.error("input " + llvm::Twine(i) + " is not a bool tensor");
+    auto shape = broadcastShape(c.shape(0), c.shape(1));
+    if (!shape)
+      return c.error("operand shapes do not broadcast");
+    if (c.allConstant()) {
+      if (llvm::Error e = c.checkShape(*shape, true))
+        return e;
+      const HostTensor &x = c.known(0), &y = c.known(1);
+      c.setOutput(0, HostTensor::generate(ElementType::I1, *shape, [&](int64_t i) {
+                    bool a = x.getInt(broadcastIndex(x, *shape, i)) != 0;
+                    bool b = y.getInt(broadcastIndex(y, *shape, i)) != 0;
+                    return kind == '&' ? a && b : kind == '|' ? a || b : a != b;
+                  }));
+      return llvm::Error::success();
+    }
+    auto boolType = RankedTensorType::get(*shape, c.b.getI1Type());
+    if (kind == '^') {
+      c.setOutput(0, lcc::CmpOp::create(c.b, c.loc, boolType, c.tensor(0), c.tensor(1),
+                                        c.b.getStringAttr("ne"))
+                         .getResult());
+      return llvm::Error::success();
+    }
+    // Kernels have no bool arithmetic: count the true operands in f32
+    // (exact: 0, 1 or 2), both true for And, any for Or.
+    Type f32 = c.b.getF32Type();
+    auto count = [&](unsigned i) -> Value {
+      return lcc::ConvertOp::create(c.b, c.loc, RankedTensorType::get(c.shape(i), f32),
+                                    c.tensor(i));
+    };
+    auto countType = RankedTensorType::get(*shape, f32);
+    Value n = kind == '&'
+                  ? Value(lcc::MulOp::create(c.b, c.loc, countType, count(0), count(1)))
+                  : Value(lcc::AddOp::create(c.b, c.loc, countType, count(0), count(1)));
+    c.setOutput(0, lcc::CmpOp::create(c.b, c.loc, boolType, n, c.scalar(f32, 0.0),
+                                      c.b.getStringAttr("ne"))
+                       .getResult());
+    return llvm::Error::success();
+  };
+}
+
+/// IsNaN, and IsInf with its detect_positive / detect_negative attributes.
+OpHandler valueTest(bool nan) {
+  return [nan](NodeCtx &c) -> llvm::Error {
+    bool pos = nan || c.attrInt("detect_positive", 1) != 0;
+    bool neg = nan || c.attrInt("detect_negative", 1) != 0;
+    double inf = std::numeric_limits<double>::infinity();
+    if (c.isConstant(0)) {
+      const HostTensor &x = c.known(0);
+      c.setOutput(0, HostTensor::generate(ElementType::I1, x.shape(), [&](int64_t i) {
+                    double v = x.getDouble(i);
+                    return nan ? std::isnan(v) : (pos && v == inf) || (neg && v == -inf);
+                  }));
+      return llvm::Error::success();
+    }
+    Type et = c.type(0).getElementType();
+    if (!llvm::isa<FloatType>(et))
+      return c.error("expects a float tensor");
+    auto boolType = RankedTensorType::get(c.shape(0), c.b.getI1Type());
+    auto cmp = [&](const char *predicate, Value lhs, Value rhs) {
+      return lcc::CmpOp::create(c.b, c.loc, boolType, lhs, rhs, c.b.getStringAttr(predicate))
+          .getResult();
+    };
+    Value x = c.tensor(0);
+    if (nan) // only NaN compares unequal to itself (unordered "ne")
+      c.setOutput(0, cmp("ne", x, x));
+    else if (pos && neg) // |x| = max(x, -x) is +inf for either infinity
+      c.setOutput(0, cmp("eq",
+                         lcc::MaximumOp::create(c.b, c.loc, c.type(0), x,
+                                                lcc::NegOp::create(c.b, c.loc, x)),
+                         c.scalar(et, inf)));
+    else if (pos || neg)
+      c.setOutput(0, cmp("eq", x, c.scalar(et, pos ? inf : -inf)));
+    else // detects nothing: nothing is below -inf, so all false
+      c.setOutput(0, cmp("lt", x, c.scalar(et, -inf)));
+    return llvm::Error::success();
+  };
+}
+
+/// CumSum (compile time only): running sums along `axis` (input 1), in the
+/// tensor's own arithmetic (wrapping int64, f32 rounded at every step).
+llvm::Error cumSum(NodeCtx &c) {
+  auto x = hostOnly(c);
+  if (!x)
+    return x.takeError();
+  auto axisT = c.constant(1, "axis");
+  if (!axisT)
+    return axisT.takeError();
+  const HostTensor &in = **x;
+  std::vector<int64_t> axisV = toInts(**axisT);
+  int64_t rank = int64_t(in.shape().size());
+  std::optional<int64_t> axis =
+      axisV.size() == 1 ? normalizeAxis(axisV[0], rank) : std::nullopt;
+  if (!axis)
+    return c.error("axis must be one value in [-rank, rank)");
+  bool exclusive = c.attrInt("exclusive", 0) != 0, reverse = c.attrInt("reverse", 0) != 0;
+  int64_t n = in.shape()[*axis], inner = 1;
+  for (int64_t d = *axis + 1; d < rank; ++d)
+    inner *= in.shape()[d];
+  int64_t outer = n && inner ? in.numElements() / (n * inner) : 0;
+  if (in.elementType() == ElementType::I1)
+    return c.error("expects a numeric tensor, not bool");
+  HostTensor out(in.elementType(), in.shape());
+  bool ints = !isFloatType(in.elementType());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t accInt = 0;
+      double acc = 0.0;
+      for (int64_t s = 0; s < n; ++s) {
+        int64_t k = reverse ? n - 1 - s : s;
+        int64_t i = (o * n + k) * inner + j;
+        auto store = [&]() {
+          if (in.elementType() == ElementType::I64)
+            out.data<int64_t>()[i] = accInt;
+          else if (ints) // int32 wraps like int32 arithmetic
+            out.data<int32_t>()[i] = int32_t(uint32_t(uint64_t(accInt)));
+          else
+            out.setDouble(i, acc);
+        };
+        if (exclusive)
+          store();
+        if (ints)
+          accInt = int64_t(uint64_t(accInt) + uint64_t(in.getInt(i)));
+        else if (in.elementType() == ElementType::F32)
+          acc = double(float(acc + in.getDouble(i))); // one f32 rounding per add
+        else
+          acc += in.getDouble(i);
+        if (!exclusive)
+          store();
+      }
+    }
+  c.setOutput(0, std::move(out));
+  return llvm::Error::success();
+}
+
+int64_t product(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// Where each index tuple of GatherND/ScatterND points: for tuple t, the
+/// element offset of the slice it selects in `data` (rank r, the first
+/// `batch` dimensions shared with `indices`). Slices are the trailing
+/// dimensions past the tuple's.
+struct IndexTuples {
+  int64_t count = 0, slice = 1;
+  std::vector<int64_t> offsets;
+};
+
+llvm::Expected<IndexTuples> indexTuples(NodeCtx &c, const HostTensor &data,
+                                        const HostTensor &indices, int64_t batch) {
+  int64_t r = data.rank(), q = indices.rank();
+  if (r < 1 || q < 1)
+    return c.error("data and indices must have rank >= 1");
+  if (isFloatType(indices.elementType()))
+    return c.error("indices must be integers");
+  int64_t k = indices.shape()[q - 1];
+  if (batch < 0 || batch >= std::min(q, r))
+    return c.error("batch_dims must be in [0, min(rank(data), rank(indices)))");
+  if (k < 1 || k > r - batch)
+    return c.error("the last dimension of indices must be in [1, rank(data) - batch_dims]");
+  for (int64_t i = 0; i < batch; ++i)
+    if (indices.shape()[i] != data.shape()[i])
+      return c.error("batch dimension " + llvm::Twine(i) + " differs between data and indices");
+  llvm::ArrayRef<int64_t> ds = data.shape(), is = indices.shape();
+  IndexTuples t;
+  t.count = product(is.drop_back());
+  t.slice = product(ds.drop_front(batch + k));
+  int64_t perBatch = product(is.drop_back().drop_front(batch));
+  int64_t batchSize = product(ds.drop_front(batch));
+  for (int64_t n = 0; n < t.count; ++n) {
+    int64_t off = (perBatch ? n / perBatch : 0) * batchSize;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t dim = ds[batch + j], v = indices.getInt(n * k + j);
+      if (v < -dim || v >= dim)
+        return c.error("index " + llvm::Twine(v) + " is out of range for dimension " +
+                       llvm::Twine(batch + j) + " of size " + llvm::Twine(dim));
+      off += (v < 0 ? v + dim : v) * product(ds.drop_front(batch + j + 1));
+    }
+    t.offsets.push_back(off);
+  }
+  return t;
+}
+
+/// GatherND (compile time only).
+llvm::Error gatherND(NodeCtx &c) {
+  auto data = hostOnly(c, 0), indices = hostOnly(c, 1);
+  if (!data)
+    return data.takeError();
+  if (!indices)
+    return indices.takeError();
+  const HostTensor &d = **data, &ix = **indices;
+  int64_t batch = c.attrInt("batch_dims", 0);
+  auto tuples = indexTuples(c, d, ix, batch);
+  if (!tuples)
+    return tuples.takeError();
+  std::vector<int64_t> shape(ix.shape().begin(), ix.shape().end() - 1);
+  int64_t k = ix.shape().back();
+  shape.insert(shape.end(), d.shape().begin() + batch + k, d.shape().end());
+  if (llvm::Error e = c.checkShape(shape, true))
+    return e;
+  HostTensor out(d.elementType(), shape);
+  size_t es = elementSize(d.elementType());
+  for (int64_t n = 0; n < tuples->count; ++n)
+    std::memcpy(static_cast<char *>(out.rawData()) + size_t(n * tuples->slice) * es,
+                static_cast<const char *>(d.rawData()) + size_t(tuples->offsets[n]) * es,
+                size_t(tuples->slice) * es);
+  c.setOutput(0, std::move(out));
+  return llvm::Error::success();
+}
+
+/// ScatterND (compile time only), with its `reduction` attribute.
+llvm::Error scatterND(NodeCtx &c) {
+  auto data = hostOnly(c, 0), indices = hostOnly(c, 1), updates = hostOnly(c, 2);
+  for (auto *in : {&data, &indices, &updates})
+    if (!*in)
+      return in->takeError();
+  const HostTensor &d = **data, &ix = **indices, &u = **updates;
+  auto tuples = indexTuples(c, d, ix, 0);
+  if (!tuples)
+    return tuples.takeError();
+  if (u.elementType() != d.elementType() || u.numElements() != tuples->count * tuples->slice)
+    return c.error("updates must have data's element type and one slice per index tuple");
+  std::string reduction = c.attrString("reduction", "none");
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return c.error("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  HostTensor out = d;
+  bool i64 = d.elementType() == ElementType::I64; // exact, wrapping like int64 arithmetic
+  for (int64_t n = 0; n < tuples->count; ++n)
+    for (int64_t s = 0; s < tuples->slice; ++s) {
+      int64_t at = tuples->offsets[n] + s, from = n * tuples->slice + s;
+      if (i64) {
+        uint64_t a = uint64_t(out.data<int64_t>()[at]), b = uint64_t(u.data<int64_t>()[from]);
+        int64_t sa = int64_t(a), sb = int64_t(b);
+        out.data<int64_t>()[at] = reduction == "add"   ? int64_t(a + b)
+                                  : reduction == "mul" ? int64_t(a * b)
+                                  : reduction == "max" ? std::max(sa, sb)
+                                  : reduction == "min" ? std::min(sa, sb)
+                                                       : sb;
+        continue;
+      }
+      double a = out.getDouble(at), b = u.getDouble(from);
+      out.setDouble(at, reduction == "add"   ? a + b
+                        : reduction == "mul" ? a * b
+                        : reduction == "max" ? std::max(a, b)
+                        : reduction == "min" ? std::min(a, b)
+                                             : b);
+    }
+  c.setOutput(0, std::move(out));
+  return llvm::Error::success();
+}
+
+/// Tile (compile time only): `repeats` copies along each dimension.
+llvm::Error tile(NodeCtx &c) {
+  auto data = hostOnly(c, 0);
+  if (!data)
+    return data.takeError();
+  auto repeatsT = c.constant(1, "repeats");
+  if (!repeatsT)
+    return repeatsT.takeError();
+  const HostTensor &d = **data;
+  std::vector<int64_t> repeats = toInts(**repeatsT);
+  if (int64_t(repeats.size()) != d.rank())
+    return c.error("repeats must have one value per dimension of the input");
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < d.rank(); ++i) {
+    if (repeats[i] < 0)
+      return c.error("repeats must be >= 0");
+    if (repeats[i] > 0 && d.shape()[i] > (int64_t(1) << 40) / repeats[i])
+      return c.error("a tensor would have more than 2^40 elements");
+    shape.push_back(d.shape()[i] * repeats[i]);
+  }
+  if (llvm::Error e = c.checkShape(shape, true))
+    return e;
+  HostTensor out(d.elementType(), shape);
+  size_t es = elementSize(d.elementType());
+  for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+    int64_t rest = i, from = 0, stride = 1;
+    for (int64_t dim = d.rank() - 1; dim >= 0; --dim) {
+      from += (rest % shape[dim]) % d.shape()[dim] * stride;
+      rest /= shape[dim];
+      stride *= d.shape()[dim];
+    }
+    std::memcpy(static_cast<char *>(out.rawData()) + size_t(i) * es,
+                static_cast<const char *>(d.rawData()) + size_t(from) * es, es);
+  }
+  c.setOutput(0, std::move(out));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void addHostOps(std::vector<OpEntry> &t) {
+  t.push_back({"And", 7, logical('&'), {}, 2});
+  t.push_back({"Or", 7, logical('|'), {}, 2});
+  t.push_back({"Xor", 7, logical('^'), {}, 2});
+  t.push_back({"IsNaN", 9, valueTest(true)});
+  t.push_back({"IsInf", 10, valueTest(false)});
+  t.push_back({"CumSum", 11, cumSum, {0, 1}, 2});
+  t.push_back({"GatherND", 11, gatherND, {0, 1}, 2});
+  t.push_back({"ScatterND", 11, scatterND, {0, 1, 2}, 3});
+  t.push_back({"Tile", 6, tile, {0, 1}, 2});
+  // Compile time only (input 0 constant: the conformance runner gives it so).
+  struct Fn {
+    const char *op;
+    int64_t since;
+    double (*f)(double);
+  };
+  static const Fn math[] = {
+      {"Cos", 7, [](double x) { return std::cos(x); }},
+      {"Sin", 7, [](double x) { return std::sin(x); }},
+      {"Tan", 7, [](double x) { return std::tan(x); }},
+      {"Acos", 7, [](double x) { return std::acos(x); }},
+      {"Asin", 7, [](double x) { return std::asin(x); }},
+      {"Atan", 7, [](double x) { return std::atan(x); }},
+      {"Cosh", 9, [](double x) { return std::cosh(x); }},
+      {"Sinh", 9, [](double x) { return std::sinh(x); }},
+      {"Asinh", 9, [](double x) { return std::asinh(x); }},
+      {"Acosh", 9, [](double x) { return std::acosh(x); }},
+      {"Atanh", 9, [](double x) { return std::atanh(x); }},
+      {"Floor", 6, [](double x) { return std::floor(x); }},
+      {"Ceil", 6, [](double x) { return std::ceil(x); }},
+      {"Round", 11, [](double x) { return std::nearbyint(x); }}, // half to even
+  };
+  for (const Fn &m : math)
+    t.push_back({m.op, m.since, hostMath(m.f), {0}});
+}
+
+} // namespace lcc::onnx_import
