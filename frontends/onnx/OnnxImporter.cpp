@@ -15,7 +15,9 @@
 
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 using namespace mlir;
@@ -435,6 +437,47 @@ static llvm::Expected<RankedTensorType> inputType(const OnnxModel &model,
   return RankedTensorType::get(shape, mlirElementType(b.getContext(), *et));
 }
 
+/// Values whose every use is an operand lcc takes at compile time (a shape,
+/// an axis, the input of Cos: OpEntry::constantInputs), directly or through
+/// nodes all of whose used results are such values. An initializer among
+/// them is a buffer, not a weight: RoPE's inv_freq reaches only Cos/Sin
+/// through position arithmetic, and as a parameter it could not even be
+/// imported. Graph outputs are never among them.
+static std::set<std::string> compileTimeValues(const onnx::GraphProto &g, int64_t opset) {
+  std::set<std::string> outputs;
+  for (const onnx::ValueInfoProto &out : g.output())
+    outputs.insert(out.name());
+  // Per value used so far: whether all its uses are compile-time ones.
+  // Nodes are in topological order, so walking them backwards sees every
+  // use of a node's results before the node itself.
+  std::map<std::string, bool> onlyCompileTime;
+  for (int n = g.node_size() - 1; n >= 0; --n) {
+    const onnx::NodeProto &node = g.node(n);
+    // A dead node's results are used nowhere: not a compile-time use.
+    bool used = false, results = true;
+    for (const std::string &out : node.output()) {
+      auto it = onlyCompileTime.find(out);
+      used = used || outputs.count(out) || it != onlyCompileTime.end();
+      if (outputs.count(out) || (it != onlyCompileTime.end() && !it->second))
+        results = false;
+    }
+    results = results && used;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty())
+        continue;
+      bool use = results || isConstantOperand(node.op_type(), opset, unsigned(i));
+      auto [it, fresh] = onlyCompileTime.try_emplace(node.input(i), use);
+      if (!fresh)
+        it->second = it->second && use;
+    }
+  }
+  std::set<std::string> values;
+  for (const auto &[name, only] : onlyCompileTime)
+    if (only && !outputs.count(name))
+      values.insert(name);
+  return values;
+}
+
 llvm::Expected<ImportedGraph>
 importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &options) {
   context.loadDialect<lcc::LccDialect, func::FuncDialect>();
@@ -449,6 +492,7 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   // Initializers: float ones are parameters (arguments), the rest constants.
   std::vector<std::pair<std::string, RankedTensorType>> params, inputs;
   ImportedGraph imported;
+  std::set<std::string> compileTime = compileTimeValues(g, model.opset);
   for (const onnx::TensorProto &init : g.initializer()) {
     auto t = tensorFromProto(init, model.dir, model.path + ": initializer '" + init.name() + "'");
     if (!t)
@@ -457,14 +501,26 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       return onnxError(model.path, "initializer '" + init.name() + "' is defined twice");
     // Exporters store constants as initializers too (the dynamo exporter's
     // -inf, 0.5, sqrt(2/pi)...): scalars are constants, not weights.
-    // Non-finite values (a float causal mask of -inf) are constants too:
-    // weight decay would turn them into NaN.
-    bool finite = true;
-    if (isFloatType(t->elementType()))
-      for (int64_t i = 0; i < t->numElements() && finite; ++i)
-        finite = std::isfinite(t->getDouble(i));
-    if (options.initializersAsParameters && isFloatType(t->elementType()) && t->rank() > 0 &&
-        finite) {
+    // So are masks: a value no weight has, non-finite or float32's extreme
+    // finite value (the dynamo exporter folds a causal mask filled with
+    // torch.finfo(float32).min into an initializer), which training would
+    // turn into a learned attention bias (weight decay alone makes -inf NaN).
+    std::string buffer;
+    bool isFloat = isFloatType(t->elementType());
+    for (int64_t i = 0; isFloat && i < t->numElements() && buffer.empty(); ++i) {
+      double v = t->getDouble(i);
+      if (std::isnan(v))
+        buffer = "holds NaN";
+      else if (std::isinf(v))
+        buffer = v < 0 ? "holds -inf (a mask)" : "holds +inf (a mask)";
+      else if (std::fabs(v) >= double(std::numeric_limits<float>::max()))
+        buffer = "holds float32's extreme value (a mask)";
+    }
+    if (isFloat && buffer.empty() && compileTime.count(init.name()))
+      buffer = "is used only at compile time (shapes, positions, RoPE tables)";
+    if (isFloat && t->rank() > 0 && !buffer.empty())
+      imported.buffers.emplace_back(init.name(), buffer);
+    if (options.initializersAsParameters && isFloat && t->rank() > 0 && buffer.empty()) {
       params.emplace_back(init.name(), RankedTensorType::get(
                                            t->shape(), mlirElementType(&context, t->elementType())));
       imported.parameters.emplace_back(init.name(), std::move(*t));

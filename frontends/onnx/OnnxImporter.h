@@ -62,6 +62,9 @@ public:
 struct ImportedGraph {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<std::pair<std::string, HostTensor>> parameters;
+  /// Float initializers kept as constants rather than trained, and why
+  /// (docs/onnx.md, "What is trained").
+  std::vector<std::pair<std::string, std::string>> buffers;
 };
 
 /// Imports `model`'s graph into a new module (with the lcc and func dialects loaded).

@@ -12,6 +12,7 @@
 #include "dialects/lcc/LccOps.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -395,14 +396,50 @@ llvm::Error matmul(NodeCtx &c) {
   std::vector<int64_t> out = *batch;
   out.push_back(a[a.size() - 2]);
   out.push_back(bs.back());
-  Type et = c.type(0).getElementType();
-  Value r = lcc::MatmulOp::create(c.b, c.loc, RankedTensorType::get(out, et), lhs, rhs, false,
-                                  false);
   std::vector<int64_t> final(out);
   if (colVec)
     final.pop_back();
   if (rowVec)
     final.erase(final.end() - (colVec ? 1 : 2));
+  // Constant operands (RoPE's inv_freq times the positions) fold, each
+  // element summed in double and rounded once, unless that is much work.
+  int64_t k = a.back();
+  double work = double(k);
+  for (int64_t d : out)
+    work *= double(d);
+  if (c.allConstant() && work <= double(int64_t(1) << 26)) {
+    if (llvm::Error e = c.checkShape(out, true))
+      return e;
+    const HostTensor &x = c.known(0), &y = c.known(1);
+    int64_t m = a[a.size() - 2], n = bs.back();
+    // Operands as [.., m, k] and [.., k, n], broadcast over the batch dims.
+    std::vector<int64_t> xs(*batch), ys(*batch);
+    xs.push_back(m), xs.push_back(k), ys.push_back(k), ys.push_back(n);
+    HostTensor result(x.elementType(), final);
+    // The operands with their vector dimensions made explicit.
+    HostTensor xv(x.elementType(), a), yv(y.elementType(), bs);
+    std::memcpy(xv.rawData(), x.rawData(), x.byteSize());
+    std::memcpy(yv.rawData(), y.rawData(), y.byteSize());
+    int64_t batches = 1;
+    for (int64_t d : *batch)
+      batches *= d;
+    for (int64_t t = 0; t < batches; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            int64_t flatX = (t * m + i) * k + l, flatY = (t * k + l) * n + j;
+            sum += xv.getDouble(broadcastIndex(xv, xs, flatX)) *
+                   yv.getDouble(broadcastIndex(yv, ys, flatY));
+          }
+          result.setDouble((t * m + i) * n + j, sum);
+        }
+    c.setOutput(0, std::move(result));
+    return llvm::Error::success();
+  }
+  Type et = c.type(0).getElementType();
+  Value r = lcc::MatmulOp::create(c.b, c.loc, RankedTensorType::get(out, et), lhs, rhs, false,
+                                  false);
   c.setOutput(0, reshape(c, r, final));
   return llvm::Error::success();
 }

@@ -131,6 +131,9 @@ static double parseSeconds = 0;
 static llvm::StringRef onnxSource;
 /// Initial parameter values that go into the train.bin as data (ONNX models).
 static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
+/// An ONNX model's float initializers kept constant, and why (printed with
+/// the parameter report).
+static std::vector<std::pair<std::string, std::string>> onnxBuffers;
 
 namespace {
 /// A user-facing failure: the message is printed as is, exit code 2.
@@ -186,6 +189,10 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
   if (trainable != total)
     os << ", " << withCommas(trainable) << " trainable";
   os << "\n";
+  if (!onnxBuffers.empty())
+    os << "initializers kept constant (not trained; docs/onnx.md):\n";
+  for (const auto &[name, why] : onnxBuffers)
+    os << "  " << name << ": " << why << "\n";
 }
 
 /// --frozen: marks the @forward arguments whose parameter names match a glob
@@ -614,6 +621,7 @@ int main(int argc, char **argv) {
       return imported.takeError();
     if (onnxOptions.parametersAsData)
       initialParameters = std::move(imported->parameters);
+    onnxBuffers = std::move(imported->buffers);
     return std::move(imported->module);
   }();
   if (!module)

@@ -452,6 +452,100 @@ TEST(OnnxLoader, CompileTimeOnlyOpsNameTheirInput) {
                             "out of range for dimension 0 of size 3");
 }
 
+void addFloatInitializer(onnx::GraphProto &g, const std::string &name,
+                         std::vector<int64_t> dims, std::vector<float> values) {
+  onnx::TensorProto *t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  for (float v : values)
+    t->add_float_data(v);
+}
+
+/// Buffers are not trained: a table that reaches only compile-time operands
+/// (RoPE's inv_freq -> positions -> Cos) and a mask holding float32's lowest
+/// value are constants, listed with the reason; a large weight is not a mask.
+TEST(OnnxLoader, BuffersAreNotTrained) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  addFloatInitializer(g, "inv_freq", {3}, {1.0f, 0.5f, 0.25f});
+  addFloatInitializer(g, "positions", {2, 1}, {0.0f, 2.0f});
+  addNode(g, "Mul", {"positions", "inv_freq"}, {"angles"}, "angles");
+  addNode(g, "Cos", {"angles"}, {"cos"}, "cos");
+  addNode(g, "Mul", {"x", "cos"}, {"rotated"}, "rotate");
+  const float lowest = std::numeric_limits<float>::lowest();
+  addFloatInitializer(g, "mask", {2, 3}, {0, lowest, lowest, 0, 0, lowest});
+  addNode(g, "Add", {"rotated", "mask"}, {"masked"}, "mask_add");
+  addFloatInitializer(g, "big", {3}, {1e30f, -1e30f, 2.0f});
+  addNode(g, "Add", {"masked", "big"}, {"z"}, "big_add");
+  g.add_output()->set_name("z");
+
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  std::vector<std::string> params;
+  for (auto &p : imported->parameters)
+    params.push_back(p.first);
+  EXPECT_EQ(params, (std::vector<std::string>{"w", "b", "big"}));
+  ASSERT_EQ(imported->buffers.size(), 3u);
+  EXPECT_EQ(imported->buffers[0].first, "inv_freq");
+  EXPECT_EQ(imported->buffers[0].second,
+            "is used only at compile time (shapes, positions, RoPE tables)");
+  EXPECT_EQ(imported->buffers[1].first, "positions");
+  EXPECT_EQ(imported->buffers[2].first, "mask");
+  EXPECT_EQ(imported->buffers[2].second, "holds float32's extreme value (a mask)");
+
+  // The folded table is cos(position * inv_freq), computed in double.
+  std::vector<HostTensor> r = run(m);
+  ASSERT_EQ(r.size(), 1u);
+  for (int64_t i = 0; i < 6; ++i) {
+    double x = 0.1 * double(i) - 0.5, pos = i < 3 ? 0.0 : 2.0, f = std::pow(0.5, double(i % 3));
+    double mask = (i == 1 || i == 2 || i == 5) ? double(lowest) : 0.0;
+    double big = i % 3 == 0 ? 1e30 : i % 3 == 1 ? -1e30 : 2.0;
+    EXPECT_FLOAT_EQ(float(r[0].getDouble(i)),
+                    float(float(float(float(x) * float(std::cos(pos * f))) + float(mask)) +
+                          float(float(big))))
+        << "element " << i;
+  }
+}
+
+/// MatMul of constants folds (HF's RoPE: inv_freq[:, None] @ positions[None, :]
+/// feeds Cos, which runs only at compile time), with NumPy's broadcasting
+/// and 1-D operands.
+TEST(OnnxLoader, ConstantMatMulFolds) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  addFloatInitializer(g, "A", {2, 1, 3}, {1, 2, 3, -1, 0.5f, 4});
+  addFloatInitializer(g, "B", {3, 2}, {0.25f, 1, -2, 0, 1, 3});
+  addFloatInitializer(g, "v", {3}, {1, 1, 2});
+  addNode(g, "MatMul", {"A", "B"}, {"ab"}, "ab");
+  addNode(g, "Cos", {"ab"}, {"cos_ab"}, "cos_ab");
+  addNode(g, "MatMul", {"v", "B"}, {"vb"}, "vb");
+  addNode(g, "Cos", {"vb"}, {"cos_vb"}, "cos_vb");
+  for (const char *out : {"cos_ab", "cos_vb"})
+    g.add_output()->set_name(out);
+  std::vector<HostTensor> r = run(m);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r[0].shape(), (std::vector<int64_t>{2, 1, 2}));
+  ASSERT_EQ(r[1].shape(), (std::vector<int64_t>{2}));
+  const double a[2][3] = {{1, 2, 3}, {-1, 0.5, 4}}, b[3][2] = {{0.25, 1}, {-2, 0}, {1, 3}};
+  const double v[3] = {1, 1, 2};
+  for (int t = 0; t < 2; ++t)
+    for (int j = 0; j < 2; ++j) {
+      double sum = 0, vsum = 0;
+      for (int l = 0; l < 3; ++l)
+        sum += a[t][l] * b[l][j], vsum += v[l] * b[l][j];
+      EXPECT_FLOAT_EQ(float(r[0].getDouble(t * 2 + j)), float(std::cos(double(float(sum)))));
+      if (t == 0)
+        EXPECT_FLOAT_EQ(float(r[1].getDouble(j)), float(std::cos(double(float(vsum)))));
+    }
+}
+
 /// A model exported with its loss: logits = Gather(emb, ids), loss =
 /// SoftmaxCrossEntropyLoss over the class axis. --loss=loss keeps it, and its
 /// two integer inputs become lcc-run's tokens and targets (i32).
