@@ -1,5 +1,6 @@
 //===- OnnxImporter.cpp - ONNX graphs into the lcc dialect ----------------===//
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxTies.h"
 #include "frontends/onnx/OnnxOps.h"
 
 #include "lcc_onnx.pb.h"
@@ -528,6 +529,34 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       values[init.name()].constant = std::move(*t);
     }
   }
+  // A tied embedding the exporter split (OnnxTies.h): its copy becomes a
+  // transpose of the table, so both uses train one parameter.
+  std::map<std::string, onnx_types::SplitTie> tiedCopies;
+  if (!options.untie) {
+    std::map<std::string, const HostTensor *> floats;
+    for (auto &[name, t] : imported.parameters)
+      if (t.elementType() == ElementType::F32)
+        floats[name] = &t;
+    auto ties = onnx_types::findSplitTies(
+        g, [&](const onnx::TensorProto &init) -> std::optional<std::vector<float>> {
+          auto it = floats.find(init.name());
+          if (it == floats.end())
+            return std::nullopt;
+          return it->second->toVector<float>();
+        });
+    for (const onnx_types::SplitTie &tie : ties) {
+      if (tiedCopies.count(tie.copy) || tiedCopies.count(tie.table))
+        continue;
+      tiedCopies[tie.copy] = tie;
+      imported.ties.push_back("'" + tie.copy + "' is '" + tie.table + "'" +
+                              (tie.transposed ? " transposed" : "") +
+                              ": trained as one parameter, as exported from a tied model "
+                              "(--untie keeps them apart)");
+    }
+    auto isCopy = [&](const auto &p) { return tiedCopies.count(p.first) > 0; };
+    llvm::erase_if(params, isCopy);
+    llvm::erase_if(imported.parameters, isCopy);
+  }
   for (const onnx::ValueInfoProto &in : g.input()) {
     if (defined.count(in.name()))
       continue; // IR < 4 lists initializers as inputs too
@@ -562,6 +591,18 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     values[inputs[i].first].tensor = body->getArgument(a);
   }
   b.setInsertionPointToEnd(body);
+  for (const auto &[copy, tie] : tiedCopies) {
+    Value table = values[tie.table].tensor;
+    auto t = llvm::cast<RankedTensorType>(table.getType());
+    values[copy].tensor =
+        tie.transposed
+            ? lcc::TransposeOp::create(
+                  b, NameLoc::get(b.getStringAttr(copy), fileLoc),
+                  RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()),
+                  table, b.getDenseI64ArrayAttr({1, 0}))
+                  .getResult()
+            : table;
+  }
 
   auto order = topologicalOrder(model, defined);
   if (!order)

@@ -45,6 +45,8 @@ struct ImportOptions {
   std::map<std::string, HostTensor> constantInputs;
   /// Float initializers of rank >= 1 become parameters (else constants).
   bool initializersAsParameters = true;
+  /// Keep an embedding and its exported copy apart (OnnxTies.h; --untie).
+  bool untie = false;
 };
 
 /// Something valid ONNX that lcc does not import (an op, an opset, a type, an
@@ -65,6 +67,8 @@ struct ImportedGraph {
   /// Float initializers kept as constants rather than trained, and why
   /// (docs/onnx.md, "What is trained").
   std::vector<std::pair<std::string, std::string>> buffers;
+  /// Initializers trained as one parameter: one line each, for the report.
+  std::vector<std::string> ties;
 };
 
 /// Imports `model`'s graph into a new module (with the lcc and func dialects loaded).

@@ -2,12 +2,14 @@
 #include "tools/lcc-run/OnnxExport.h"
 
 #ifndef LCC_NO_ONNX_PROTO
+#include "frontends/onnx/OnnxTies.h"
 #include "frontends/onnx/OnnxTypes.h"
 #include "runtime/AtomicFile.h"
 
 #include "lcc_onnx.pb.h"
 #endif
 
+#include <map>
 #include <set>
 
 namespace lcc {
@@ -27,12 +29,32 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
     error = "the ONNX model stored in the train.bin does not parse";
     return false;
   }
+  // A split tie the compiler trained as one parameter (OnnxTies.h): the
+  // copy is written from the trained table, so the export stays tied.
+  std::map<std::string, onnx_types::SplitTie> copies;
+  for (const onnx_types::SplitTie &tie :
+       onnx_types::findSplitTies(proto.graph(), onnx_types::inlineFloats))
+    if (!weights.tensors.count(tie.copy) && weights.tensors.count(tie.table))
+      copies.emplace(tie.copy, tie);
+  std::map<std::string, HostTensor> derived;
+  for (const auto &[copy, tie] : copies) {
+    const HostTensor &table = weights.tensors.at(tie.table);
+    if (table.elementType() != ElementType::F32 || table.rank() != 2)
+      continue;
+    int64_t v = table.shape()[0], d = table.shape()[1];
+    HostTensor out(ElementType::F32, tie.transposed ? std::vector<int64_t>{d, v} : table.shape());
+    for (int64_t i = 0; i < v; ++i)
+      for (int64_t j = 0; j < d; ++j)
+        out.data<float>()[tie.transposed ? j * v + i : i * d + j] = table.data<float>()[i * d + j];
+    derived.emplace(copy, std::move(out));
+  }
   std::set<std::string> written;
   for (onnx::TensorProto &init : *proto.mutable_graph()->mutable_initializer()) {
     auto it = weights.tensors.find(init.name());
-    if (it == weights.tensors.end())
+    auto from = derived.find(init.name());
+    if (it == weights.tensors.end() && from == derived.end())
       continue;
-    const HostTensor &w = it->second;
+    const HostTensor &w = it != weights.tensors.end() ? it->second : from->second;
     std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
     if (init.data_type() != onnx_types::onnxTypeOf(w.elementType()) || dims != w.shape()) {
       error = "initializer '" + init.name() + "' has another type or shape than the trained "

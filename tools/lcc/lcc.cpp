@@ -107,6 +107,10 @@ static cl::list<std::string> frozenFlag(
 static cl::OptionCategory onnxCat("lcc options for ONNX models");
 static cl::opt<int64_t> batchFlag("batch", cl::desc("Size of symbolic dimension 0 of the inputs"),
                                   cl::init(0), cl::cat(onnxCat));
+static cl::opt<bool> untieFlag(
+    "untie", cl::desc("Train an embedding and its exported copy for the logits as two "
+                      "parameters instead of one tied one"),
+    cl::init(false), cl::cat(onnxCat));
 static cl::opt<int64_t> seqFlag("seq", cl::desc("Size of symbolic dimension 1 of the inputs"),
                                 cl::init(0), cl::cat(onnxCat));
 static cl::list<std::string> dimFlag("dim",
@@ -134,6 +138,7 @@ static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
 /// An ONNX model's float initializers kept constant, and why (printed with
 /// the parameter report).
 static std::vector<std::pair<std::string, std::string>> onnxBuffers;
+static std::vector<std::string> onnxTies;
 
 namespace {
 /// A user-facing failure: the message is printed as is, exit code 2.
@@ -193,6 +198,8 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     os << "initializers kept constant (not trained; docs/onnx.md):\n";
   for (const auto &[name, why] : onnxBuffers)
     os << "  " << name << ": " << why << "\n";
+  for (const std::string &tie : onnxTies)
+    os << "tied: " << tie << "\n";
 }
 
 /// --frozen: marks the @forward arguments whose parameter names match a glob
@@ -560,6 +567,7 @@ int main(int argc, char **argv) {
   onnxOptions.loss = lossFlag;
   onnxOptions.graph.batch = batchFlag;
   onnxOptions.graph.seq = seqFlag;
+  onnxOptions.graph.untie = untieFlag;
   for (const std::string &item : dimFlag) {
     std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     int64_t value;
@@ -622,6 +630,7 @@ int main(int argc, char **argv) {
     if (onnxOptions.parametersAsData)
       initialParameters = std::move(imported->parameters);
     onnxBuffers = std::move(imported->buffers);
+    onnxTies = std::move(imported->ties);
     return std::move(imported->module);
   }();
   if (!module)

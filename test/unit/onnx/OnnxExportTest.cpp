@@ -80,4 +80,60 @@ TEST(OnnxExport, TrainedWeightsReplaceTheInitializers) {
   EXPECT_FALSE(llvm::sys::fs::exists(out));
 }
 
+/// The dynamo export splits GPT's tied embedding into the Gather table
+/// (lm_head.weight) and a transposed copy (val_108); lcc trains one
+/// parameter, and the export writes the copy from the trained table, so the
+/// exported model is tied again (and --untie's two parameters are written
+/// as they are).
+TEST(OnnxExport, SplitTieIsWrittenFromTheTrainedTable) {
+  const std::string model =
+      std::string(LCC_SOURCE_DIR) + "/test/fixtures/onnx/gpt_dynamo18.onnx";
+  auto original = parameters(model);
+  SafetensorsFile trained;
+  for (auto &entry : original) {
+    const std::string &name = entry.first;
+    const HostTensor &t = entry.second;
+    ASSERT_NE(name, "val_108") << "the copy of a split tie is not a parameter";
+    trained.tensors[name] = HostTensor::generate(ElementType::F32, t.shape(), [&](int64_t i) {
+      return t.getDouble(i) + 0.25 * double(i % 7);
+    });
+  }
+  ASSERT_TRUE(trained.tensors.count("lm_head.weight"));
+  auto bytes = llvm::MemoryBuffer::getFile(model, false, false);
+  ASSERT_TRUE(bool(bytes));
+  llvm::SmallString<128> out;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("lcc-export", "onnx", out));
+  std::string error;
+  ASSERT_TRUE(exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
+                         (*bytes)->getBufferSize(), trained, std::string(out), error))
+      << error;
+  // Read back untied, so that both initializers are visible as they are.
+  auto loaded = loadOnnxModel(std::string(out));
+  ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+  mlir::MLIRContext context;
+  ImportOptions options;
+  options.batch = 2;
+  options.seq = 16;
+  options.untie = true;
+  auto imported = importOnnx(*loaded, context, options);
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  const HostTensor *table = nullptr, *copy = nullptr;
+  for (auto &[name, t] : imported->parameters) {
+    if (name == "lm_head.weight")
+      table = &t;
+    if (name == "val_108")
+      copy = &t;
+  }
+  ASSERT_TRUE(table && copy);
+  const HostTensor &want = trained.tensors.at("lm_head.weight");
+  ASSERT_EQ(table->shape(), want.shape());
+  EXPECT_EQ(std::memcmp(table->rawData(), want.rawData(), want.byteSize()), 0);
+  int64_t v = want.shape()[0], d = want.shape()[1];
+  ASSERT_EQ(copy->shape(), (std::vector<int64_t>{d, v}));
+  for (int64_t i = 0; i < v; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      ASSERT_EQ(copy->data<float>()[j * v + i], want.data<float>()[i * d + j]) << i << ", " << j;
+  llvm::sys::fs::remove(out);
+}
+
 } // namespace
