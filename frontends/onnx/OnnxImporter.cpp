@@ -548,7 +548,7 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       if (tiedCopies.count(tie.copy) || tiedCopies.count(tie.table))
         continue;
       tiedCopies[tie.copy] = tie;
-      imported.ties.push_back("'" + tie.copy + "' is '" + tie.table + "'" +
+      imported.notices.push_back("tied: '" + tie.copy + "' is '" + tie.table + "'" +
                               (tie.transposed ? " transposed" : "") +
                               ": trained as one parameter, as exported from a tied model "
                               "(--untie keeps them apart)");

@@ -67,8 +67,9 @@ struct ImportedGraph {
   /// Float initializers kept as constants rather than trained, and why
   /// (docs/onnx.md, "What is trained").
   std::vector<std::pair<std::string, std::string>> buffers;
-  /// Initializers trained as one parameter: one line each, for the report.
-  std::vector<std::string> ties;
+  /// What the import decided for the user to know (a restored tie, an input
+  /// fed constant ones): one line each, printed with the parameter report.
+  std::vector<std::string> notices;
 };
 
 /// Imports `model`'s graph into a new module (with the lcc and func dialects loaded).

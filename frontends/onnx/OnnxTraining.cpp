@@ -53,9 +53,37 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
   ImportOptions graphOptions = options.graph;
   graphOptions.functionName = "forward";
   graphOptions.initializersAsParameters = true;
+  // Hugging Face exports may take `attention_mask` [batch, seq] beside the
+  // ids. lcc-run trains on unpadded windows of the token stream, so the mask
+  // is all ones: a constant, and the mask subgraph folds away.
+  std::string maskNotice;
+  if (options.loss == "cross-entropy" && model.proto->graph().input_size() >= 2)
+    for (const onnx::ValueInfoProto &in : model.proto->graph().input()) {
+      if (in.name() != "attention_mask" || !in.type().has_tensor_type() ||
+          graphOptions.constantInputs.count(in.name()))
+        continue;
+      const auto &t = in.type().tensor_type();
+      std::optional<ElementType> et = elementTypeOf(t.elem_type());
+      if (!et || t.shape().dim_size() != 2)
+        continue;
+      std::vector<int64_t> shape;
+      for (int d = 0; d < 2; ++d) {
+        const auto &dim = t.shape().dim(d);
+        int64_t given = d == 0 ? graphOptions.batch : graphOptions.seq;
+        shape.push_back(dim.has_dim_value() ? dim.dim_value() : given);
+      }
+      if (shape[0] <= 0 || shape[1] <= 0)
+        continue; // its size is unknown: the import names the missing --batch/--seq
+      HostTensor ones(*et, shape);
+      ones.fill(1.0);
+      graphOptions.constantInputs[in.name()] = std::move(ones);
+      maskNotice = "input 'attention_mask' is all ones: lcc-run trains on unpadded sequences";
+    }
   auto imported = importOnnx(model, context, graphOptions);
   if (!imported)
     return imported.takeError();
+  if (!maskNotice.empty())
+    imported->notices.push_back(maskNotice);
   OwningOpRef<ModuleOp> module = std::move(imported->module);
   auto fn = module->lookupSymbol<func::FuncOp>("forward");
   OpBuilder b(&context);

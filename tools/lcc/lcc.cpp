@@ -138,7 +138,7 @@ static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
 /// An ONNX model's float initializers kept constant, and why (printed with
 /// the parameter report).
 static std::vector<std::pair<std::string, std::string>> onnxBuffers;
-static std::vector<std::string> onnxTies;
+static std::vector<std::string> onnxNotices;
 
 namespace {
 /// A user-facing failure: the message is printed as is, exit code 2.
@@ -198,8 +198,8 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     os << "initializers kept constant (not trained; docs/onnx.md):\n";
   for (const auto &[name, why] : onnxBuffers)
     os << "  " << name << ": " << why << "\n";
-  for (const std::string &tie : onnxTies)
-    os << "tied: " << tie << "\n";
+  for (const std::string &notice : onnxNotices)
+    os << notice << "\n";
 }
 
 /// --frozen: marks the @forward arguments whose parameter names match a glob
@@ -630,7 +630,7 @@ int main(int argc, char **argv) {
     if (onnxOptions.parametersAsData)
       initialParameters = std::move(imported->parameters);
     onnxBuffers = std::move(imported->buffers);
-    onnxTies = std::move(imported->ties);
+    onnxNotices = std::move(imported->notices);
     return std::move(imported->module);
   }();
   if (!module)

@@ -611,4 +611,63 @@ TEST(OnnxLoader, NamedLossOutputWithTokenInputs) {
   EXPECT_NEAR((*out)[0].getDouble(0), want, 1e-5 * std::fabs(want));
 }
 
+/// A Hugging Face export with `attention_mask` beside the ids trains with
+/// the mask all ones (a constant: its subgraph folds), said in a notice;
+/// without --batch/--seq for a symbolic mask, the usual size error.
+TEST(OnnxLoader, AttentionMaskInputIsOnes) {
+  const int64_t v = 5, b = 2, t = 3;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto &g = *m.mutable_graph();
+  addInput(g, "input_ids", {b, t}, onnx::TensorProto::INT64);
+  addInput(g, "attention_mask", {b, t}, onnx::TensorProto::INT64);
+  addFloatInitializer(g, "emb", {v, v}, std::vector<float>(size_t(v * v), 0.5f));
+  addNode(g, "Gather", {"emb", "input_ids"}, {"rows"});
+  // Masked positions would get a huge negative bias: (1 - mask) * -1e9.
+  addNode(g, "Cast", {"attention_mask"}, {"maskf"}, "cast");
+  auto *to = g.mutable_node(1)->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  addFloatInitializer(g, "one", {}, {1.0f});
+  addFloatInitializer(g, "neg", {}, {-1e9f});
+  addNode(g, "Sub", {"one", "maskf"}, {"inv"}, "inv");
+  addNode(g, "Mul", {"inv", "neg"}, {"bias2"}, "bias2");
+  addIntConstant(g, "axis", {2});
+  addNode(g, "Unsqueeze", {"bias2", "axis"}, {"bias"}, "unsqueeze");
+  addNode(g, "Add", {"rows", "bias"}, {"logits"}, "add");
+  g.add_output()->set_name("logits");
+
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnxForTraining(*model, context, TrainingImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  EXPECT_EQ(imported->notices,
+            (std::vector<std::string>{
+                "input 'attention_mask' is all ones: lcc-run trains on unpadded sequences"}));
+  auto forward = imported->module->lookupSymbol<mlir::func::FuncOp>("forward");
+  ASSERT_EQ(forward.getNumArguments(), 3u); // emb, tokens, targets
+  // The bias folded to zeros: no Cast/Sub/Mul of the mask is left at run time.
+  int ops = 0;
+  forward.walk([&](mlir::Operation *op) {
+    ops += op->getName().getStringRef() == "lcc.mul" || op->getName().getStringRef() == "lcc.sub";
+  });
+  EXPECT_EQ(ops, 0);
+
+  // With a symbolic mask and no sizes, the import says which size is missing.
+  onnx::ModelProto symbolic = m;
+  auto *dim = symbolic.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()
+                  ->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("batch");
+  auto sm = parseOnnxModel(symbolic.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(sm));
+  auto failed = importOnnxForTraining(*sm, context, TrainingImportOptions());
+  ASSERT_FALSE(bool(failed));
+  EXPECT_EQ(llvm::toString(failed.takeError()),
+            "model.onnx: graph input 'attention_mask': error: dimension 0 ('batch') is symbolic; give "
+            "its size with --batch or --dim batch=N");
+}
+
 } // namespace
