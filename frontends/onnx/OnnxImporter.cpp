@@ -529,6 +529,51 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       values[init.name()].constant = std::move(*t);
     }
   }
+  // RoPE's cos and sin tables, when an exporter folded them into
+  // initializers (the dynamo exporter's static-shape exports): two float
+  // tensors of one shape, neither constant (positions differ), with
+  // cos^2 + sin^2 = 1 at every element, which no pair of trained weights
+  // satisfies. (A fresh LayerNorm's ones and zeros do, but are constant.)
+  // They are buffers.
+  {
+    auto varies = [](const HostTensor &t) {
+      for (int64_t i = 1; i < t.numElements(); ++i)
+        if (t.getDouble(i) != t.getDouble(0))
+          return true;
+      return false;
+    };
+    std::map<std::vector<int64_t>, std::vector<size_t>> byShape;
+    for (size_t i = 0; i < imported.parameters.size(); ++i)
+      if (varies(imported.parameters[i].second))
+        byShape[imported.parameters[i].second.shape()].push_back(i);
+    std::set<size_t> tables;
+    for (const auto &[shape, group] : byShape)
+      for (size_t x = 0; x < group.size(); ++x)
+        for (size_t y = x + 1; y < group.size(); ++y) {
+          const HostTensor &a = imported.parameters[group[x]].second,
+                           &c = imported.parameters[group[y]].second;
+          bool unit = true;
+          for (int64_t i = 0; i < a.numElements() && unit; ++i) {
+            double u = a.getDouble(i), v = c.getDouble(i);
+            unit = std::fabs(u * u + v * v - 1.0) <= 1e-5;
+          }
+          if (!unit)
+            continue;
+          for (std::pair<size_t, size_t> pair :
+               {std::pair{group[x], group[y]}, std::pair{group[y], group[x]}})
+            if (tables.insert(pair.first).second)
+              imported.buffers.emplace_back(
+                  imported.parameters[pair.first].first,
+                  "is a RoPE cos/sin table (its square plus '" +
+                      imported.parameters[pair.second].first + "''s is 1 everywhere)");
+        }
+    for (auto it = tables.rbegin(); it != tables.rend(); ++it) {
+      std::string name = imported.parameters[*it].first;
+      values[name].constant = std::move(imported.parameters[*it].second);
+      llvm::erase_if(params, [&](const auto &p) { return p.first == name; });
+      imported.parameters.erase(imported.parameters.begin() + long(*it));
+    }
+  }
   // A tied embedding the exporter split (OnnxTies.h): its copy becomes a
   // transpose of the table, so both uses train one parameter.
   std::map<std::string, onnx_types::SplitTie> tiedCopies;

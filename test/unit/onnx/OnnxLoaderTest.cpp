@@ -513,6 +513,45 @@ TEST(OnnxLoader, BuffersAreNotTrained) {
   }
 }
 
+/// RoPE tables an exporter folded into initializers are found by
+/// cos^2 + sin^2 = 1 and kept constant; a fresh LayerNorm's ones and zeros
+/// satisfy the identity too but are constant tensors, so they stay weights.
+TEST(OnnxLoader, RopeTablesAreFoundByTheirIdentity) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  std::vector<float> c, s;
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < 3; ++i)
+      c.push_back(std::cos(float(p) / float(1 << i))), s.push_back(std::sin(float(p) / float(1 << i)));
+  addFloatInitializer(g, "cos_table", {2, 3}, c);
+  addFloatInitializer(g, "sin_table", {2, 3}, s);
+  addFloatInitializer(g, "ln_w", {3}, {1, 1, 1});
+  addFloatInitializer(g, "ln_b", {3}, {0, 0, 0});
+  addNode(g, "Mul", {"x", "cos_table"}, {"xc"}, "xc");
+  addNode(g, "Mul", {"x", "sin_table"}, {"xs"}, "xs");
+  addNode(g, "Add", {"xc", "xs"}, {"rot"}, "rot");
+  addNode(g, "Mul", {"rot", "ln_w"}, {"scaled"}, "scaled");
+  addNode(g, "Add", {"scaled", "ln_b"}, {"z"}, "shifted");
+  g.add_output()->set_name("z");
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  std::vector<std::string> params, buffers;
+  for (auto &p : imported->parameters)
+    params.push_back(p.first);
+  for (auto &b : imported->buffers)
+    buffers.push_back(b.first + ": " + b.second);
+  EXPECT_EQ(params, (std::vector<std::string>{"w", "b", "ln_w", "ln_b"}));
+  EXPECT_EQ(buffers, (std::vector<std::string>{
+                         "cos_table: is a RoPE cos/sin table (its square plus 'sin_table''s is 1 "
+                         "everywhere)",
+                         "sin_table: is a RoPE cos/sin table (its square plus 'cos_table''s is 1 "
+                         "everywhere)"}));
+}
+
 /// MatMul of constants folds (HF's RoPE: inv_freq[:, None] @ positions[None, :]
 /// feeds Cos, which runs only at compile time), with NumPy's broadcasting
 /// and 1-D operands.
