@@ -602,6 +602,42 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     llvm::erase_if(params, isCopy);
     llvm::erase_if(imported.parameters, isCopy);
   }
+  // One parameter used alike (same op) by several modules: exporters merge
+  // initializers with equal values (the dynamo exporter's optimizer does,
+  // and a fresh model's norm weights are all ones), which trains them as
+  // one shared weight. Intended sharing looks the same, so this is a
+  // warning. Scopes come from the module paths of the nodes using it.
+  {
+    std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> uses;
+    std::set<std::string> trained;
+    for (auto &p : imported.parameters)
+      trained.insert(p.first);
+    for (const onnx::NodeProto &node : g.node())
+      for (const std::string &in : node.input())
+        if (trained.count(in)) {
+          // "/h.3/h.3.attn/MatMul" (TorchScript) or "/h.3/h.3.ln_1/layer_norm
+          // node_x" (dynamo): the module path without its last piece, the op.
+          std::string where = locationName(node);
+          where = where.substr(0, where.find(' '));
+          std::string scope = where.substr(0, std::min(where.size(), where.rfind('/')));
+          uses[in].first.insert(scope);
+          uses[in].second.insert(node.op_type());
+        }
+    for (auto &[name, use] : uses) {
+      const auto &[scopes, ops] = use;
+      if (scopes.size() < 2 || ops.size() != 1 || scopes.count(""))
+        continue;
+      std::string list;
+      for (const std::string &scope : scopes)
+        list += (list.empty() ? "" : ", ") + scope;
+      imported.notices.push_back(
+          "warning: '" + name + "' is used alike by " + std::to_string(scopes.size()) +
+          " modules (" + list + ") and trains as one shared parameter; exporters merge "
+          "initializers with equal values (torch.onnx.export(dynamo=True) with optimize=True "
+          "does, e.g. a fresh model's norm weights): re-export with optimize=False unless they "
+          "are meant to be shared");
+    }
+  }
   for (const onnx::ValueInfoProto &in : g.input()) {
     if (defined.count(in.name()))
       continue; // IR < 4 lists initializers as inputs too

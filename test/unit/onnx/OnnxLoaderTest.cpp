@@ -552,6 +552,33 @@ TEST(OnnxLoader, RopeTablesAreFoundByTheirIdentity) {
                          "everywhere)"}));
 }
 
+/// One weight used alike by several modules (an exporter merged equal
+/// initializers) is trained shared, with a warning naming the modules; the
+/// same weight used differently (a tied embedding: Gather and MatMul) is not.
+TEST(OnnxLoader, MergedInitializersAreReported) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  addFloatInitializer(g, "norm", {3}, {1, 1, 1});
+  addNode(g, "Mul", {"x", "norm"}, {"n0"}, "/blocks.0/norm/Mul");
+  addNode(g, "Mul", {"n0", "norm"}, {"n1"}, "/blocks.1/norm/Mul");
+  addFloatInitializer(g, "emb", {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  addNode(g, "MatMul", {"n1", "emb"}, {"logits"}, "/lm_head/MatMul");
+  addIntConstant(g, "ids", {0, 2});
+  addNode(g, "Gather", {"emb", "ids"}, {"rows"}, "/wte/Gather");
+  for (const char *out : {"logits", "rows"})
+    g.add_output()->set_name(out);
+  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mlir::MLIRContext context;
+  auto imported = importOnnx(*model, context, ImportOptions());
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  ASSERT_EQ(imported->notices.size(), 1u);
+  const std::string want = "warning: 'norm' is used alike by 2 modules (/blocks.0/norm, "
+                           "/blocks.1/norm) and trains as one shared parameter";
+  EXPECT_EQ(imported->notices[0].substr(0, want.size()), want);
+}
+
 /// MatMul of constants folds (HF's RoPE: inv_freq[:, None] @ positions[None, :]
 /// feeds Cos, which runs only at compile time), with NumPy's broadcasting
 /// and 1-D operands.
