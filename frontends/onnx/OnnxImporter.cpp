@@ -1,5 +1,6 @@
 //===- OnnxImporter.cpp - ONNX graphs into the lcc dialect ----------------===//
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxInitializers.h"
 #include "frontends/onnx/OnnxTies.h"
 #include "frontends/onnx/OnnxOps.h"
 
@@ -30,7 +31,7 @@ using namespace mlir;
 /// metadata, `pkg.torch.onnx.name_scopes` = "['', 'h.3', 'h.3.attn', ...]"
 /// (NodeProto field 9, newer than the onnx.proto lcc compiles against, so
 /// read from the unknown fields): that becomes "/h.3/h.3.attn/... <name>".
-static std::string locationName(const onnx::NodeProto &node) {
+std::string lcc::onnx_import::locationName(const onnx::NodeProto &node) {
   using google::protobuf::internal::WireFormatLite;
   std::string name = node.name().empty() ? node.op_type() : node.name();
   const std::string &unknown = node.unknown_fields();
@@ -438,47 +439,6 @@ static llvm::Expected<RankedTensorType> inputType(const OnnxModel &model,
   return RankedTensorType::get(shape, mlirElementType(b.getContext(), *et));
 }
 
-/// Values whose every use is an operand lcc takes at compile time (a shape,
-/// an axis, the input of Cos: OpEntry::constantInputs), directly or through
-/// nodes all of whose used results are such values. An initializer among
-/// them is a buffer, not a weight: RoPE's inv_freq reaches only Cos/Sin
-/// through position arithmetic, and as a parameter it could not even be
-/// imported. Graph outputs are never among them.
-static std::set<std::string> compileTimeValues(const onnx::GraphProto &g, int64_t opset) {
-  std::set<std::string> outputs;
-  for (const onnx::ValueInfoProto &out : g.output())
-    outputs.insert(out.name());
-  // Per value used so far: whether all its uses are compile-time ones.
-  // Nodes are in topological order, so walking them backwards sees every
-  // use of a node's results before the node itself.
-  std::map<std::string, bool> onlyCompileTime;
-  for (int n = g.node_size() - 1; n >= 0; --n) {
-    const onnx::NodeProto &node = g.node(n);
-    // A dead node's results are used nowhere: not a compile-time use.
-    bool used = false, results = true;
-    for (const std::string &out : node.output()) {
-      auto it = onlyCompileTime.find(out);
-      used = used || outputs.count(out) || it != onlyCompileTime.end();
-      if (outputs.count(out) || (it != onlyCompileTime.end() && !it->second))
-        results = false;
-    }
-    results = results && used;
-    for (int i = 0; i < node.input_size(); ++i) {
-      if (node.input(i).empty())
-        continue;
-      bool use = results || isConstantOperand(node.op_type(), opset, unsigned(i));
-      auto [it, fresh] = onlyCompileTime.try_emplace(node.input(i), use);
-      if (!fresh)
-        it->second = it->second && use;
-    }
-  }
-  std::set<std::string> values;
-  for (const auto &[name, only] : onlyCompileTime)
-    if (only && !outputs.count(name))
-      values.insert(name);
-  return values;
-}
-
 llvm::Expected<ImportedGraph>
 importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &options) {
   context.loadDialect<lcc::LccDialect, func::FuncDialect>();
@@ -529,44 +489,15 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       values[init.name()].constant = std::move(*t);
     }
   }
-  // RoPE's cos and sin tables, when an exporter folded them into
-  // initializers (the dynamo exporter's static-shape exports): two float
-  // tensors of one shape, neither constant (positions differ), with
-  // cos^2 + sin^2 = 1 at every element, which no pair of trained weights
-  // satisfies. (A fresh LayerNorm's ones and zeros do, but are constant.)
-  // They are buffers.
+  // RoPE tables an exporter folded into initializers are buffers.
   {
-    auto varies = [](const HostTensor &t) {
-      for (int64_t i = 1; i < t.numElements(); ++i)
-        if (t.getDouble(i) != t.getDouble(0))
-          return true;
-      return false;
-    };
-    std::map<std::vector<int64_t>, std::vector<size_t>> byShape;
-    for (size_t i = 0; i < imported.parameters.size(); ++i)
-      if (varies(imported.parameters[i].second))
-        byShape[imported.parameters[i].second.shape()].push_back(i);
     std::set<size_t> tables;
-    for (const auto &[shape, group] : byShape)
-      for (size_t x = 0; x < group.size(); ++x)
-        for (size_t y = x + 1; y < group.size(); ++y) {
-          const HostTensor &a = imported.parameters[group[x]].second,
-                           &c = imported.parameters[group[y]].second;
-          bool unit = true;
-          for (int64_t i = 0; i < a.numElements() && unit; ++i) {
-            double u = a.getDouble(i), v = c.getDouble(i);
-            unit = std::fabs(u * u + v * v - 1.0) <= 1e-5;
-          }
-          if (!unit)
-            continue;
-          for (std::pair<size_t, size_t> pair :
-               {std::pair{group[x], group[y]}, std::pair{group[y], group[x]}})
-            if (tables.insert(pair.first).second)
-              imported.buffers.emplace_back(
-                  imported.parameters[pair.first].first,
-                  "is a RoPE cos/sin table (its square plus '" +
-                      imported.parameters[pair.second].first + "''s is 1 everywhere)");
-        }
+    for (auto [self, other] : ropeTablePairs(imported.parameters))
+      if (tables.insert(self).second)
+        imported.buffers.emplace_back(imported.parameters[self].first,
+                                      "is a RoPE cos/sin table (its square plus '" +
+                                          imported.parameters[other].first +
+                                          "''s is 1 everywhere)");
     for (auto it = tables.rbegin(); it != tables.rend(); ++it) {
       std::string name = imported.parameters[*it].first;
       values[name].constant = std::move(imported.parameters[*it].second);
@@ -602,42 +533,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     llvm::erase_if(params, isCopy);
     llvm::erase_if(imported.parameters, isCopy);
   }
-  // One parameter used alike (same op) by several modules: exporters merge
-  // initializers with equal values (the dynamo exporter's optimizer does,
-  // and a fresh model's norm weights are all ones), which trains them as
-  // one shared weight. Intended sharing looks the same, so this is a
-  // warning. Scopes come from the module paths of the nodes using it.
-  {
-    std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> uses;
-    std::set<std::string> trained;
-    for (auto &p : imported.parameters)
-      trained.insert(p.first);
-    for (const onnx::NodeProto &node : g.node())
-      for (const std::string &in : node.input())
-        if (trained.count(in)) {
-          // "/h.3/h.3.attn/MatMul" (TorchScript) or "/h.3/h.3.ln_1/layer_norm
-          // node_x" (dynamo): the module path without its last piece, the op.
-          std::string where = locationName(node);
-          where = where.substr(0, where.find(' '));
-          std::string scope = where.substr(0, std::min(where.size(), where.rfind('/')));
-          uses[in].first.insert(scope);
-          uses[in].second.insert(node.op_type());
-        }
-    for (auto &[name, use] : uses) {
-      const auto &[scopes, ops] = use;
-      if (scopes.size() < 2 || ops.size() != 1 || scopes.count(""))
-        continue;
-      std::string list;
-      for (const std::string &scope : scopes)
-        list += (list.empty() ? "" : ", ") + scope;
-      imported.notices.push_back(
-          "warning: '" + name + "' is used alike by " + std::to_string(scopes.size()) +
-          " modules (" + list + ") and trains as one shared parameter; exporters merge "
-          "initializers with equal values (torch.onnx.export(dynamo=True) with optimize=True "
-          "does, e.g. a fresh model's norm weights): re-export with optimize=False unless they "
-          "are meant to be shared");
-    }
-  }
+  for (std::string &warning : mergedParameterWarnings(g, imported.parameters))
+    imported.notices.push_back(std::move(warning));
   for (const onnx::ValueInfoProto &in : g.input()) {
     if (defined.count(in.name()))
       continue; // IR < 4 lists initializers as inputs too

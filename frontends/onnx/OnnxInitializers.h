@@ -1,0 +1,48 @@
+//===- OnnxInitializers.h - what an initializer is (internal) ---*- C++ -*-===//
+//
+// The importer trains float initializers of rank >= 1 unless they are
+// buffers or copies; these are the graph-level signals it decides by
+// (docs/onnx.md, "Initializers"). Ties are in OnnxTies.h (shared with
+// lcc-run).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_FRONTENDS_ONNX_ONNXINITIALIZERS_H
+#define LCC_FRONTENDS_ONNX_ONNXINITIALIZERS_H
+
+#include "runtime/HostTensor.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnx {
+class GraphProto;
+class NodeProto;
+} // namespace onnx
+
+namespace lcc::onnx_import {
+
+/// The module path a node's ops are named after (their NameLoc):
+/// "/transformer/h.3/attn/MatMul" (TorchScript) or "/h.3/h.3.attn... NAME"
+/// (dynamo `pkg.torch.onnx.name_scopes`).
+std::string locationName(const onnx::NodeProto &node);
+
+/// Values whose every use is an operand lcc takes at compile time, directly
+/// or through nodes all of whose used results are such values.
+std::set<std::string> compileTimeValues(const onnx::GraphProto &g, int64_t opset);
+
+/// RoPE cos/sin tables among `parameters`: (table, its partner) for each,
+/// both ways round.
+std::vector<std::pair<size_t, size_t>>
+ropeTablePairs(const std::vector<std::pair<std::string, HostTensor>> &parameters);
+
+/// A warning per parameter used by the same op from several modules.
+std::vector<std::string>
+mergedParameterWarnings(const onnx::GraphProto &g,
+                        const std::vector<std::pair<std::string, HostTensor>> &parameters);
+
+} // namespace lcc::onnx_import
+
+#endif
