@@ -347,6 +347,102 @@ llvm::Error tile(NodeCtx &c) {
   return llvm::Error::success();
 }
 
+/// Pad (compile time only): modes constant, edge, reflect and wrap; pads
+/// from the attribute (opset < 11) or input 1, optionally on `axes` (18).
+llvm::Error pad(NodeCtx &c) {
+  auto data = hostOnly(c, 0);
+  if (!data)
+    return data.takeError();
+  const HostTensor &d = **data;
+  int64_t rank = d.rank();
+  std::string mode = c.attrString("mode", "constant");
+  if (!llvm::is_contained({"constant", "edge", "reflect", "wrap"}, mode))
+    return c.error("mode '" + mode + "' is not one of constant, edge, reflect, wrap");
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::vector<int64_t> axes;
+  if (c.opset() < 11) {
+    auto attr = c.attrInts("pads");
+    if (!attr)
+      return c.error("the pads attribute is missing");
+    pads = *attr;
+    value = c.attrFloat("value", 0.0);
+  } else {
+    auto padsT = c.constant(1, "pads");
+    if (!padsT)
+      return padsT.takeError();
+    pads = toInts(**padsT);
+    if (c.has(2) && c.node.input(2) != "") {
+      auto v = c.constant(2, "constant_value");
+      if (!v)
+        return v.takeError();
+      if ((*v)->numElements() > 0)
+        value = (*v)->getDouble(0);
+    }
+    if (c.has(3) && c.node.input(3) != "") {
+      auto a = c.constant(3, "axes");
+      if (!a)
+        return a.takeError();
+      for (int64_t axis : toInts(**a)) {
+        auto n = normalizeAxis(axis, rank);
+        if (!n)
+          return c.error("axis " + llvm::Twine(axis) + " is out of range");
+        axes.push_back(*n);
+      }
+    }
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  if (pads.size() != 2 * axes.size())
+    return c.error("pads must have two values per padded axis");
+  std::vector<int64_t> begin(size_t(rank), 0), end(size_t(rank), 0), shape = d.shape();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    begin[size_t(axes[i])] = pads[i];
+    end[size_t(axes[i])] = pads[i + axes.size()];
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    shape[size_t(i)] += begin[size_t(i)] + end[size_t(i)];
+    if (mode != "constant" && d.shape()[size_t(i)] == 0 && shape[size_t(i)] > 0)
+      return c.error("mode '" + mode + "' cannot pad an empty dimension");
+  }
+  if (llvm::Error e = c.checkShape(shape, true))
+    return e;
+  HostTensor out(d.elementType(), shape);
+  size_t es = elementSize(d.elementType());
+  for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+    int64_t rest = i, from = 0, stride = 1;
+    bool inside = true;
+    for (int64_t dim = rank - 1; dim >= 0; --dim) {
+      int64_t n = d.shape()[size_t(dim)];
+      int64_t at = rest % shape[size_t(dim)] - begin[size_t(dim)];
+      rest /= shape[size_t(dim)];
+      if (at < 0 || at >= n) {
+        if (mode == "constant")
+          inside = false;
+        else if (mode == "edge")
+          at = at < 0 ? 0 : n - 1;
+        else if (mode == "wrap")
+          at = ((at % n) + n) % n;
+        else { // reflect: mirror about the edge elements, period 2 (n - 1)
+          int64_t period = std::max<int64_t>(2 * (n - 1), 1);
+          at = ((at % period) + period) % period;
+          at = at >= n ? period - at : at;
+        }
+      }
+      from += at * stride;
+      stride *= n;
+    }
+    if (inside)
+      std::memcpy(static_cast<char *>(out.rawData()) + size_t(i) * es,
+                  static_cast<const char *>(d.rawData()) + size_t(from) * es, es);
+    else
+      out.setDouble(i, value);
+  }
+  c.setOutput(0, std::move(out));
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void addHostOps(std::vector<OpEntry> &t) {
@@ -359,6 +455,8 @@ void addHostOps(std::vector<OpEntry> &t) {
   t.push_back({"GatherND", 11, gatherND, {0, 1}, 2});
   t.push_back({"ScatterND", 11, scatterND, {0, 1, 2}, 3});
   t.push_back({"Tile", 6, tile, {0, 1}, 2});
+  t.push_back({"Pad", 2, pad, {0}});
+  t.push_back({"Pad", 11, pad, {0, 1, 2, 3}});
   // Compile time only (input 0 constant: the conformance runner gives it so).
   struct Fn {
     const char *op;
