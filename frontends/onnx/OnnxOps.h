@@ -140,6 +140,12 @@ std::optional<std::vector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
 int64_t broadcastIndex(const HostTensor &t, llvm::ArrayRef<int64_t> out, int64_t i);
 /// Int64 values of a 0-d or 1-d integer constant.
 std::vector<int64_t> toInts(const HostTensor &t);
+/// The product of `dims` (a shape's element count).
+int64_t product(llvm::ArrayRef<int64_t> dims);
+/// out[i] = in[src(i)] for a tensor of shape `shape` (bytes copied, any
+/// type); `fill` where src(i) is negative.
+HostTensor remap(const HostTensor &in, std::vector<int64_t> shape,
+                 const std::function<int64_t(int64_t)> &src, double fill = 0.0);
 /// Negative axes count from the end; std::nullopt unless -rank <= axis < rank.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -190,11 +191,26 @@ llvm::Error cumSum(NodeCtx &c) {
   return llvm::Error::success();
 }
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
+/// `d` laid out in `shape`, one dimension at a time: output coordinate x of
+/// dimension k reads d's coordinate at(k, x); where that is negative for any
+/// dimension, the element is `fill` (Tile, Pad).
+HostTensor remapByDimension(const HostTensor &d, const std::vector<int64_t> &shape,
+                            llvm::function_ref<int64_t(int64_t, int64_t)> at, double fill = 0) {
+  return remap(
+      d, shape,
+      [&](int64_t i) -> int64_t {
+        int64_t from = 0, stride = 1;
+        for (int64_t dim = d.rank() - 1; dim >= 0; --dim) {
+          int64_t x = at(dim, i % shape[size_t(dim)]);
+          if (x < 0)
+            return -1;
+          i /= shape[size_t(dim)];
+          from += x * stride;
+          stride *= d.shape()[size_t(dim)];
+        }
+        return from;
+      },
+      fill);
 }
 
 /// Where each index tuple of GatherND/ScatterND points: for tuple t, the
@@ -258,13 +274,10 @@ llvm::Error gatherND(NodeCtx &c) {
   shape.insert(shape.end(), d.shape().begin() + batch + k, d.shape().end());
   if (llvm::Error e = c.checkShape(shape, true))
     return e;
-  HostTensor out(d.elementType(), shape);
-  size_t es = elementSize(d.elementType());
-  for (int64_t n = 0; n < tuples->count; ++n)
-    std::memcpy(static_cast<char *>(out.rawData()) + size_t(n * tuples->slice) * es,
-                static_cast<const char *>(d.rawData()) + size_t(tuples->offsets[n]) * es,
-                size_t(tuples->slice) * es);
-  c.setOutput(0, std::move(out));
+  int64_t slice = tuples->slice;
+  c.setOutput(0, remap(d, shape, [&](int64_t i) {
+                 return tuples->offsets[size_t(i / slice)] + i % slice;
+               }));
   return llvm::Error::success();
 }
 
@@ -281,29 +294,32 @@ llvm::Error scatterND(NodeCtx &c) {
   if (u.elementType() != d.elementType() || u.numElements() != tuples->count * tuples->slice)
     return c.error("updates must have data's element type and one slice per index tuple");
   std::string reduction = c.attrString("reduction", "none");
-  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+  static const char *const kinds[] = {"none", "add", "mul", "max", "min"};
+  const char *const *kind = llvm::find(kinds, reduction);
+  if (kind == std::end(kinds))
     return c.error("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  char op = "=+*><"[kind - std::begin(kinds)];
+  // int64 exactly, wrapping like int64 arithmetic; the rest through double.
+  auto combine = [op](auto a, auto b) {
+    using T = decltype(a);
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (op == '+')
+        return int64_t(uint64_t(a) + uint64_t(b));
+      if (op == '*')
+        return int64_t(uint64_t(a) * uint64_t(b));
+    }
+    return op == '+' ? a + b : op == '*' ? a * b : op == '>' ? std::max(a, b)
+                                          : op == '<' ? std::min(a, b) : b;
+  };
   HostTensor out = d;
-  bool i64 = d.elementType() == ElementType::I64; // exact, wrapping like int64 arithmetic
+  bool i64 = d.elementType() == ElementType::I64;
   for (int64_t n = 0; n < tuples->count; ++n)
     for (int64_t s = 0; s < tuples->slice; ++s) {
       int64_t at = tuples->offsets[n] + s, from = n * tuples->slice + s;
-      if (i64) {
-        uint64_t a = uint64_t(out.data<int64_t>()[at]), b = uint64_t(u.data<int64_t>()[from]);
-        int64_t sa = int64_t(a), sb = int64_t(b);
-        out.data<int64_t>()[at] = reduction == "add"   ? int64_t(a + b)
-                                  : reduction == "mul" ? int64_t(a * b)
-                                  : reduction == "max" ? std::max(sa, sb)
-                                  : reduction == "min" ? std::min(sa, sb)
-                                                       : sb;
-        continue;
-      }
-      double a = out.getDouble(at), b = u.getDouble(from);
-      out.setDouble(at, reduction == "add"   ? a + b
-                        : reduction == "mul" ? a * b
-                        : reduction == "max" ? std::max(a, b)
-                        : reduction == "min" ? std::min(a, b)
-                                             : b);
+      if (i64)
+        out.data<int64_t>()[at] = combine(out.data<int64_t>()[at], u.data<int64_t>()[from]);
+      else
+        out.setDouble(at, combine(out.getDouble(at), u.getDouble(from)));
     }
   c.setOutput(0, std::move(out));
   return llvm::Error::success();
@@ -331,19 +347,9 @@ llvm::Error tile(NodeCtx &c) {
   }
   if (llvm::Error e = c.checkShape(shape, true))
     return e;
-  HostTensor out(d.elementType(), shape);
-  size_t es = elementSize(d.elementType());
-  for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
-    int64_t rest = i, from = 0, stride = 1;
-    for (int64_t dim = d.rank() - 1; dim >= 0; --dim) {
-      from += (rest % shape[dim]) % d.shape()[dim] * stride;
-      rest /= shape[dim];
-      stride *= d.shape()[dim];
-    }
-    std::memcpy(static_cast<char *>(out.rawData()) + size_t(i) * es,
-                static_cast<const char *>(d.rawData()) + size_t(from) * es, es);
-  }
-  c.setOutput(0, std::move(out));
+  c.setOutput(0, remapByDimension(d, shape, [&](int64_t dim, int64_t x) {
+                 return x % d.shape()[size_t(dim)];
+               }));
   return llvm::Error::success();
 }
 
@@ -408,38 +414,25 @@ llvm::Error pad(NodeCtx &c) {
   }
   if (llvm::Error e = c.checkShape(shape, true))
     return e;
-  HostTensor out(d.elementType(), shape);
-  size_t es = elementSize(d.elementType());
-  for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
-    int64_t rest = i, from = 0, stride = 1;
-    bool inside = true;
-    for (int64_t dim = rank - 1; dim >= 0; --dim) {
-      int64_t n = d.shape()[size_t(dim)];
-      int64_t at = rest % shape[size_t(dim)] - begin[size_t(dim)];
-      rest /= shape[size_t(dim)];
-      if (at < 0 || at >= n) {
-        if (mode == "constant")
-          inside = false;
-        else if (mode == "edge")
-          at = at < 0 ? 0 : n - 1;
-        else if (mode == "wrap")
-          at = ((at % n) + n) % n;
-        else { // reflect: mirror about the edge elements, period 2 (n - 1)
-          int64_t period = std::max<int64_t>(2 * (n - 1), 1);
-          at = ((at % period) + period) % period;
-          at = at >= n ? period - at : at;
-        }
-      }
-      from += at * stride;
-      stride *= n;
-    }
-    if (inside)
-      std::memcpy(static_cast<char *>(out.rawData()) + size_t(i) * es,
-                  static_cast<const char *>(d.rawData()) + size_t(from) * es, es);
-    else
-      out.setDouble(i, value);
-  }
-  c.setOutput(0, std::move(out));
+  char how = mode[0]; // constant, edge, reflect, wrap
+  c.setOutput(0, remapByDimension(
+                     d, shape,
+                     [&](int64_t dim, int64_t x) -> int64_t {
+                       int64_t n = d.shape()[size_t(dim)], at = x - begin[size_t(dim)];
+                       if (at >= 0 && at < n)
+                         return at;
+                       if (how == 'c')
+                         return -1;
+                       if (how == 'e')
+                         return at < 0 ? 0 : n - 1;
+                       if (how == 'w')
+                         return ((at % n) + n) % n;
+                       // reflect: mirror about the edge elements, period 2 (n - 1)
+                       int64_t period = std::max<int64_t>(2 * (n - 1), 1);
+                       at = ((at % period) + period) % period;
+                       return at >= n ? period - at : at;
+                     },
+                     value));
   return llvm::Error::success();
 }
 

@@ -18,24 +18,30 @@
 using namespace mlir;
 
 namespace lcc::onnx_import {
-namespace {
-
-using Shape = std::vector<int64_t>;
 
 int64_t product(llvm::ArrayRef<int64_t> s) {
   return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
 }
 
-/// out[i] = in[src(i)] for a tensor of shape `shape` (bytes copied, any type).
-HostTensor remap(const HostTensor &in, Shape shape, const std::function<int64_t(int64_t)> &src) {
+HostTensor remap(const HostTensor &in, std::vector<int64_t> shape,
+                 const std::function<int64_t(int64_t)> &src, double fill) {
   HostTensor out(in.elementType(), std::move(shape));
   size_t size = elementSize(in.elementType());
   const char *from = static_cast<const char *>(in.rawData());
   char *to = static_cast<char *>(out.rawData());
-  for (int64_t i = 0; i < out.numElements(); ++i)
-    std::memcpy(to + i * size, from + src(i) * size, size);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t j = src(i);
+    if (j >= 0)
+      std::memcpy(to + i * size, from + j * size, size);
+    else
+      out.setDouble(i, fill);
+  }
   return out;
 }
+
+namespace {
+
+using Shape = std::vector<int64_t>;
 
 /// Row-major coordinates of linear index `i` in `shape`.
 Shape coords(int64_t i, llvm::ArrayRef<int64_t> shape) {

@@ -55,25 +55,30 @@ std::vector<SplitTie> findSplitTies(const onnx::GraphProto &g, Values values) {
       note(weights, n.input(1));
   }
   std::vector<SplitTie> ties;
-  for (const onnx::TensorProto *a : tables)
+  for (const onnx::TensorProto *a : tables) {
+    std::optional<std::optional<std::vector<float>>> x; // read once, when needed
     for (const onnx::TensorProto *b : weights) {
       int64_t v = a->dims(0), d = a->dims(1);
       bool transposed = b->dims(0) == d && b->dims(1) == v;
       bool same = b->dims(0) == v && b->dims(1) == d;
       if (a == b || !(transposed || same))
         continue;
-      std::optional<std::vector<float>> x = values(*a), y = values(*b);
-      if (!x || !y || int64_t(x->size()) != v * d || y->size() != x->size())
+      if (!x)
+        x = values(*a);
+      const std::optional<std::vector<float>> &table = *x;
+      std::optional<std::vector<float>> y = values(*b);
+      if (!table || !y || int64_t(table->size()) != v * d || y->size() != table->size())
         continue;
       bool equal = true;
       for (int64_t i = 0; i < v && equal; ++i)
         for (int64_t j = 0; j < d && equal; ++j)
-          equal = std::memcmp(&(*x)[size_t(i * d + j)],
+          equal = std::memcmp(&(*table)[size_t(i * d + j)],
                               &(*y)[size_t(transposed ? j * v + i : i * d + j)],
                               sizeof(float)) == 0;
       if (equal)
         ties.push_back({a->name(), b->name(), transposed});
     }
+  }
   return ties;
 }
 

@@ -22,7 +22,8 @@ namespace {
 
 const std::string kModel = std::string(LCC_SOURCE_DIR) + "/test/fixtures/onnx/gpt_ts17.onnx";
 
-std::vector<std::pair<std::string, HostTensor>> parameters(const std::string &path) {
+std::vector<std::pair<std::string, HostTensor>> parameters(const std::string &path,
+                                                           bool untie = false) {
   auto model = loadOnnxModel(path);
   EXPECT_TRUE(bool(model)) << llvm::toString(model.takeError());
   if (!model)
@@ -31,6 +32,7 @@ std::vector<std::pair<std::string, HostTensor>> parameters(const std::string &pa
   ImportOptions options;
   options.batch = 2;
   options.seq = 16;
+  options.untie = untie;
   auto imported = importOnnx(*model, context, options);
   EXPECT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
   return imported ? std::move(imported->parameters)
@@ -108,17 +110,9 @@ TEST(OnnxExport, SplitTieIsWrittenFromTheTrainedTable) {
                          (*bytes)->getBufferSize(), trained, std::string(out), error))
       << error;
   // Read back untied, so that both initializers are visible as they are.
-  auto loaded = loadOnnxModel(std::string(out));
-  ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
-  mlir::MLIRContext context;
-  ImportOptions options;
-  options.batch = 2;
-  options.seq = 16;
-  options.untie = true;
-  auto imported = importOnnx(*loaded, context, options);
-  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+  auto exported = parameters(std::string(out), /*untie=*/true);
   const HostTensor *table = nullptr, *copy = nullptr;
-  for (auto &[name, t] : imported->parameters) {
+  for (auto &[name, t] : exported) {
     if (name == "lm_head.weight")
       table = &t;
     if (name == "val_108")
