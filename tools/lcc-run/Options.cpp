@@ -25,6 +25,10 @@ data:
   --val-fraction F     held-out fraction of --data when no --val (default 0.1)
   --format F           auto, u16, u32 or bytes (default auto)
   --seed N             batch sampling seed (default 1337, or the checkpoint's)
+  --order O            random (default, or the checkpoint's: each row a random
+                       window, as nanoGPT) or sequential (row r of batch k is
+                       window k*batch+r, windows at 0, seq, 2*seq, ... and
+                       wrapping: to replay another framework's run)
 run:
   --steps N            optimizer steps to reach (default 300)
   --threads N          CPU threads (default $LCC_NUM_THREADS, else every CPU this
@@ -88,6 +92,14 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--val-fraction", [&](auto &f, auto &v) { return toDouble(f, v, o.valFraction); }},
       {"--format", [&](auto &, auto &v) { o.format = v; return true; }},
       {"--seed", [&](auto &f, auto &v) { int64_t s; if (!toInt(f, v, s, 0)) return false; o.seed = uint64_t(s); return true; }},
+      {"--order", [&](auto &f, auto &v) {
+         if (v != "random" && v != "sequential") {
+           message = "lcc-run: error: " + f + " expects random or sequential, got '" + v + "'";
+           return false;
+         }
+         o.sequential = v == "sequential";
+         return true;
+       }},
       {"--steps", [&](auto &f, auto &v) { return toInt(f, v, o.steps, 0); }},
       {"--threads", [&](auto &f, auto &v) { return toInt(f, v, o.threads, 1); }},
       {"--log-every", [&](auto &f, auto &v) { return toInt(f, v, o.logEvery, 1); }},

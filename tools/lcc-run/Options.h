@@ -16,6 +16,7 @@ struct Options {
   int64_t steps = 300;
   int64_t threads = 0;      // 0: runtime/Parallel.h's default
   std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
+  std::optional<bool> sequential; // --order; default random (or the checkpoint's)
   int64_t logEvery = 10;
   int64_t evalEvery = 0;    // 0: only at the end when there is validation data
   int64_t evalBatches = 10;

@@ -268,8 +268,10 @@ int main(int argc, char **argv) {
   if (DataStatus st = Dataset::open(dopt, data); !st)
     return fail("lcc-run: error: " + st.error);
 
-  // Start: fresh init, or a checkpoint (which also brings back the data seed).
+  // Start: fresh init, or a checkpoint (which also brings back the data seed
+  // and order).
   uint64_t seed = opt.seed.value_or(1337);
+  bool sequential = opt.sequential.value_or(false);
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
@@ -280,6 +282,9 @@ int main(int argc, char **argv) {
     auto s = ckpt.metadata.find("lcc.data_seed");
     if (!opt.seed && s != ckpt.metadata.end())
       seed = std::strtoull(s->second.c_str(), nullptr, 10);
+    auto o = ckpt.metadata.find("lcc.data_order");
+    if (!opt.sequential && o != ckpt.metadata.end())
+      sequential = o->second == "sequential";
     if (!opt.quiet)
       std::printf("resumed from %s at step %lld\n", used.c_str(),
                   static_cast<long long>(trainer.stepCount()));
@@ -287,7 +292,8 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + st.error);
   }
 
-  Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed);
+  Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed,
+                       sequential ? SampleMode::Sequential : SampleMode::Random);
   std::optional<Sampler> valSampler;
   int64_t evalBatches = opt.evalBatches;
   if (data.hasVal()) {
@@ -303,7 +309,8 @@ int main(int argc, char **argv) {
     if (!st)
       return fail("lcc-run: error: " + st.error);
   }
-  std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)}};
+  std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)},
+                                             {"lcc.data_order", sequential ? "sequential" : "random"}};
   if (const json::Value *m = manifest.get("model"); m && m->isString())
     meta["lcc.model"] = m->asString();
 
