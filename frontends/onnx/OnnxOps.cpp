@@ -366,13 +366,6 @@ llvm::Error dropout(NodeCtx &c) {
 
 // --- Matmul ----------------------------------------------------------------
 
-Value reshape(NodeCtx &c, Value v, llvm::ArrayRef<int64_t> shape) {
-  auto t = llvm::cast<RankedTensorType>(v.getType());
-  if (t.getShape() == shape)
-    return v;
-  return lcc::ReshapeOp::create(c.b, c.loc, RankedTensorType::get(shape, t.getElementType()), v);
-}
-
 llvm::Error matmul(NodeCtx &c) {
   if (llvm::Error e = needFloat(c, 0))
     return e;
@@ -383,9 +376,9 @@ llvm::Error matmul(NodeCtx &c) {
   Value lhs = c.tensor(0), rhs = c.tensor(1);
   bool rowVec = a.size() == 1, colVec = bs.size() == 1;
   if (rowVec)
-    a.insert(a.begin(), 1), lhs = reshape(c, lhs, a);
+    a.insert(a.begin(), 1), lhs = reshapeValue(c, lhs, a);
   if (colVec)
-    bs.push_back(1), rhs = reshape(c, rhs, bs);
+    bs.push_back(1), rhs = reshapeValue(c, rhs, bs);
   if (a.back() != bs[bs.size() - 2])
     return c.error("inner dimensions differ: " + llvm::Twine(a.back()) + " and " +
                    llvm::Twine(bs[bs.size() - 2]));
@@ -440,7 +433,7 @@ llvm::Error matmul(NodeCtx &c) {
   Type et = c.type(0).getElementType();
   Value r = lcc::MatmulOp::create(c.b, c.loc, RankedTensorType::get(out, et), lhs, rhs, false,
                                   false);
-  c.setOutput(0, reshape(c, r, final));
+  c.setOutput(0, reshapeValue(c, r, final));
   return llvm::Error::success();
 }
 
@@ -496,9 +489,9 @@ OpHandler softmax(bool coerce2d) {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d)
       (d < *axis ? outer : inner) *= shape[d];
-    Value flat = reshape(c, c.tensor(0), {outer, inner});
+    Value flat = reshapeValue(c, c.tensor(0), {outer, inner});
     Value r = Op::create(c.b, c.loc, flat, c.b.getI64IntegerAttr(1));
-    c.setOutput(0, reshape(c, r, shape));
+    c.setOutput(0, reshapeValue(c, r, shape));
     return llvm::Error::success();
   };
 }
@@ -569,7 +562,7 @@ llvm::Error layerNorm(NodeCtx &c) {
     auto param = [&](unsigned i) -> Value {
       if (!c.has(i))
         return c.materialize(HostTensor(hostElementType(et), {d}));
-      return reshape(c, c.tensor(i), {d});
+      return reshapeValue(c, c.tensor(i), {d});
     };
     c.setOutput(0, lcc::LayerNormOp::create(c.b, c.loc, type, c.tensor(0), param(1), param(2),
                                             c.b.getF64FloatAttr(eps))
@@ -632,6 +625,13 @@ int64_t iMax(int64_t a, int64_t b) { return std::max(a, b); }
 int64_t iMin(int64_t a, int64_t b) { return std::min(a, b); }
 
 } // namespace
+
+Value reshapeValue(NodeCtx &c, Value v, llvm::ArrayRef<int64_t> shape) {
+  auto t = llvm::cast<RankedTensorType>(v.getType());
+  if (t.getShape() == shape)
+    return v;
+  return lcc::ReshapeOp::create(c.b, c.loc, RankedTensorType::get(shape, t.getElementType()), v);
+}
 
 void addMathOps(std::vector<OpEntry> &t) {
   t.push_back({"Neg", 1, unary<lcc::NegOp>([](double x) { return -x; }, iNeg)});

@@ -146,6 +146,8 @@ int64_t product(llvm::ArrayRef<int64_t> dims);
 /// type); `fill` where src(i) is negative.
 HostTensor remap(const HostTensor &in, std::vector<int64_t> shape,
                  const std::function<int64_t(int64_t)> &src, double fill = 0.0);
+/// `v` as lcc.reshape to `shape` (v itself when it already has it).
+mlir::Value reshapeValue(NodeCtx &c, mlir::Value v, llvm::ArrayRef<int64_t> shape);
 /// Negative axes count from the end; std::nullopt unless -rank <= axis < rank.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 

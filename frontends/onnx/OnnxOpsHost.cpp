@@ -222,9 +222,9 @@ struct IndexTuples {
   std::vector<int64_t> offsets;
 };
 
-llvm::Expected<IndexTuples> indexTuples(NodeCtx &c, const HostTensor &data,
+llvm::Expected<IndexTuples> indexTuples(NodeCtx &c, llvm::ArrayRef<int64_t> ds,
                                         const HostTensor &indices, int64_t batch) {
-  int64_t r = data.rank(), q = indices.rank();
+  int64_t r = int64_t(ds.size()), q = indices.rank();
   if (r < 1 || q < 1)
     return c.error("data and indices must have rank >= 1");
   if (isFloatType(indices.elementType()))
@@ -235,9 +235,9 @@ llvm::Expected<IndexTuples> indexTuples(NodeCtx &c, const HostTensor &data,
   if (k < 1 || k > r - batch)
     return c.error("the last dimension of indices must be in [1, rank(data) - batch_dims]");
   for (int64_t i = 0; i < batch; ++i)
-    if (indices.shape()[i] != data.shape()[i])
+    if (indices.shape()[i] != ds[i])
       return c.error("batch dimension " + llvm::Twine(i) + " differs between data and indices");
-  llvm::ArrayRef<int64_t> ds = data.shape(), is = indices.shape();
+  llvm::ArrayRef<int64_t> is = indices.shape();
   IndexTuples t;
   t.count = product(is.drop_back());
   t.slice = product(ds.drop_front(batch + k));
@@ -257,27 +257,42 @@ llvm::Expected<IndexTuples> indexTuples(NodeCtx &c, const HostTensor &data,
   return t;
 }
 
-/// GatherND (compile time only).
+/// GatherND. Indices are needed at compile time; data may be a run-time
+/// tensor (Falcon's `fused_qkv[..., [-2], :]`): each index tuple selects a
+/// row of data viewed as [rows, slice], so the op is a row gather.
 llvm::Error gatherND(NodeCtx &c) {
-  auto data = hostOnly(c, 0), indices = hostOnly(c, 1);
-  if (!data)
-    return data.takeError();
+  auto indices = hostOnly(c, 1);
   if (!indices)
     return indices.takeError();
-  const HostTensor &d = **data, &ix = **indices;
+  const HostTensor &ix = **indices;
+  std::vector<int64_t> ds = c.shape(0);
   int64_t batch = c.attrInt("batch_dims", 0);
-  auto tuples = indexTuples(c, d, ix, batch);
+  auto tuples = indexTuples(c, ds, ix, batch);
   if (!tuples)
     return tuples.takeError();
   std::vector<int64_t> shape(ix.shape().begin(), ix.shape().end() - 1);
   int64_t k = ix.shape().back();
-  shape.insert(shape.end(), d.shape().begin() + batch + k, d.shape().end());
-  if (llvm::Error e = c.checkShape(shape, true))
-    return e;
+  shape.insert(shape.end(), ds.begin() + batch + k, ds.end());
   int64_t slice = tuples->slice;
-  c.setOutput(0, remap(d, shape, [&](int64_t i) {
-                 return tuples->offsets[size_t(i / slice)] + i % slice;
-               }));
+  if (c.isConstant(0)) {
+    if (llvm::Error e = c.checkShape(shape, true))
+      return e;
+    c.setOutput(0, remap(c.known(0), shape, [&](int64_t i) {
+                   return tuples->offsets[size_t(i / slice)] + i % slice;
+                 }));
+    return llvm::Error::success();
+  }
+  if (product(shape) == 0)
+    return c.unsupported("zero-size tensors are not supported at run time");
+  HostTensor rows(ElementType::I64, {tuples->count});
+  for (int64_t t = 0; t < tuples->count; ++t)
+    rows.data<int64_t>()[t] = tuples->offsets[size_t(t)] / slice;
+  Type element = c.type(0).getElementType();
+  Value table = reshapeValue(c, c.tensor(0), {product(ds) / slice, slice});
+  Value picked = lcc::GatherOp::create(c.b, c.loc,
+                                       RankedTensorType::get({tuples->count, slice}, element),
+                                       table, c.materialize(rows), c.b.getI64IntegerAttr(0));
+  c.setOutput(0, reshapeValue(c, picked, shape));
   return llvm::Error::success();
 }
 
@@ -288,7 +303,7 @@ llvm::Error scatterND(NodeCtx &c) {
     if (!*in)
       return in->takeError();
   const HostTensor &d = **data, &ix = **indices, &u = **updates;
-  auto tuples = indexTuples(c, d, ix, 0);
+  auto tuples = indexTuples(c, d.shape(), ix, 0);
   if (!tuples)
     return tuples.takeError();
   if (u.elementType() != d.elementType() || u.numElements() != tuples->count * tuples->slice)
@@ -445,7 +460,7 @@ void addHostOps(std::vector<OpEntry> &t) {
   t.push_back({"IsNaN", 9, valueTest(true)});
   t.push_back({"IsInf", 10, valueTest(false)});
   t.push_back({"CumSum", 11, cumSum, {0, 1}, 2});
-  t.push_back({"GatherND", 11, gatherND, {0, 1}, 2});
+  t.push_back({"GatherND", 11, gatherND, {1}, 2});
   t.push_back({"ScatterND", 11, scatterND, {0, 1, 2}, 3});
   t.push_back({"Tile", 6, tile, {0, 1}, 2});
   t.push_back({"Pad", 2, pad, {0}});
