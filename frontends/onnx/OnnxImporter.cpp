@@ -5,8 +5,6 @@
 #include "frontends/onnx/OnnxOps.h"
 
 #include "lcc_onnx.pb.h"
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
@@ -23,46 +21,6 @@
 #include <unordered_map>
 
 using namespace mlir;
-
-/// The name a node's ops carry (NameLoc), which lcc-outline-layers reads
-/// repeated layers from: the module path. PyTorch's TorchScript exporter
-/// puts it in the node name ("/transformer/h.3/attn/MatMul"); the dynamo
-/// exporter names nodes "node_MatMul_12" and keeps the path in the node's
-/// metadata, `pkg.torch.onnx.name_scopes` = "['', 'h.3', 'h.3.attn', ...]"
-/// (NodeProto field 9, newer than the onnx.proto lcc compiles against, so
-/// read from the unknown fields): that becomes "/h.3/h.3.attn/... <name>".
-std::string lcc::onnx_import::locationName(const onnx::NodeProto &node) {
-  using google::protobuf::internal::WireFormatLite;
-  std::string name = node.name().empty() ? node.op_type() : node.name();
-  const std::string &unknown = node.unknown_fields();
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(unknown.data()),
-                                            int(unknown.size()));
-  while (uint32_t tag = in.ReadTag()) {
-    if (WireFormatLite::GetTagFieldNumber(tag) != 9 ||
-        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      if (!WireFormatLite::SkipField(&in, tag))
-        break;
-      continue;
-    }
-    uint32_t length = 0;
-    std::string bytes;
-    onnx::StringStringEntryProto entry;
-    if (!in.ReadVarint32(&length) || !in.ReadString(&bytes, int(length)))
-      break;
-    if (!entry.ParseFromString(bytes) || entry.key() != "pkg.torch.onnx.name_scopes")
-      continue;
-    // A Python list of quoted names: every other piece between quotes.
-    llvm::SmallVector<llvm::StringRef> pieces;
-    llvm::StringRef(entry.value()).split(pieces, '\'');
-    std::string path;
-    for (size_t i = 1; i + 1 < pieces.size(); i += 2)
-      if (!pieces[i].empty())
-        path += ("/" + pieces[i]).str();
-    if (!path.empty())
-      return path + " " + name;
-  }
-  return name;
-}
 
 namespace lcc::onnx_import {
 
@@ -454,6 +412,7 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   std::vector<std::pair<std::string, RankedTensorType>> params, inputs;
   ImportedGraph imported;
   std::set<std::string> compileTime = compileTimeValues(g, model.opset);
+  std::optional<std::set<std::string>> signature = signatureParameters(g);
   for (const onnx::TensorProto &init : g.initializer()) {
     auto t = tensorFromProto(init, model.dir, model.path + ": initializer '" + init.name() + "'");
     if (!t)
@@ -489,16 +448,23 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
       values[init.name()].constant = std::move(*t);
     }
   }
-  // RoPE tables an exporter folded into initializers are buffers.
+  // RoPE tables an exporter folded into initializers are buffers, and so is
+  // whatever the exporter's graph signature does not call a parameter (the
+  // specific reasons first: they say more).
   {
-    std::set<size_t> tables;
+    std::set<size_t> constants;
     for (auto [self, other] : ropeTablePairs(imported.parameters))
-      if (tables.insert(self).second)
+      if (constants.insert(self).second)
         imported.buffers.emplace_back(imported.parameters[self].first,
                                       "is a RoPE cos/sin table (its square plus '" +
                                           imported.parameters[other].first +
                                           "''s is 1 everywhere)");
-    for (auto it = tables.rbegin(); it != tables.rend(); ++it) {
+    for (size_t i = 0; signature && i < imported.parameters.size(); ++i)
+      if (!signature->count(imported.parameters[i].first) && constants.insert(i).second)
+        imported.buffers.emplace_back(
+            imported.parameters[i].first,
+            "is no parameter of the exported module (torch.export's graph signature)");
+    for (auto it = constants.rbegin(); it != constants.rend(); ++it) {
       std::string name = imported.parameters[*it].first;
       values[name].constant = std::move(imported.parameters[*it].second);
       llvm::erase_if(params, [&](const auto &p) { return p.first == name; });

@@ -7,11 +7,119 @@
 #include "frontends/onnx/OnnxImporter.h"
 
 #include "lcc_onnx.pb.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cmath>
 #include <map>
 
 namespace lcc::onnx_import {
+
+std::vector<std::pair<std::string, std::string>> newerMetadata(const std::string &unknownFields,
+                                                               int field) {
+  using google::protobuf::internal::WireFormatLite;
+  std::vector<std::pair<std::string, std::string>> entries;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(unknownFields.data()),
+                                            int(unknownFields.size()));
+  while (uint32_t tag = in.ReadTag()) {
+    if (WireFormatLite::GetTagFieldNumber(tag) != uint32_t(field) ||
+        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      if (!WireFormatLite::SkipField(&in, tag))
+        break;
+      continue;
+    }
+    uint32_t length = 0;
+    std::string bytes;
+    onnx::StringStringEntryProto entry;
+    if (!in.ReadVarint32(&length) || !in.ReadString(&bytes, int(length)))
+      break;
+    if (entry.ParseFromString(bytes))
+      entries.emplace_back(entry.key(), entry.value());
+  }
+  return entries;
+}
+
+/// The quoted names of a Python list literal: "['', 'h.3', 'h.3.attn']".
+static std::vector<std::string> pythonStrings(llvm::StringRef list) {
+  llvm::SmallVector<llvm::StringRef> pieces;
+  list.split(pieces, '\'');
+  std::vector<std::string> names;
+  for (size_t i = 1; i + 1 < pieces.size(); i += 2)
+    names.push_back(pieces[i].str());
+  return names;
+}
+
+/// The dynamo exporter names nodes "node_MatMul_12" and keeps the module
+/// path in the node's metadata, `pkg.torch.onnx.name_scopes`; the
+/// TorchScript exporter puts it in the node name.
+std::string locationName(const onnx::NodeProto &node) {
+  std::string name = node.name().empty() ? node.op_type() : node.name();
+  for (auto &[key, value] : newerMetadata(node.unknown_fields(), kNodeMetadataField)) {
+    if (key != "pkg.torch.onnx.name_scopes")
+      continue;
+    std::string path;
+    for (const std::string &scope : pythonStrings(value))
+      if (!scope.empty())
+        path += "/" + scope;
+    if (!path.empty())
+      return path + " " + name;
+  }
+  return name;
+}
+
+std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto &g) {
+  std::optional<std::set<std::string>> result;
+  std::set<std::string> targets; // the module's parameters, by their FQN
+  for (auto &[key, value] : newerMetadata(g.unknown_fields(), kGraphMetadataField)) {
+    if (key != "pkg.torch.export.ExportedProgram.graph_signature")
+      continue;
+    // One input per line: "p_h_0_attn_weight: PARAMETER target='h.0.attn.weight'".
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(value).split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      size_t at = line.find(": PARAMETER target='");
+      if (at == llvm::StringRef::npos)
+        continue;
+      llvm::StringRef rest = line.drop_front(at + llvm::StringRef(": PARAMETER target='").size());
+      targets.insert(rest.take_until([](char ch) { return ch == '\''; }).str());
+    }
+    result.emplace();
+  }
+  if (!result)
+    return std::nullopt;
+  // A value is a parameter, is marked one, or was folded from one (the
+  // optimizer's Transpose of a Linear weight, an embedding's rows at fixed
+  // positions). Folded values may name other folded values: iterate.
+  std::map<std::string, std::vector<std::string>> foldedFrom;
+  auto read = [&](const std::string &name, const std::string &unknown, int field) {
+    for (auto &[key, value] : newerMetadata(unknown, field)) {
+      if (key == "pkg.torch.export.graph_signature.InputSpec.kind" && value == "PARAMETER")
+        targets.insert(name);
+      else if (key == "pkg.onnxscript.optimizer.folded_from")
+        foldedFrom[name] = pythonStrings(value);
+    }
+  };
+  for (const onnx::ValueInfoProto &v : g.value_info())
+    read(v.name(), v.unknown_fields(), kValueInfoMetadataField);
+  for (const onnx::TensorProto &init : g.initializer())
+    read(init.name(), init.unknown_fields(), kTensorMetadataField);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto &[name, sources] : foldedFrom)
+      if (!targets.count(name) &&
+          llvm::any_of(sources, [&](const std::string &s) { return targets.count(s) > 0; })) {
+        targets.insert(name);
+        changed = true;
+      }
+  }
+  for (const onnx::TensorProto &init : g.initializer())
+    if (targets.count(init.name()))
+      result->insert(init.name());
+  return result;
+}
 
 /// Values whose every use is an operand lcc takes at compile time (a shape,
 /// an axis, the input of Cos: OpEntry::constantInputs), directly or through

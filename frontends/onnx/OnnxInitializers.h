@@ -12,6 +12,7 @@
 #include "runtime/HostTensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,6 +24,28 @@ class NodeProto;
 } // namespace onnx
 
 namespace lcc::onnx_import {
+
+/// Field numbers of `metadata_props` (StringStringEntryProto) in onnx.proto
+/// IR 10, newer than the onnx.proto lcc compiles against (Debian's, IR 8):
+/// protobuf keeps them as unknown fields, which newerMetadata reads.
+constexpr int kNodeMetadataField = 9, kValueInfoMetadataField = 4, kGraphMetadataField = 16,
+              kTensorMetadataField = 16;
+
+/// The (key, value) metadata entries in field `field` of a message's
+/// unknown fields (`message.unknown_fields()`).
+std::vector<std::pair<std::string, std::string>> newerMetadata(const std::string &unknownFields,
+                                                               int field);
+
+/// The initializers the exporter records as a module parameter or as folded
+/// from one: torch.onnx.export(dynamo=True) keeps torch.export's graph
+/// signature in the graph's metadata ("NAME: PARAMETER target='FQN'" per
+/// input), marks parameter initializers `...InputSpec.kind` = PARAMETER and
+/// each initializer its optimizer folded with `pkg.onnxscript.optimizer.
+/// folded_from` (the values it came from). Every other float initializer
+/// of such a model is a constant the exporter made (a mask, a scale, the
+/// ones of a LayerNorm without weight). std::nullopt when the model has no
+/// signature (TorchScript exports, other producers).
+std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto &g);
 
 /// The module path a node's ops are named after (their NameLoc):
 /// "/transformer/h.3/attn/MatMul" (TorchScript) or "/h.3/h.3.attn... NAME"

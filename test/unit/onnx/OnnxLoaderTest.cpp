@@ -579,6 +579,73 @@ TEST(OnnxLoader, MergedInitializersAreReported) {
   EXPECT_EQ(imported->notices[0].substr(0, want.size()), want);
 }
 
+/// Appends a metadata entry (StringStringEntryProto) as field `field` of a
+/// message's unknown fields, as a newer onnx.proto (IR 10) writes it.
+void addMetadata(std::string *unknown, int field, const std::string &key,
+                 const std::string &value) {
+  onnx::StringStringEntryProto entry;
+  entry.set_key(key);
+  entry.set_value(value);
+  std::string bytes = entry.SerializeAsString();
+  auto varint = [&](uint64_t v) {
+    for (; v >= 0x80; v >>= 7)
+      unknown->push_back(char(v | 0x80));
+    unknown->push_back(char(v));
+  };
+  varint(uint64_t(field) << 3 | 2); // length-delimited
+  varint(bytes.size());
+  unknown->append(bytes);
+}
+
+/// A dynamo export's own record decides what is trained: initializers that
+/// are parameters (the graph signature's targets, or marked PARAMETER) or
+/// were folded from one are; other float initializers are the exporter's
+/// constants. Without the record, all of them are trained.
+TEST(OnnxLoader, ExporterSignatureDecidesParameters) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  addFloatInitializer(g, "b_t", {4}, {1, 2, 3, 4});    // folded from b
+  addFloatInitializer(g, "ones", {4}, {1, 1, 1, 1});   // folded from an activation's shape
+  addFloatInitializer(g, "scale", {4}, {2, 2, 2, 2});  // no record at all
+  addNode(g, "Add", {"y", "b_t"}, {"y2"}, "add_bt");
+  addNode(g, "Mul", {"y2", "ones"}, {"y3"}, "mul_ones");
+  addNode(g, "Mul", {"y3", "scale"}, {"z"}, "mul_scale");
+  g.add_output()->set_name("z");
+  auto vi = [&](const std::string &name, const std::string &key, const std::string &value) {
+    onnx::ValueInfoProto *v = g.add_value_info();
+    v->set_name(name);
+    addMetadata(v->mutable_unknown_fields(), 4, key, value);
+  };
+  vi("b", "pkg.torch.export.graph_signature.InputSpec.kind", "PARAMETER");
+  vi("b_t", "pkg.onnxscript.optimizer.folded_from", "['b']");
+  vi("ones", "pkg.onnxscript.optimizer.folded_from", "['r', 'val_3']");
+  auto trained = [](const onnx::ModelProto &model, std::vector<std::string> &buffers) {
+    auto parsed = parseOnnxModel(model.SerializeAsString(), "model.onnx");
+    EXPECT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    mlir::MLIRContext context;
+    auto imported = importOnnx(*parsed, context, ImportOptions());
+    EXPECT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+    std::vector<std::string> params;
+    for (auto &p : imported->parameters)
+      params.push_back(p.first);
+    for (auto &b : imported->buffers)
+      buffers.push_back(b.first + ": " + b.second);
+    return params;
+  };
+  std::vector<std::string> buffers;
+  EXPECT_EQ(trained(m, buffers), (std::vector<std::string>{"w", "b", "b_t", "ones", "scale"}));
+  EXPECT_TRUE(buffers.empty());
+
+  addMetadata(g.mutable_unknown_fields(), 16, "pkg.torch.export.ExportedProgram.graph_signature",
+              "\n# inputs\np_w: PARAMETER target='w'\nx: USER_INPUT\n\n# outputs\nz: "
+              "USER_OUTPUT\n");
+  EXPECT_EQ(trained(m, buffers), (std::vector<std::string>{"w", "b", "b_t"}));
+  const std::string why = ": is no parameter of the exported module (torch.export's graph "
+                          "signature)";
+  EXPECT_EQ(buffers, (std::vector<std::string>{"ones" + why, "scale" + why}));
+}
+
 /// MatMul of constants folds (HF's RoPE: inv_freq[:, None] @ positions[None, :]
 /// feeds Cos, which runs only at compile time), with NumPy's broadcasting
 /// and 1-D operands.
