@@ -12,6 +12,12 @@
                                           B ran exactly steps FROM..TO, A ran them too, and
                                           each loss and grad norm of B is within RTOL
                                           (relative) of A's
+  check_training.py pytorch TORCH_CSV CSV FIRST_RTOL RTOL
+                                          lcc-run's CSV against PyTorch's run of the same
+                                          steps (columns step, loss, grad_norm; made by
+                                          test/fixtures/onnx/hf_exports.py): the same steps,
+                                          the initial loss within FIRST_RTOL and every loss
+                                          and grad norm within RTOL (relative)
   check_training.py near CSV_A CSV_B ABS REL
                                           mixed precision (A) against fp32 (B): at every
                                           step |loss_A - loss_B| <= ABS + REL * loss_B; A
@@ -162,6 +168,25 @@ def main(argv):
                     print(f"FAIL: step {step} {key}: {y} vs {x} (relative error {err:.3g})")
                     return 1
         print(f"steps {lo}..{hi}: largest relative error {worst:.3g}")
+        return 0
+    if argv[1] == "pytorch":
+        want, got = rows(argv[2]), rows(argv[3])
+        first_rtol, rtol = float(argv[4]), float(argv[5])
+        if sorted(want) != sorted(got) or not want:
+            print(f"FAIL: steps {sorted(got)}, PyTorch ran {sorted(want)}")
+            return 1
+        worst = 0.0
+        for step in sorted(want):
+            for key in ("loss", "grad_norm"):
+                x, y = float(want[step][key]), float(got[step][key])
+                err = abs(y - x) / abs(x)
+                bound = first_rtol if step == min(want) and key == "loss" else rtol
+                if not err <= bound:
+                    print(f"FAIL: step {step} {key}: lcc {y!r}, PyTorch {x!r} "
+                          f"(relative error {err:.3g} > {bound:g})")
+                    return 1
+                worst = max(worst, err)
+        print(f"{len(want)} steps: largest relative error {worst:.3g}")
         return 0
     if argv[1] == "plan-allocated":
         for path in argv[2:]:
