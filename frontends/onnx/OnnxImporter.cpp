@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
 #include <deque>
@@ -413,6 +414,23 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   ImportedGraph imported;
   std::set<std::string> compileTime = compileTimeValues(g, model.opset);
   std::optional<std::set<std::string>> signature = signatureParameters(g);
+  // --trainable overrides the buffer signals (not compile-time uses: those
+  // cannot be parameters).
+  std::vector<llvm::GlobPattern> trainable;
+  for (const std::string &text : options.trainable) {
+    auto pattern = llvm::GlobPattern::create(text, /*MaxSubPatterns=*/1024);
+    if (!pattern)
+      return onnxError(model.path, "bad --trainable pattern '" + text +
+                                       "': " + llvm::toString(pattern.takeError()));
+    trainable.push_back(std::move(*pattern));
+  }
+  auto wantTrained = [&](const std::string &name) {
+    return llvm::any_of(trainable, [&](const llvm::GlobPattern &p) { return p.match(name); });
+  };
+  auto overridden = [&](const std::string &name, const std::string &why) {
+    imported.notices.push_back("'" + name + "' is trained as --trainable asks, although it " +
+                               why);
+  };
   for (const onnx::TensorProto &init : g.initializer()) {
     auto t = tensorFromProto(init, model.dir, model.path + ": initializer '" + init.name() + "'");
     if (!t)
@@ -438,6 +456,14 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     }
     if (isFloat && buffer.empty() && compileTime.count(init.name()))
       buffer = "is used only at compile time (shapes, positions, RoPE tables)";
+    if (isFloat && t->rank() > 0 && !buffer.empty() && wantTrained(init.name())) {
+      if (compileTime.count(init.name()))
+        return onnxError(model.path, "--trainable matches initializer '" + init.name() +
+                                         "', which is used only at compile time (shapes, "
+                                         "positions, RoPE tables) and cannot be trained");
+      overridden(init.name(), buffer);
+      buffer.clear();
+    }
     if (isFloat && t->rank() > 0 && !buffer.empty())
       imported.buffers.emplace_back(init.name(), buffer);
     if (options.initializersAsParameters && isFloat && t->rank() > 0 && buffer.empty()) {
@@ -452,24 +478,37 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   // whatever the exporter's graph signature does not call a parameter (the
   // specific reasons first: they say more).
   {
-    std::set<size_t> constants;
+    std::set<size_t> constants, kept;
+    auto constant = [&](size_t i, const std::string &why) {
+      const std::string &name = imported.parameters[i].first;
+      if (constants.count(i) || kept.count(i))
+        return;
+      if (wantTrained(name)) {
+        overridden(name, why);
+        kept.insert(i);
+        return;
+      }
+      constants.insert(i);
+      imported.buffers.emplace_back(name, why);
+    };
     for (auto [self, other] : ropeTablePairs(imported.parameters))
-      if (constants.insert(self).second)
-        imported.buffers.emplace_back(imported.parameters[self].first,
-                                      "is a RoPE cos/sin table (its square plus '" +
-                                          imported.parameters[other].first +
-                                          "''s is 1 everywhere)");
+      constant(self, "is a RoPE cos/sin table (its square plus '" +
+                         imported.parameters[other].first + "''s is 1 everywhere)");
     for (size_t i = 0; signature && i < imported.parameters.size(); ++i)
-      if (!signature->count(imported.parameters[i].first) && constants.insert(i).second)
-        imported.buffers.emplace_back(
-            imported.parameters[i].first,
-            "is no parameter of the exported module (torch.export's graph signature)");
+      if (!signature->count(imported.parameters[i].first))
+        constant(i, "is no parameter of the exported module (torch.export's graph signature)");
     for (auto it = constants.rbegin(); it != constants.rend(); ++it) {
       std::string name = imported.parameters[*it].first;
       values[name].constant = std::move(imported.parameters[*it].second);
       llvm::erase_if(params, [&](const auto &p) { return p.first == name; });
       imported.parameters.erase(imported.parameters.begin() + long(*it));
     }
+  }
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    auto matches = [&](const auto &entry) { return trainable[i].match(entry.first); };
+    if (llvm::none_of(imported.parameters, matches) && llvm::none_of(imported.buffers, matches))
+      return onnxError(model.path, "--trainable pattern '" + options.trainable[i] +
+                                       "' matches no float initializer of the model");
   }
   // A tied embedding the exporter split (OnnxTies.h): its copy becomes a
   // transpose of the table, so both uses train one parameter.

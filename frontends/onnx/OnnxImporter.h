@@ -47,6 +47,9 @@ struct ImportOptions {
   bool initializersAsParameters = true;
   /// Keep an embedding and its exported copy apart (OnnxTies.h; --untie).
   bool untie = false;
+  /// Glob patterns of float initializers to train whatever the buffer
+  /// signals say (--trainable); each must match one.
+  std::vector<std::string> trainable;
 };
 
 /// Something valid ONNX that lcc does not import (an op, an opset, a type, an

@@ -111,6 +111,11 @@ static cl::opt<bool> untieFlag(
     "untie", cl::desc("Train an embedding and its exported copy for the logits as two "
                       "parameters instead of one tied one"),
     cl::init(false), cl::cat(onnxCat));
+static cl::list<std::string> trainableFlag(
+    "trainable",
+    cl::desc("Train float initializers matching these glob patterns although lcc judged them "
+             "buffers (masks, RoPE tables, exporter constants; docs/onnx.md)"),
+    cl::CommaSeparated, cl::cat(onnxCat));
 static cl::opt<int64_t> seqFlag("seq", cl::desc("Size of symbolic dimension 1 of the inputs"),
                                 cl::init(0), cl::cat(onnxCat));
 static cl::list<std::string> dimFlag("dim",
@@ -568,6 +573,7 @@ int main(int argc, char **argv) {
   onnxOptions.graph.batch = batchFlag;
   onnxOptions.graph.seq = seqFlag;
   onnxOptions.graph.untie = untieFlag;
+  onnxOptions.graph.trainable.assign(trainableFlag.begin(), trainableFlag.end());
   for (const std::string &item : dimFlag) {
     std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     int64_t value;
@@ -579,6 +585,9 @@ int main(int argc, char **argv) {
                   dimFlag.getNumOccurrences() || lossFlag.getNumOccurrences()))
     return fail("lcc: error: --batch, --seq, --dim and --loss apply to ONNX models; a .lcc "
                 "model sets its sizes with --set");
+  if (!isOnnx && (trainableFlag.getNumOccurrences() || untieFlag.getNumOccurrences()))
+    return fail("lcc: error: --trainable and --untie apply to ONNX models; a .lcc model "
+                "declares what it trains (docs/dsl.md)");
 
   DialectRegistry registry;
   registry.insert<lcc::LccDialect>();

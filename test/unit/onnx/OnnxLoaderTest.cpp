@@ -499,6 +499,24 @@ TEST(OnnxLoader, BuffersAreNotTrained) {
   EXPECT_EQ(imported->buffers[2].first, "mask");
   EXPECT_EQ(imported->buffers[2].second, "holds float32's extreme value (a mask)");
 
+  // --trainable overrides a signal, but not a compile-time use.
+  ImportOptions override;
+  override.trainable = {"ma?k"};
+  auto trained = importOnnx(*model, context, override);
+  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
+  ASSERT_EQ(trained->parameters.size(), 4u);
+  EXPECT_EQ(trained->parameters[2].first, "mask");
+  EXPECT_EQ(trained->buffers.size(), 2u);
+  ASSERT_EQ(trained->notices.size(), 1u);
+  EXPECT_EQ(trained->notices[0], "'mask' is trained as --trainable asks, although it holds "
+                                 "float32's extreme value (a mask)");
+  override.trainable = {"inv_freq"};
+  auto impossible = importOnnx(*model, context, override);
+  ASSERT_FALSE(bool(impossible));
+  EXPECT_EQ(llvm::toString(impossible.takeError()),
+            "model.onnx: error: --trainable matches initializer 'inv_freq', which is used only "
+            "at compile time (shapes, positions, RoPE tables) and cannot be trained");
+
   // The folded table is cos(position * inv_freq), computed in double.
   std::vector<HostTensor> r = run(m);
   ASSERT_EQ(r.size(), 1u);
