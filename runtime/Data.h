@@ -173,7 +173,8 @@ enum class SampleMode {
   ///   splitmix64(splitmix64(splitmix64(seed) ^ step) ^ row)
   /// mapped to the range by a 64x64->128-bit multiply (bias < range / 2^64).
   Random,
-  /// Evaluation: windows in order, row r of step k being window
+  /// Evaluation, and training with lcc-run --order sequential: windows in
+  /// order, row r of step k being window
   /// (k * batch + r) mod numWindows(). Windows start at 0, seq, 2*seq, ...;
   /// when they do not end exactly at the split's end, one last window is
   /// aligned to the end, so numSteps() batches cover every target of the split

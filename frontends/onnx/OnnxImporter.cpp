@@ -427,9 +427,11 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   auto wantTrained = [&](const std::string &name) {
     return llvm::any_of(trainable, [&](const llvm::GlobPattern &p) { return p.match(name); });
   };
+  std::set<std::string> overrides;
   auto overridden = [&](const std::string &name, const std::string &why) {
-    imported.notices.push_back("'" + name + "' is trained as --trainable asks, although it " +
-                               why);
+    if (overrides.insert(name).second)
+      imported.notices.push_back("'" + name + "' is trained as --trainable asks, although it " +
+                                 why);
   };
   for (const onnx::TensorProto &init : g.initializer()) {
     auto t = tensorFromProto(init, model.dir, model.path + ": initializer '" + init.name() + "'");
@@ -456,7 +458,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     }
     if (isFloat && buffer.empty() && compileTime.count(init.name()))
       buffer = "is used only at compile time (shapes, positions, RoPE tables)";
-    if (isFloat && t->rank() > 0 && !buffer.empty() && wantTrained(init.name())) {
+    if (options.initializersAsParameters && isFloat && t->rank() > 0 && !buffer.empty() &&
+        wantTrained(init.name())) {
       if (compileTime.count(init.name()))
         return onnxError(model.path, "--trainable matches initializer '" + init.name() +
                                          "', which is used only at compile time (shapes, "
@@ -508,7 +511,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     auto matches = [&](const auto &entry) { return trainable[i].match(entry.first); };
     if (llvm::none_of(imported.parameters, matches) && llvm::none_of(imported.buffers, matches))
       return onnxError(model.path, "--trainable pattern '" + options.trainable[i] +
-                                       "' matches no float initializer of the model");
+                                       "' matches no float initializer of rank >= 1 (a weight or a buffer) "
+                                       "of the model");
   }
   // A tied embedding the exporter split (OnnxTies.h): its copy becomes a
   // transpose of the table, so both uses train one parameter.
@@ -623,6 +627,13 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
         return llvm::make_error<UnsupportedOnnxError>(
             where + ": error: output " + std::to_string(o) + " ('" + node.output(o) +
             "') is not supported");
+      // Empty tensors exist only as compile-time constants (an empty slice,
+      // which Concat drops); lcc's run-time ops have no zero-size form.
+      if (Value t = ctx.outputs[o].tensor;
+          t && llvm::cast<RankedTensorType>(t.getType()).getNumElements() == 0)
+        return llvm::make_error<UnsupportedOnnxError>(
+            where + ": error: output '" + node.output(o) +
+            "' is empty: zero-size tensors are not supported at run time");
       values[node.output(o)] = std::move(ctx.outputs[o]);
     }
   }
@@ -633,6 +644,10 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     if (it == values.end())
       return onnxError(model.path, "graph output '" + out.name() + "' is never computed");
     ImportedValue &v = it->second;
+    if (!v.tensor && v.constant->numElements() == 0)
+      return llvm::make_error<UnsupportedOnnxError>(
+          model.path + ": error: graph output '" + out.name() +
+          "' is empty: zero-size tensors are not supported at run time");
     if (!v.tensor)
       v.tensor = materializeConstant(b, fileLoc, *v.constant);
     results.push_back(v.tensor);

@@ -106,6 +106,10 @@ std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto 
     read(v.name(), v.unknown_fields(), kValueInfoMetadataField);
   for (const onnx::TensorProto &init : g.initializer())
     read(init.name(), init.unknown_fields(), kTensorMetadataField);
+  // A signature whose format lcc does not recognize names no parameter:
+  // judge the model by the other signals rather than train nothing.
+  if (targets.empty())
+    return std::nullopt;
   for (bool changed = true; changed;) {
     changed = false;
     for (auto &[name, sources] : foldedFrom)

@@ -282,6 +282,8 @@ llvm::Error gatherND(NodeCtx &c) {
                  }));
     return llvm::Error::success();
   }
+  if (llvm::Error e = c.checkShape(shape, false))
+    return e;
   if (product(shape) == 0)
     return c.unsupported("zero-size tensors are not supported at run time");
   HostTensor rows(ElementType::I64, {tuples->count});

@@ -27,8 +27,9 @@ data:
   --seed N             batch sampling seed (default 1337, or the checkpoint's)
   --order O            random (default, or the checkpoint's: each row a random
                        window, as nanoGPT) or sequential (row r of batch k is
-                       window k*batch+r, windows at 0, seq, 2*seq, ... and
-                       wrapping: to replay another framework's run)
+                       window k*batch+r, windows at 0, seq, 2*seq, ... (the last
+                       one aligned to the end), wrapping: to replay another
+                       framework's run)
 run:
   --steps N            optimizer steps to reach (default 300)
   --threads N          CPU threads (default $LCC_NUM_THREADS, else every CPU this

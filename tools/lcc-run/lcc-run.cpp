@@ -283,6 +283,9 @@ int main(int argc, char **argv) {
     if (!opt.seed && s != ckpt.metadata.end())
       seed = std::strtoull(s->second.c_str(), nullptr, 10);
     auto o = ckpt.metadata.find("lcc.data_order");
+    if (o != ckpt.metadata.end() && o->second != "random" && o->second != "sequential")
+      return fail("lcc-run: error: " + used + ": lcc.data_order is '" + o->second +
+                  "', expected random or sequential");
     if (!opt.sequential && o != ckpt.metadata.end())
       sequential = o->second == "sequential";
     if (!opt.quiet)

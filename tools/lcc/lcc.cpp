@@ -574,6 +574,10 @@ int main(int argc, char **argv) {
   onnxOptions.graph.seq = seqFlag;
   onnxOptions.graph.untie = untieFlag;
   onnxOptions.graph.trainable.assign(trainableFlag.begin(), trainableFlag.end());
+  for (const std::string &text : trainableFlag)
+    if (auto pattern = llvm::GlobPattern::create(text, /*MaxSubPatterns=*/1024); !pattern)
+      return fail("lcc: error: bad --trainable pattern '" + text +
+                  "': " + llvm::toString(pattern.takeError()));
   for (const std::string &item : dimFlag) {
     std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     int64_t value;

@@ -452,6 +452,61 @@ TEST(OnnxLoader, CompileTimeOnlyOpsNameTheirInput) {
                             "out of range for dimension 0 of size 3");
 }
 
+/// GatherND with compile-time indices on run-time data is a row gather:
+/// negative indices count from the end, batch_dims pairs rows. An empty
+/// run-time slice is fine where Concat drops it, an error where it would be
+/// a run-time tensor.
+TEST(OnnxLoader, GatherNDOnRunTimeDataAndEmptySlices) {
+  onnx::ModelProto m = validModel();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_output();
+  addIntConstant(g, "axis1", {1});
+  addIntConstant(g, "rows", {1, -2});
+  addNode(g, "Unsqueeze", {"rows", "axis1"}, {"rows2"}, "rows2");
+  addNode(g, "GatherND", {"x", "rows2"}, {"picked"}, "picked");
+  addIntConstant(g, "cols", {2, -1});
+  addNode(g, "Unsqueeze", {"cols", "axis1"}, {"cols2"}, "cols2");
+  addNode(g, "GatherND", {"x", "cols2"}, {"paired"}, "paired");
+  auto *batch = g.mutable_node(g.node_size() - 1)->add_attribute();
+  batch->set_name("batch_dims");
+  batch->set_type(onnx::AttributeProto::INT);
+  batch->set_i(1);
+  addIntConstant(g, "one", {1});
+  addNode(g, "Slice", {"x", "one", "one", "axis1"}, {"empty"}, "empty");
+  addNode(g, "Concat", {"picked", "empty"}, {"joined"}, "joined");
+  g.mutable_node(g.node_size() - 1)->add_attribute()->CopyFrom(*batch);
+  g.mutable_node(g.node_size() - 1)->mutable_attribute(0)->set_name("axis");
+  for (const char *out : {"joined", "paired"})
+    g.add_output()->set_name(out);
+  std::vector<HostTensor> r = run(m);
+  ASSERT_EQ(r.size(), 2u);
+  // x[i][j] = 0.1 * (3 i + j) - 0.5; picked = rows x[1], x[0]; paired = x[0][2], x[1][2].
+  auto x = [](int64_t i, int64_t j) { return 0.1 * double(3 * i + j) - 0.5; };
+  ASSERT_EQ(r[0].shape(), (std::vector<int64_t>{2, 3}));
+  for (int64_t j = 0; j < 3; ++j) {
+    EXPECT_NEAR(r[0].getDouble(j), x(1, j), 1e-6);
+    EXPECT_NEAR(r[0].getDouble(3 + j), x(0, j), 1e-6);
+  }
+  ASSERT_EQ(r[1].shape(), (std::vector<int64_t>{2}));
+  EXPECT_NEAR(r[1].getDouble(0), x(0, 2), 1e-6);
+  EXPECT_NEAR(r[1].getDouble(1), x(1, 2), 1e-6);
+
+  g.add_output()->set_name("empty");
+  bool unsupported = false;
+  EXPECT_EQ(importError(m, &unsupported), "model.onnx: error: graph output 'empty' is empty: "
+                                          "zero-size tensors are not supported at run time");
+  EXPECT_TRUE(unsupported);
+  g.mutable_output()->RemoveLast();
+  addIntConstant(g, "zero", {0});
+  addNode(g, "Slice", {"x", "zero", "one", "axis1"}, {"column"}, "column"); // [2, 1]
+  addNode(g, "Mul", {"empty", "column"}, {"scaled"}, "scaled");             // [2, 0]
+  g.add_output()->set_name("scaled");
+  EXPECT_EQ(importError(m, &unsupported),
+            "model.onnx: node 'scaled' (Mul, opset 17): error: output 'scaled' is empty: "
+            "zero-size tensors are not supported at run time");
+  EXPECT_TRUE(unsupported);
+}
+
 void addFloatInitializer(onnx::GraphProto &g, const std::string &name,
                          std::vector<int64_t> dims, std::vector<float> values) {
   onnx::TensorProto *t = g.add_initializer();
