@@ -422,28 +422,6 @@ void Program::call(const EntryPoint &entry, const std::vector<void *> &buffers) 
   entry.fn(const_cast<void **>(buffers.data()));
 }
 
-ProgramStatus Program::callChecked(const EntryPoint &entry,
-                                   const std::vector<HostTensor *> &tensors) const {
-  if (tensors.size() != entry.slots.size())
-    return ProgramStatus::failure("@" + entry.name + " takes " +
-                                  std::to_string(entry.slots.size()) + " buffers, got " +
-                                  std::to_string(tensors.size()));
-  std::vector<void *> buffers;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Slot &s = entry.slots[i];
-    if (s.role == Slot::Workspace)
-      return ProgramStatus::failure("@" + entry.name + " needs a workspace; call it through "
-                                    "Trainer, which allocates it");
-    if (!tensors[i] || tensors[i]->elementType() != s.dtype || tensors[i]->shape() != s.shape)
-      return ProgramStatus::failure("@" + entry.name + " buffer #" + std::to_string(i) + " (" +
-                                    slotRoleName(s.role) + " '" + s.name +
-                                    "') has the wrong type or shape");
-    buffers.push_back(tensors[i]->rawData());
-  }
-  call(entry, buffers);
-  return {};
-}
-
 Program::Program(Program &&other) noexcept { *this = std::move(other); }
 
 /// dlclose, then the memfd the code came from.

@@ -107,10 +107,8 @@ public:
   void *codeSymbol(const char *name) const;
 
   /// Calls `entry` with one pointer per slot, in order (each at least the
-  /// slot's byte size; checked by callers through callChecked).
+  /// slot's byte size; the Trainer allocates them from the slots).
   void call(const EntryPoint &entry, const std::vector<void *> &buffers) const;
-  /// Checks every tensor against its slot, then calls.
-  ProgramStatus callChecked(const EntryPoint &entry, const std::vector<HostTensor *> &tensors) const;
 
   Program() = default;
   Program(Program &&other) noexcept;

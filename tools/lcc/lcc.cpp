@@ -145,13 +145,6 @@ static std::vector<std::pair<std::string, lcc::HostTensor>> initialParameters;
 static std::vector<std::pair<std::string, std::string>> onnxBuffers;
 static std::vector<std::string> onnxNotices;
 
-namespace {
-/// A user-facing failure: the message is printed as is, exit code 2.
-struct UserError {
-  std::string message;
-};
-} // namespace
-
 static int fail(const std::string &message) {
   llvm::errs() << message << "\n";
   return 2;
