@@ -78,43 +78,12 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
            nullptr;
   std::string missing;
   CudaSessionApi &a = s.api;
-  resolveSymbol(cuda, "cuDevicePrimaryCtxRetain", a.primaryCtxRetain, missing);
-  resolveSymbol(cuda, "cuCtxSetCurrent", a.ctxSetCurrent, missing);
-  resolveSymbol(cuda, "cuStreamCreate", a.streamCreate, missing);
-  resolveSymbol(cuda, "cuStreamSynchronize", a.streamSynchronize, missing);
-  resolveSymbol(cuda, "cuModuleLoadData", a.moduleLoadData, missing);
-  resolveSymbol(cuda, "cuModuleGetFunction", a.moduleGetFunction, missing);
-  resolveSymbol(cuda, "cuLaunchKernel", a.launchKernel, missing);
-  resolveSymbol(cuda, "cuMemAlloc_v2", a.memAlloc, missing);
-  resolveSymbol(cuda, "cuMemFree_v2", a.memFree, missing);
-  resolveSymbol(cuda, "cuMemsetD8Async", a.memsetD8Async, missing);
-  resolveSymbol(cuda, "cuMemcpyHtoDAsync_v2", a.memcpyHtoDAsync, missing);
-  resolveSymbol(cuda, "cuMemcpyDtoHAsync_v2", a.memcpyDtoHAsync, missing);
-  resolveSymbol(cuda, "cuStreamBeginCapture_v2", a.streamBeginCapture, missing);
-  resolveSymbol(cuda, "cuStreamEndCapture", a.streamEndCapture, missing);
-  resolveSymbol(cuda, "cuGraphInstantiateWithFlags", a.graphInstantiate, missing);
-  resolveSymbol(cuda, "cuGraphLaunch", a.graphLaunch, missing);
-  resolveSymbol(cuda, "cuGraphDestroy", a.graphDestroy, missing);
-  resolveSymbol(cuda, "cuGraphExecDestroy", a.graphExecDestroy, missing);
-  resolveSymbol(cuda, "cuFuncSetAttribute", a.funcSetAttribute, missing);
-  resolveSymbol(cuda, "cuStreamQuery", a.streamQuery, missing);
-  resolveSymbol(cuda, "cuStreamWaitEvent", a.streamWaitEvent, missing);
-  resolveSymbol(cuda, "cuEventCreate", a.eventCreate, missing);
-  resolveSymbol(cuda, "cuEventRecord", a.eventRecord, missing);
-  resolveSymbol(cuda, "cuMemcpyDtoDAsync_v2", a.memcpyDtoDAsync, missing);
-  resolveSymbol(cuda, "cuEventQuery", a.eventQuery, missing);
-  resolveSymbol(cuda, "cuEventSynchronize", a.eventSynchronize, missing);
-  resolveSymbol(cuda, "cuMemHostAlloc", a.memHostAlloc, missing);
-  resolveSymbol(cuda, "cuMemFreeHost", a.memFreeHost, missing);
-  resolveSymbol(lt, "cublasLtCreate", a.ltCreate, missing);
-  resolveSymbol(lt, "cublasLtMatmulDescCreate", a.ltDescCreate, missing);
-  resolveSymbol(lt, "cublasLtMatmulDescSetAttribute", a.ltDescSet, missing);
-  resolveSymbol(lt, "cublasLtMatrixLayoutCreate", a.ltLayoutCreate, missing);
-  resolveSymbol(lt, "cublasLtMatrixLayoutSetAttribute", a.ltLayoutSet, missing);
-  resolveSymbol(lt, "cublasLtMatmulPreferenceCreate", a.ltPrefCreate, missing);
-  resolveSymbol(lt, "cublasLtMatmulPreferenceSetAttribute", a.ltPrefSet, missing);
-  resolveSymbol(lt, "cublasLtMatmulAlgoGetHeuristic", a.ltHeuristic, missing);
-  resolveSymbol(lt, "cublasLtMatmul", a.ltMatmul, missing);
+#define LCC_RESOLVE_DRIVER(member, declaration, symbol) resolveSymbol(cuda, symbol, a.member, missing);
+#define LCC_RESOLVE_CUBLASLT(member, declaration, symbol) resolveSymbol(lt, symbol, a.member, missing);
+  LCC_CUDA_SESSION_DRIVER_API(LCC_RESOLVE_DRIVER)
+  LCC_CUDA_SESSION_CUBLASLT_API(LCC_RESOLVE_CUBLASLT)
+#undef LCC_RESOLVE_DRIVER
+#undef LCC_RESOLVE_CUBLASLT
   if (!missing.empty())
     return error = "the CUDA driver or cuBLASLt lacks " + missing, nullptr;
 

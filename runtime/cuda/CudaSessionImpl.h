@@ -24,47 +24,56 @@
 
 namespace lcc {
 
-/// The driver entry points a session uses (dlsym'd by their versioned names:
-/// cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2 with macros).
-struct CudaSessionApi {
-  decltype(&cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
-  decltype(&cuCtxSetCurrent) ctxSetCurrent = nullptr;
-  decltype(&cuStreamCreate) streamCreate = nullptr;
-  decltype(&cuStreamSynchronize) streamSynchronize = nullptr;
-  decltype(&cuModuleLoadData) moduleLoadData = nullptr;
-  decltype(&cuModuleGetFunction) moduleGetFunction = nullptr;
-  decltype(&cuLaunchKernel) launchKernel = nullptr;
-  decltype(&cuMemAlloc) memAlloc = nullptr;
-  decltype(&cuMemFree) memFree = nullptr;
-  decltype(&cuMemsetD8Async) memsetD8Async = nullptr;
-  decltype(&cuMemcpyHtoDAsync) memcpyHtoDAsync = nullptr;
-  decltype(&cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;
-  decltype(&cuStreamBeginCapture) streamBeginCapture = nullptr;
-  decltype(&cuStreamEndCapture) streamEndCapture = nullptr;
-  decltype(&cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
-  decltype(&cuGraphLaunch) graphLaunch = nullptr;
-  decltype(&cuGraphDestroy) graphDestroy = nullptr;
-  decltype(&cuGraphExecDestroy) graphExecDestroy = nullptr;
-  decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
-  decltype(&cuStreamQuery) streamQuery = nullptr;
-  decltype(&cuStreamWaitEvent) streamWaitEvent = nullptr;
-  decltype(&cuEventCreate) eventCreate = nullptr;
-  decltype(&cuEventRecord) eventRecord = nullptr;
-  decltype(&cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
-  decltype(&cuEventQuery) eventQuery = nullptr;
-  decltype(&cuEventSynchronize) eventSynchronize = nullptr;
-  decltype(&cuMemHostAlloc) memHostAlloc = nullptr;
-  decltype(&cuMemFreeHost) memFreeHost = nullptr;
+/// The driver and cuBLASLt entry points a session uses, one line each:
+/// X(member, the cuda.h / cublasLt.h declaration its type comes from, the
+/// symbol dlsym finds; versioned where cuda.h's macros map the name, e.g.
+/// cuMemAlloc to cuMemAlloc_v2). CudaSession::create resolves them all.
+#define LCC_CUDA_SESSION_DRIVER_API(X) \
+  X(primaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
+  X(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent") \
+  X(streamCreate, cuStreamCreate, "cuStreamCreate") \
+  X(streamSynchronize, cuStreamSynchronize, "cuStreamSynchronize") \
+  X(moduleLoadData, cuModuleLoadData, "cuModuleLoadData") \
+  X(moduleGetFunction, cuModuleGetFunction, "cuModuleGetFunction") \
+  X(launchKernel, cuLaunchKernel, "cuLaunchKernel") \
+  X(memAlloc, cuMemAlloc, "cuMemAlloc_v2") \
+  X(memFree, cuMemFree, "cuMemFree_v2") \
+  X(memsetD8Async, cuMemsetD8Async, "cuMemsetD8Async") \
+  X(memcpyHtoDAsync, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") \
+  X(memcpyDtoHAsync, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") \
+  X(streamBeginCapture, cuStreamBeginCapture, "cuStreamBeginCapture_v2") \
+  X(streamEndCapture, cuStreamEndCapture, "cuStreamEndCapture") \
+  X(graphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
+  X(graphLaunch, cuGraphLaunch, "cuGraphLaunch") \
+  X(graphDestroy, cuGraphDestroy, "cuGraphDestroy") \
+  X(graphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy") \
+  X(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute") \
+  X(streamQuery, cuStreamQuery, "cuStreamQuery") \
+  X(streamWaitEvent, cuStreamWaitEvent, "cuStreamWaitEvent") \
+  X(eventCreate, cuEventCreate, "cuEventCreate") \
+  X(eventRecord, cuEventRecord, "cuEventRecord") \
+  X(memcpyDtoDAsync, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") \
+  X(eventQuery, cuEventQuery, "cuEventQuery") \
+  X(eventSynchronize, cuEventSynchronize, "cuEventSynchronize") \
+  X(memHostAlloc, cuMemHostAlloc, "cuMemHostAlloc") \
+  X(memFreeHost, cuMemFreeHost, "cuMemFreeHost")
 
-  decltype(&cublasLtCreate) ltCreate = nullptr;
-  decltype(&cublasLtMatmulDescCreate) ltDescCreate = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) ltDescSet = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) ltLayoutCreate = nullptr;
-  decltype(&cublasLtMatrixLayoutSetAttribute) ltLayoutSet = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) ltPrefCreate = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) ltPrefSet = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) ltHeuristic = nullptr;
-  decltype(&cublasLtMatmul) ltMatmul = nullptr;
+#define LCC_CUDA_SESSION_CUBLASLT_API(X) \
+  X(ltCreate, cublasLtCreate, "cublasLtCreate") \
+  X(ltDescCreate, cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate") \
+  X(ltDescSet, cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute") \
+  X(ltLayoutCreate, cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate") \
+  X(ltLayoutSet, cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute") \
+  X(ltPrefCreate, cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate") \
+  X(ltPrefSet, cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute") \
+  X(ltHeuristic, cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic") \
+  X(ltMatmul, cublasLtMatmul, "cublasLtMatmul")
+
+struct CudaSessionApi {
+#define LCC_DECLARE_ENTRY(member, declaration, symbol) decltype(&declaration) member = nullptr;
+  LCC_CUDA_SESSION_DRIVER_API(LCC_DECLARE_ENTRY)
+  LCC_CUDA_SESSION_CUBLASLT_API(LCC_DECLARE_ENTRY)
+#undef LCC_DECLARE_ENTRY
 };
 
 struct CudaSession::Impl {
