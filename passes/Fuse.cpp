@@ -37,6 +37,40 @@ int64_t countKernels(Operation *root) {
   return n;
 }
 
+/// Why the linalg.generic producing `operand` is not fused into the linalg
+/// op reading it, or std::nullopt when it is fused. Asked by the fusion
+/// driver and, with `explain`, of every pair left unfused afterwards.
+std::optional<std::string> refusal(OpOperand *operand, unsigned maxInputs) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = llvm::dyn_cast<linalg::LinalgOp>(operand->getOwner());
+  if (!producer || !consumer)
+    return "not a linalg.generic read by a linalg op";
+  if (!operand->get().hasOneUse())
+    return "its result has other uses (fused, it would be computed twice)";
+  // Not into a loop over micro-batches from outside it: the producer would
+  // run once per iteration.
+  if (producer->getBlock() != consumer->getBlock())
+    return "it is outside the micro-batch loop this op is in (fused, it would run every "
+           "iteration)";
+  // The consumer must read each produced element exactly once: through a
+  // broadcast (a map that drops loops) the fused producer would be
+  // recomputed for every broadcast position (an rsqrt per element instead of
+  // per row).
+  if (!consumer.getMatchingIndexingMap(operand).isPermutation())
+    return "this op reads it broadcast (fused, it would be recomputed per broadcast position)";
+  if (linalg::isaContractionOpInterface(producer) || linalg::isaContractionOpInterface(consumer))
+    return "a contraction stays a separate GEMM for the BLAS / cuBLASLt call";
+  // A bounded number of inputs per kernel. A chain of N binary ops (the
+  // global gradient norm's running sum: one add per parameter) would
+  // otherwise be fused one link at a time, each step copying the whole grown
+  // kernel -- quadratic in depth (1.3 s of 1.7 s at 96 layers) -- into one
+  // kernel with N inputs, more than a GPU kernel's parameter space holds.
+  if (producer.getNumDpsInputs() + consumer.getNumDpsInputs() - 1 > maxInputs)
+    return "the fused kernel would read more than max-inputs (" + std::to_string(maxInputs) +
+           ") tensors";
+  return std::nullopt;
+}
+
 struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
   using LccFusePassBase::LccFusePassBase;
 
@@ -57,30 +91,7 @@ struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
     }
     int64_t before = countKernels(root);
     linalg::ControlFusionFn control = [this](OpOperand *operand) {
-      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
-      auto consumer = llvm::dyn_cast<linalg::LinalgOp>(operand->getOwner());
-      if (!producer || !consumer || !operand->get().hasOneUse())
-        return false;
-      // Not into a loop over micro-batches from outside it: the producer
-      // would run once per iteration.
-      if (producer->getBlock() != consumer->getBlock())
-        return false;
-      // The consumer must read each produced element exactly once: through a
-      // broadcast (a map that drops loops) the fused producer would be
-      // recomputed for every broadcast position (an rsqrt per element instead
-      // of per row).
-      if (!consumer.getMatchingIndexingMap(operand).isPermutation())
-        return false;
-      if (linalg::isaContractionOpInterface(producer) ||
-          linalg::isaContractionOpInterface(consumer))
-        return false;
-      // A bounded number of inputs per kernel. A chain of N binary ops (the
-      // global gradient norm's running sum: one add per parameter) would
-      // otherwise be fused one link at a time, each step copying the whole
-      // grown kernel -- quadratic in depth (1.3 s of 1.7 s at 96 layers) --
-      // into one kernel with N inputs, more than a GPU kernel's parameter
-      // space holds.
-      return producer.getNumDpsInputs() + consumer.getNumDpsInputs() - 1 <= maxInputs;
+      return !refusal(operand, maxInputs);
     };
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
@@ -106,6 +117,18 @@ struct LccFusePass : lcc::impl::LccFusePassBase<LccFusePass> {
       return signalPassFailure();
     }
     int64_t after = countKernels(root);
+    if (explain)
+      root->walk([&](linalg::LinalgOp consumer) {
+        for (OpOperand *operand : consumer.getDpsInputOperands()) {
+          auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+          if (!producer)
+            continue;
+          if (std::optional<std::string> why = refusal(operand, maxInputs))
+            consumer->emitRemark() << "input " << operand->getOperandNumber()
+                                   << " not fused (produced at " << producer->getLoc()
+                                   << "): " << *why;
+        }
+      });
     // Visible in the IR (and read by `lcc --report`).
     Builder b(&getContext());
     root->setAttr("lcc.fusion", b.getDictionaryAttr(

@@ -489,11 +489,18 @@ def LccFusePass : Pass<"lcc-fuse", "::mlir::ModuleOp"> {
     global gradient norm's running sum, one add per parameter) continues in
     a new kernel past it, in the same order of arithmetic.
     The module gets `lcc.fusion = {kernels_before = N, kernels_after = M}`
-    (linalg ops other than fills), which `lcc --report` prints.
+    (linalg ops other than fills), which `lcc --report` prints. With
+    `explain`, every linalg op that still reads a linalg.generic's result
+    gets a remark saying why the two stayed apart (several uses, a
+    broadcast read, a contraction, across a micro-batch loop, max-inputs):
+    the way to ask "why was this not fused?" (Debian's LLVM is built
+    without `-debug-only` and pass statistics).
   }];
   let options = [
     Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"64",
            "Most tensors a fused kernel reads">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark at each op left reading an unfused producer, with the reason">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -1,5 +1,6 @@
 // RUN: lcc-opt %s --lcc-fuse | FileCheck %s --check-prefix=ONE
 // RUN: lcc-opt %s --lcc-fuse="max-inputs=4" | FileCheck %s --check-prefix=CAP
+// RUN: lcc-opt %s --lcc-fuse="max-inputs=4 explain=true" -verify-diagnostics -o /dev/null
 // Tests passes/Fuse.cpp: a fused kernel reads at most max-inputs tensors.
 // A running sum (the global gradient norm's, one add per parameter) is one
 // kernel while it fits, and continues in a new kernel past the bound; either
@@ -52,6 +53,8 @@ func.func @norm_chain(%x0: tensor<f32>, %x1: tensor<f32>, %x2: tensor<f32>, %x3:
     %r = arith.addf %p, %q : f32
     linalg.yield %r : f32
   } -> tensor<f32>
+  // With max-inputs=4 and `explain`, the op where the chain breaks says why.
+  // expected-remark @below {{the fused kernel would read more than max-inputs (4) tensors}}
   %a4 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%a3, %x5 : tensor<f32>, tensor<f32>) outs(%e : tensor<f32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
     %r = arith.addf %p, %q : f32
