@@ -33,6 +33,19 @@ bool parseTokenFormat(const std::string &name, TokenFormat &out) {
   return false;
 }
 
+const char *sampleModeName(SampleMode mode) {
+  return mode == SampleMode::Sequential ? "sequential" : "random";
+}
+
+bool parseSampleMode(const std::string &name, SampleMode &out) {
+  for (SampleMode m : {SampleMode::Random, SampleMode::Sequential})
+    if (name == sampleModeName(m)) {
+      out = m;
+      return true;
+    }
+  return false;
+}
+
 namespace {
 
 const char *widthName(unsigned width) {

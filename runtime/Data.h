@@ -182,6 +182,12 @@ enum class SampleMode {
   Sequential,
 };
 
+/// "random", "sequential": lcc-run's --order and a checkpoint's
+/// lcc.data_order.
+const char *sampleModeName(SampleMode mode);
+/// Parses one of the names above; false for anything else.
+bool parseSampleMode(const std::string &name, SampleMode &out);
+
 /// Draws batches from one split. Copyable; keeps no state between calls.
 class Sampler {
 public:

@@ -481,18 +481,13 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   // whatever the exporter's graph signature does not call a parameter (the
   // specific reasons first: they say more).
   {
-    std::set<size_t> constants, kept;
+    std::set<size_t> constants;
     auto constant = [&](size_t i, const std::string &why) {
       const std::string &name = imported.parameters[i].first;
-      if (constants.count(i) || kept.count(i))
-        return;
-      if (wantTrained(name)) {
+      if (wantTrained(name))
         overridden(name, why);
-        kept.insert(i);
-        return;
-      }
-      constants.insert(i);
-      imported.buffers.emplace_back(name, why);
+      else if (constants.insert(i).second)
+        imported.buffers.emplace_back(name, why);
     };
     for (auto [self, other] : ropeTablePairs(imported.parameters))
       constant(self, "is a RoPE cos/sin table (its square plus '" +
@@ -511,8 +506,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     auto matches = [&](const auto &entry) { return trainable[i].match(entry.first); };
     if (llvm::none_of(imported.parameters, matches) && llvm::none_of(imported.buffers, matches))
       return onnxError(model.path, "--trainable pattern '" + options.trainable[i] +
-                                       "' matches no float initializer of rank >= 1 (a weight or a buffer) "
-                                       "of the model");
+                                       "' matches no float initializer of rank >= 1 (a weight "
+                                       "or a buffer) of the model");
   }
   // A tied embedding the exporter split (OnnxTies.h): its copy becomes a
   // transpose of the table, so both uses train one parameter.

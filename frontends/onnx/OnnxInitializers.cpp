@@ -18,8 +18,8 @@
 
 namespace lcc::onnx_import {
 
-std::vector<std::pair<std::string, std::string>> newerMetadata(const std::string &unknownFields,
-                                                               int field) {
+std::vector<std::pair<std::string, std::string>>
+newerMetadata(const std::string &unknownFields, int field, llvm::ArrayRef<llvm::StringRef> keys) {
   using google::protobuf::internal::WireFormatLite;
   std::vector<std::pair<std::string, std::string>> entries;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(unknownFields.data()),
@@ -36,7 +36,7 @@ std::vector<std::pair<std::string, std::string>> newerMetadata(const std::string
     onnx::StringStringEntryProto entry;
     if (!in.ReadVarint32(&length) || !in.ReadString(&bytes, int(length)))
       break;
-    if (entry.ParseFromString(bytes))
+    if (entry.ParseFromString(bytes) && llvm::is_contained(keys, entry.key()))
       entries.emplace_back(entry.key(), entry.value());
   }
   return entries;
@@ -57,9 +57,8 @@ static std::vector<std::string> pythonStrings(llvm::StringRef list) {
 /// TorchScript exporter puts it in the node name.
 std::string locationName(const onnx::NodeProto &node) {
   std::string name = node.name().empty() ? node.op_type() : node.name();
-  for (auto &[key, value] : newerMetadata(node.unknown_fields(), kNodeMetadataField)) {
-    if (key != "pkg.torch.onnx.name_scopes")
-      continue;
+  for (auto &[key, value] :
+       newerMetadata(node.unknown_fields(), kNodeMetadataField, {"pkg.torch.onnx.name_scopes"})) {
     std::string path;
     for (const std::string &scope : pythonStrings(value))
       if (!scope.empty())
@@ -71,11 +70,12 @@ std::string locationName(const onnx::NodeProto &node) {
 }
 
 std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto &g) {
-  std::optional<std::set<std::string>> result;
+  auto signatures = newerMetadata(g.unknown_fields(), kGraphMetadataField,
+                                  {"pkg.torch.export.ExportedProgram.graph_signature"});
+  if (signatures.empty())
+    return std::nullopt;
   std::set<std::string> targets; // the module's parameters, by their FQN
-  for (auto &[key, value] : newerMetadata(g.unknown_fields(), kGraphMetadataField)) {
-    if (key != "pkg.torch.export.ExportedProgram.graph_signature")
-      continue;
+  for (auto &[key, value] : signatures) {
     // One input per line: "p_h_0_attn_weight: PARAMETER target='h.0.attn.weight'".
     llvm::SmallVector<llvm::StringRef> lines;
     llvm::StringRef(value).split(lines, '\n');
@@ -86,19 +86,18 @@ std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto 
       llvm::StringRef rest = line.drop_front(at + llvm::StringRef(": PARAMETER target='").size());
       targets.insert(rest.take_until([](char ch) { return ch == '\''; }).str());
     }
-    result.emplace();
   }
-  if (!result)
-    return std::nullopt;
   // A value is a parameter, is marked one, or was folded from one (the
   // optimizer's Transpose of a Linear weight, an embedding's rows at fixed
   // positions). Folded values may name other folded values: iterate.
   std::map<std::string, std::vector<std::string>> foldedFrom;
   auto read = [&](const std::string &name, const std::string &unknown, int field) {
-    for (auto &[key, value] : newerMetadata(unknown, field)) {
-      if (key == "pkg.torch.export.graph_signature.InputSpec.kind" && value == "PARAMETER")
+    static const char *kind = "pkg.torch.export.graph_signature.InputSpec.kind",
+                      *folded = "pkg.onnxscript.optimizer.folded_from";
+    for (auto &[key, value] : newerMetadata(unknown, field, {kind, folded})) {
+      if (key == kind && value == "PARAMETER")
         targets.insert(name);
-      else if (key == "pkg.onnxscript.optimizer.folded_from")
+      else if (key == folded)
         foldedFrom[name] = pythonStrings(value);
     }
   };
@@ -119,10 +118,11 @@ std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto 
         changed = true;
       }
   }
+  std::set<std::string> parameters;
   for (const onnx::TensorProto &init : g.initializer())
     if (targets.count(init.name()))
-      result->insert(init.name());
-  return result;
+      parameters.insert(init.name());
+  return parameters;
 }
 
 /// Values whose every use is an operand lcc takes at compile time (a shape,

@@ -11,6 +11,9 @@
 
 #include "runtime/HostTensor.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -31,10 +34,11 @@ namespace lcc::onnx_import {
 constexpr int kNodeMetadataField = 9, kValueInfoMetadataField = 4, kGraphMetadataField = 16,
               kTensorMetadataField = 16;
 
-/// The (key, value) metadata entries in field `field` of a message's
-/// unknown fields (`message.unknown_fields()`).
-std::vector<std::pair<std::string, std::string>> newerMetadata(const std::string &unknownFields,
-                                                               int field);
+/// The (key, value) metadata entries with one of `keys` in field `field`
+/// of a message's unknown fields (`message.unknown_fields()`); other entries
+/// (a node's stack trace, kilobytes) are not copied.
+std::vector<std::pair<std::string, std::string>>
+newerMetadata(const std::string &unknownFields, int field, llvm::ArrayRef<llvm::StringRef> keys);
 
 /// The initializers the exporter records as a module parameter or as folded
 /// from one: torch.onnx.export(dynamo=True) keeps torch.export's graph

@@ -159,18 +159,13 @@ OpHandler compare(const char *predicate) {
     if (!shape)
       return c.error("operand shapes do not broadcast");
     if (c.allConstant()) {
-      if (llvm::Error e = c.checkShape(*shape, true))
-        return e;
-      const HostTensor &x = c.known(0), &y = c.known(1);
-      bool ints = x.elementType() == ElementType::I64 && y.elementType() == ElementType::I64;
-      HostTensor out(ElementType::I1, *shape);
-      for (int64_t i = 0; i < out.numElements(); ++i) {
-        int64_t a = broadcastIndex(x, *shape, i), b = broadcastIndex(y, *shape, i);
-        out.setDouble(i, ints ? holds(predicate, x.data<int64_t>()[a], y.data<int64_t>()[b])
-                              : holds(predicate, x.getDouble(a), y.getDouble(b)));
-      }
-      c.setOutput(0, std::move(out));
-      return llvm::Error::success();
+      bool ints = c.known(0).elementType() == ElementType::I64 &&
+                  c.known(1).elementType() == ElementType::I64;
+      return foldToBool(c, *shape, [&](const HostTensor &x, int64_t a, const HostTensor &y,
+                                       int64_t b) {
+        return ints ? holds(predicate, x.data<int64_t>()[a], y.data<int64_t>()[b])
+                    : holds(predicate, x.getDouble(a), y.getDouble(b));
+      });
     }
     if (c.type(0).getElementType() != c.type(1).getElementType())
       return c.error("compares different element types");
@@ -625,6 +620,19 @@ int64_t iMax(int64_t a, int64_t b) { return std::max(a, b); }
 int64_t iMin(int64_t a, int64_t b) { return std::min(a, b); }
 
 } // namespace
+
+llvm::Error foldToBool(NodeCtx &c, llvm::ArrayRef<int64_t> shape,
+                       llvm::function_ref<bool(const HostTensor &, int64_t, const HostTensor &,
+                                               int64_t)>
+                           f) {
+  if (llvm::Error e = c.checkShape(shape, true))
+    return e;
+  const HostTensor &x = c.known(0), &y = c.known(1);
+  c.setOutput(0, HostTensor::generate(ElementType::I1, shape, [&](int64_t i) {
+                return f(x, broadcastIndex(x, shape, i), y, broadcastIndex(y, shape, i));
+              }));
+  return llvm::Error::success();
+}
 
 Value reshapeValue(NodeCtx &c, Value v, llvm::ArrayRef<int64_t> shape) {
   auto t = llvm::cast<RankedTensorType>(v.getType());

@@ -146,6 +146,12 @@ int64_t product(llvm::ArrayRef<int64_t> dims);
 /// type); `fill` where src(i) is negative.
 HostTensor remap(const HostTensor &in, std::vector<int64_t> shape,
                  const std::function<int64_t(int64_t)> &src, double fill = 0.0);
+/// A broadcast binary op with bool results on constant inputs 0 and 1,
+/// folded: element i is f(x, a, y, b), a and b the operands' indices for it.
+llvm::Error foldToBool(NodeCtx &c, llvm::ArrayRef<int64_t> shape,
+                       llvm::function_ref<bool(const HostTensor &, int64_t, const HostTensor &,
+                                               int64_t)>
+                           f);
 /// `v` as lcc.reshape to `shape` (v itself when it already has it).
 mlir::Value reshapeValue(NodeCtx &c, mlir::Value v, llvm::ArrayRef<int64_t> shape);
 /// Negative axes count from the end; std::nullopt unless -rank <= axis < rank.

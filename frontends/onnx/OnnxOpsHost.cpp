@@ -61,17 +61,12 @@ OpHandler logical(char kind) {
     auto shape = broadcastShape(c.shape(0), c.shape(1));
     if (!shape)
       return c.error("operand shapes do not broadcast");
-    if (c.allConstant()) {
-      if (llvm::Error e = c.checkShape(*shape, true))
-        return e;
-      const HostTensor &x = c.known(0), &y = c.known(1);
-      c.setOutput(0, HostTensor::generate(ElementType::I1, *shape, [&](int64_t i) {
-                    bool a = x.getInt(broadcastIndex(x, *shape, i)) != 0;
-                    bool b = y.getInt(broadcastIndex(y, *shape, i)) != 0;
-                    return kind == '&' ? a && b : kind == '|' ? a || b : a != b;
-                  }));
-      return llvm::Error::success();
-    }
+    if (c.allConstant())
+      return foldToBool(c, *shape, [&](const HostTensor &x, int64_t i, const HostTensor &y,
+                                       int64_t j) {
+        bool a = x.getInt(i) != 0, b = y.getInt(j) != 0;
+        return kind == '&' ? a && b : kind == '|' ? a || b : a != b;
+      });
     auto boolType = RankedTensorType::get(*shape, c.b.getI1Type());
     if (kind == '^') {
       c.setOutput(0, lcc::CmpOp::create(c.b, c.loc, boolType, c.tensor(0), c.tensor(1),

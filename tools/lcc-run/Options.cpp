@@ -94,11 +94,12 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--format", [&](auto &, auto &v) { o.format = v; return true; }},
       {"--seed", [&](auto &f, auto &v) { int64_t s; if (!toInt(f, v, s, 0)) return false; o.seed = uint64_t(s); return true; }},
       {"--order", [&](auto &f, auto &v) {
-         if (v != "random" && v != "sequential") {
+         SampleMode mode;
+         if (!parseSampleMode(v, mode)) {
            message = "lcc-run: error: " + f + " expects random or sequential, got '" + v + "'";
            return false;
          }
-         o.sequential = v == "sequential";
+         o.order = mode;
          return true;
        }},
       {"--steps", [&](auto &f, auto &v) { return toInt(f, v, o.steps, 0); }},

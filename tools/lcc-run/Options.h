@@ -2,6 +2,8 @@
 #ifndef LCC_TOOLS_LCC_RUN_OPTIONS_H
 #define LCC_TOOLS_LCC_RUN_OPTIONS_H
 
+#include "runtime/Data.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +18,7 @@ struct Options {
   int64_t steps = 300;
   int64_t threads = 0;      // 0: runtime/Parallel.h's default
   std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
-  std::optional<bool> sequential; // --order; default random (or the checkpoint's)
+  std::optional<SampleMode> order; // --order; default random (or the checkpoint's)
   int64_t logEvery = 10;
   int64_t evalEvery = 0;    // 0: only at the end when there is validation data
   int64_t evalBatches = 10;

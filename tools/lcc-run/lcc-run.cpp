@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
   // Start: fresh init, or a checkpoint (which also brings back the data seed
   // and order).
   uint64_t seed = opt.seed.value_or(1337);
-  bool sequential = opt.sequential.value_or(false);
+  SampleMode order = opt.order.value_or(SampleMode::Random);
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
@@ -282,12 +282,13 @@ int main(int argc, char **argv) {
     auto s = ckpt.metadata.find("lcc.data_seed");
     if (!opt.seed && s != ckpt.metadata.end())
       seed = std::strtoull(s->second.c_str(), nullptr, 10);
+    SampleMode saved;
     auto o = ckpt.metadata.find("lcc.data_order");
-    if (o != ckpt.metadata.end() && o->second != "random" && o->second != "sequential")
+    if (o != ckpt.metadata.end() && !parseSampleMode(o->second, saved))
       return fail("lcc-run: error: " + used + ": lcc.data_order is '" + o->second +
                   "', expected random or sequential");
-    if (!opt.sequential && o != ckpt.metadata.end())
-      sequential = o->second == "sequential";
+    if (!opt.order && o != ckpt.metadata.end())
+      order = saved;
     if (!opt.quiet)
       std::printf("resumed from %s at step %lld\n", used.c_str(),
                   static_cast<long long>(trainer.stepCount()));
@@ -296,7 +297,7 @@ int main(int argc, char **argv) {
   }
 
   Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed,
-                       sequential ? SampleMode::Sequential : SampleMode::Random);
+                       order);
   std::optional<Sampler> valSampler;
   int64_t evalBatches = opt.evalBatches;
   if (data.hasVal()) {
@@ -313,7 +314,7 @@ int main(int argc, char **argv) {
       return fail("lcc-run: error: " + st.error);
   }
   std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)},
-                                             {"lcc.data_order", sequential ? "sequential" : "random"}};
+                                             {"lcc.data_order", sampleModeName(order)}};
   if (const json::Value *m = manifest.get("model"); m && m->isString())
     meta["lcc.model"] = m->asString();
 

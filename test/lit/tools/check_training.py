@@ -62,6 +62,28 @@ def rows(path):
         return {int(r["step"]): r for r in csv.DictReader(f)}
 
 
+def compare_steps(a, b, steps, bound):
+    """Each step's loss and grad norm of B against A's, relative, within bound(step, key);
+    a step both skipped (fp16 overflow: inf or NaN in both) passes. The largest error, or
+    None after printing the first failure."""
+    worst = 0.0
+    for step in steps:
+        for key in ("loss", "grad_norm"):
+            x, y = float(a[step][key]), float(b[step][key])
+            if not (math.isfinite(x) and math.isfinite(y)):
+                if math.isfinite(x) or math.isfinite(y):
+                    print(f"FAIL: step {step} {key}: {y} vs {x}")
+                    return None
+                continue
+            err = abs(y - x) / max(abs(x), 1e-30)
+            if not err <= bound(step, key):
+                print(f"FAIL: step {step} {key}: {y!r} vs {x!r} (relative error {err:.3g} > "
+                      f"{bound(step, key):g})")
+                return None
+            worst = max(worst, err)
+    return worst
+
+
 def main(argv):
     if argv[1] == "falls":
         data = open(argv[3], "rb").read()
@@ -152,21 +174,9 @@ def main(argv):
         if sorted(b) != steps or not set(steps) <= set(a):
             print(f"FAIL: expected steps {lo}..{hi}, got {sorted(b)} (and {sorted(a)})")
             return 1
-        worst = 0.0
-        for step in steps:
-            for key in ("loss", "grad_norm"):
-                x, y = float(a[step][key]), float(b[step][key])
-                if not (math.isfinite(x) and math.isfinite(y)):
-                    # A step both runs skipped (fp16 overflow): inf and NaN alike.
-                    if math.isfinite(x) or math.isfinite(y):
-                        print(f"FAIL: step {step} {key}: {y} vs {x}")
-                        return 1
-                    continue
-                err = abs(y - x) / abs(x)
-                worst = max(worst, err)
-                if not err <= rtol:
-                    print(f"FAIL: step {step} {key}: {y} vs {x} (relative error {err:.3g})")
-                    return 1
+        worst = compare_steps(a, b, steps, lambda step, key: rtol)
+        if worst is None:
+            return 1
         print(f"steps {lo}..{hi}: largest relative error {worst:.3g}")
         return 0
     if argv[1] == "pytorch":
@@ -175,17 +185,11 @@ def main(argv):
         if sorted(want) != sorted(got) or not want:
             print(f"FAIL: steps {sorted(got)}, PyTorch ran {sorted(want)}")
             return 1
-        worst = 0.0
-        for step in sorted(want):
-            for key in ("loss", "grad_norm"):
-                x, y = float(want[step][key]), float(got[step][key])
-                err = abs(y - x) / max(abs(x), 1e-30)
-                bound = first_rtol if step == min(want) and key == "loss" else rtol
-                if not err <= bound:
-                    print(f"FAIL: step {step} {key}: lcc {y!r}, PyTorch {x!r} "
-                          f"(relative error {err:.3g} > {bound:g})")
-                    return 1
-                worst = max(worst, err)
+        first = min(want)
+        worst = compare_steps(want, got, sorted(want), lambda step, key: first_rtol
+                              if step == first and key == "loss" else rtol)
+        if worst is None:
+            return 1
         print(f"{len(want)} steps: largest relative error {worst:.3g}")
         return 0
     if argv[1] == "plan-allocated":

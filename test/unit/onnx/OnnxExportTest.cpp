@@ -13,6 +13,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <functional>
 #include <gtest/gtest.h>
 
 using namespace lcc;
@@ -39,25 +40,37 @@ std::vector<std::pair<std::string, HostTensor>> parameters(const std::string &pa
                   : std::vector<std::pair<std::string, HostTensor>>();
 }
 
+/// "Trained" weights: each parameter's element i becomes f(name, value, i).
+SafetensorsFile trainedFrom(const std::vector<std::pair<std::string, HostTensor>> &params,
+                            const std::function<double(const std::string &, double, int64_t)> &f) {
+  SafetensorsFile trained;
+  for (const auto &[name, t] : params)
+    trained.tensors[name] = HostTensor::generate(
+        ElementType::F32, t.shape(), [&](int64_t i) { return f(name, t.getDouble(i), i); });
+  return trained;
+}
+
+/// lcc-run's export of the model file `path` with `weights` into `out`.
+bool exportModel(const std::string &path, const SafetensorsFile &weights, const std::string &out,
+                 std::string &error) {
+  auto bytes = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!bytes)
+    return error = "cannot read " + path, false;
+  return exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
+                    (*bytes)->getBufferSize(), weights, out, error);
+}
+
 TEST(OnnxExport, TrainedWeightsReplaceTheInitializers) {
   auto original = parameters(kModel);
   ASSERT_EQ(original.size(), 28u);
-  SafetensorsFile trained;
-  for (auto &entry : original) { // "trained": every value + 1 (and one all 0.5)
-    const std::string &name = entry.first;
-    const HostTensor &t = entry.second;
-    trained.tensors[name] = HostTensor::generate(ElementType::F32, t.shape(), [&](int64_t i) {
-      return name == "ln_f.bias" ? 0.5 : t.getDouble(i) + 1.0;
-    });
-  }
-  auto bytes = llvm::MemoryBuffer::getFile(kModel, false, false);
-  ASSERT_TRUE(bool(bytes));
+  // "Trained": every value + 1 (and one all 0.5).
+  SafetensorsFile trained = trainedFrom(original, [](const std::string &name, double v, int64_t) {
+    return name == "ln_f.bias" ? 0.5 : v + 1.0;
+  });
   llvm::SmallString<128> out;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("lcc-export", "onnx", out));
   std::string error;
-  ASSERT_TRUE(exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
-                         (*bytes)->getBufferSize(), trained, std::string(out), error))
-      << error;
+  ASSERT_TRUE(exportModel(kModel, trained, std::string(out), error)) << error;
   auto exported = parameters(std::string(out));
   ASSERT_EQ(exported.size(), original.size());
   for (auto &[name, t] : exported) {
@@ -70,13 +83,11 @@ TEST(OnnxExport, TrainedWeightsReplaceTheInitializers) {
   llvm::sys::fs::remove(out);
   SafetensorsFile extra = trained;
   extra.tensors["no.such.weight"] = HostTensor::scalar<float>(1.0f);
-  EXPECT_FALSE(exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
-                          (*bytes)->getBufferSize(), extra, std::string(out), error));
+  EXPECT_FALSE(exportModel(kModel, extra, std::string(out), error));
   EXPECT_EQ(error, "the model has no initializer 'no.such.weight' for the trained parameter");
   SafetensorsFile shape = trained;
   shape.tensors["wte.weight"] = HostTensor(ElementType::F32, {2, 2});
-  EXPECT_FALSE(exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
-                          (*bytes)->getBufferSize(), shape, std::string(out), error));
+  EXPECT_FALSE(exportModel(kModel, shape, std::string(out), error));
   EXPECT_EQ(error, "initializer 'wte.weight' has another type or shape than the trained "
                    "parameter");
   EXPECT_FALSE(llvm::sys::fs::exists(out));
@@ -91,24 +102,15 @@ TEST(OnnxExport, SplitTieIsWrittenFromTheTrainedTable) {
   const std::string model =
       std::string(LCC_SOURCE_DIR) + "/test/fixtures/onnx/gpt_dynamo18.onnx";
   auto original = parameters(model);
-  SafetensorsFile trained;
-  for (auto &entry : original) {
-    const std::string &name = entry.first;
-    const HostTensor &t = entry.second;
-    ASSERT_NE(name, "val_108") << "the copy of a split tie is not a parameter";
-    trained.tensors[name] = HostTensor::generate(ElementType::F32, t.shape(), [&](int64_t i) {
-      return t.getDouble(i) + 0.25 * double(i % 7);
-    });
-  }
+  for (const auto &entry : original)
+    ASSERT_NE(entry.first, "val_108") << "the copy of a split tie is not a parameter";
+  SafetensorsFile trained = trainedFrom(
+      original, [](const std::string &, double v, int64_t i) { return v + 0.25 * double(i % 7); });
   ASSERT_TRUE(trained.tensors.count("lm_head.weight"));
-  auto bytes = llvm::MemoryBuffer::getFile(model, false, false);
-  ASSERT_TRUE(bool(bytes));
   llvm::SmallString<128> out;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("lcc-export", "onnx", out));
   std::string error;
-  ASSERT_TRUE(exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
-                         (*bytes)->getBufferSize(), trained, std::string(out), error))
-      << error;
+  ASSERT_TRUE(exportModel(model, trained, std::string(out), error)) << error;
   // Read back untied, so that both initializers are visible as they are.
   auto exported = parameters(std::string(out), /*untie=*/true);
   const HostTensor *table = nullptr, *copy = nullptr;

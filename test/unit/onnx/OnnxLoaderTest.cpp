@@ -48,6 +48,13 @@ void addNode(onnx::GraphProto &g, const std::string &op, std::vector<std::string
     n->add_output(s);
 }
 
+void addIntAttribute(onnx::NodeProto &n, const std::string &name, int64_t value) {
+  onnx::AttributeProto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 /// y = Relu(x) @ w + b with x [2, 3], w [3, 4] (an initializer), b [4].
 onnx::ModelProto validModel(int64_t opset = 17) {
   onnx::ModelProto m;
@@ -286,10 +293,7 @@ TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
   soft->set_op_type("Softmax");
   soft->add_input("y");
   soft->add_output("s");
-  auto *axis = soft->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(0);
+  addIntAttribute(*soft, "axis", 0);
   plain.mutable_graph()->mutable_output(0)->set_name("s");
 
   // The same graph with Relu -> MatMul -> Add -> Softmax in a function
@@ -324,10 +328,7 @@ TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
   for (const char *in : {"x", "w", "b"})
     call->add_input(in);
   call->add_output("s");
-  auto *ax = call->add_attribute();
-  ax->set_name("ax");
-  ax->set_type(onnx::AttributeProto::INT);
-  ax->set_i(0);
+  addIntAttribute(*call, "ax", 0);
   wrapped.mutable_graph()->mutable_output(0)->set_name("s");
 
   std::vector<HostTensor> a = run(plain), b = run(wrapped);
@@ -376,10 +377,7 @@ TEST(OnnxLoader, FoldedIntegerArithmeticIsExact) {
   addNode(g, "Range", {"r0", "r1", "r2"}, {"range"}, "range");
   addIntConstant(g, "wide", {4294967297LL});
   addNode(g, "Cast", {"wide"}, {"narrow"}, "cast");
-  auto *to = g.mutable_node(g.node_size() - 1)->add_attribute();
-  to->set_name("to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::INT32);
+  addIntAttribute(*g.mutable_node(g.node_size() - 1), "to", onnx::TensorProto::INT32);
   for (const char *out : {"lt", "eq", "div", "range", "narrow"})
     g.add_output()->set_name(out);
   std::vector<HostTensor> r = run(m);
@@ -467,15 +465,11 @@ TEST(OnnxLoader, GatherNDOnRunTimeDataAndEmptySlices) {
   addIntConstant(g, "cols", {2, -1});
   addNode(g, "Unsqueeze", {"cols", "axis1"}, {"cols2"}, "cols2");
   addNode(g, "GatherND", {"x", "cols2"}, {"paired"}, "paired");
-  auto *batch = g.mutable_node(g.node_size() - 1)->add_attribute();
-  batch->set_name("batch_dims");
-  batch->set_type(onnx::AttributeProto::INT);
-  batch->set_i(1);
+  addIntAttribute(*g.mutable_node(g.node_size() - 1), "batch_dims", 1);
   addIntConstant(g, "one", {1});
   addNode(g, "Slice", {"x", "one", "one", "axis1"}, {"empty"}, "empty");
   addNode(g, "Concat", {"picked", "empty"}, {"joined"}, "joined");
-  g.mutable_node(g.node_size() - 1)->add_attribute()->CopyFrom(*batch);
-  g.mutable_node(g.node_size() - 1)->mutable_attribute(0)->set_name("axis");
+  addIntAttribute(*g.mutable_node(g.node_size() - 1), "axis", 1);
   for (const char *out : {"joined", "paired"})
     g.add_output()->set_name(out);
   std::vector<HostTensor> r = run(m);
