@@ -622,13 +622,6 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
         return llvm::make_error<UnsupportedOnnxError>(
             where + ": error: output " + std::to_string(o) + " ('" + node.output(o) +
             "') is not supported");
-      // Empty tensors exist only as compile-time constants (an empty slice,
-      // which Concat drops); lcc's run-time ops have no zero-size form.
-      if (Value t = ctx.outputs[o].tensor;
-          t && llvm::cast<RankedTensorType>(t.getType()).getNumElements() == 0)
-        return llvm::make_error<UnsupportedOnnxError>(
-            where + ": error: output '" + node.output(o) +
-            "' is empty: zero-size tensors are not supported at run time");
       values[node.output(o)] = std::move(ctx.outputs[o]);
     }
   }
@@ -639,10 +632,6 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
     if (it == values.end())
       return onnxError(model.path, "graph output '" + out.name() + "' is never computed");
     ImportedValue &v = it->second;
-    if (!v.tensor && v.constant->numElements() == 0)
-      return llvm::make_error<UnsupportedOnnxError>(
-          model.path + ": error: graph output '" + out.name() +
-          "' is empty: zero-size tensors are not supported at run time");
     if (!v.tensor)
       v.tensor = materializeConstant(b, fileLoc, *v.constant);
     results.push_back(v.tensor);
