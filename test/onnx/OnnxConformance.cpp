@@ -1,6 +1,7 @@
 //===- OnnxConformance.cpp - the ONNX backend node tests through lcc ------===//
 //
 // lcc-onnx-conformance DIR [--filter SUBSTRING] [--verbose] [--list-failures]
+//                           [--expect-passing FILE]
 //
 // For every DIR/test_*/ (model.onnx + test_data_set_0/{input,output}_N.pb, as
 // Debian's libonnx-testdata ships them): import the graph, compile it with
@@ -28,12 +29,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -146,7 +149,7 @@ Result runTest(const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string root, filter;
+  std::string root, filter, expectFile;
   bool verbose = false, listFailures = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -156,11 +159,14 @@ int main(int argc, char **argv) {
       verbose = true;
     else if (a == "--list-failures")
       listFailures = true;
+    else if (a == "--expect-passing" && i + 1 < argc)
+      expectFile = argv[++i];
     else
       root = a;
   }
   if (root.empty()) {
-    llvm::errs() << "usage: lcc-onnx-conformance DIR [--filter S] [--verbose] [--list-failures]\n";
+    llvm::errs() << "usage: lcc-onnx-conformance DIR [--filter S] [--verbose] [--list-failures] "
+                    "[--expect-passing FILE]\n";
     return 2;
   }
   std::vector<std::string> tests;
@@ -178,6 +184,7 @@ int main(int argc, char **argv) {
   std::sort(tests.begin(), tests.end());
   int passed = 0, failed = 0, unsupported = 0;
   std::vector<std::string> failures;
+  std::map<std::string, std::string> notPassing; // name -> why (for --expect-passing)
   for (const std::string &dir : tests) {
     Result r = runTest(dir);
     std::string name = llvm::sys::path::filename(dir).str();
@@ -189,11 +196,37 @@ int main(int argc, char **argv) {
     (r.outcome == Outcome::Passed ? passed : r.outcome == Outcome::Failed ? failed : unsupported)++;
     if (r.outcome == Outcome::Failed)
       failures.push_back(name);
+    if (r.outcome != Outcome::Passed)
+      notPassing[name] = std::string(tag) + (r.detail.empty() ? "" : ": " + r.detail);
   }
   llvm::outs() << "ONNX node tests: " << passed << " passed, " << failed << " failed, "
                << unsupported << " unsupported, " << tests.size() << " total\n";
   if (listFailures)
     for (const std::string &f : failures)
       llvm::outs() << "  failed: " << f << "\n";
-  return failed ? 1 : 0;
+  // A test that passed before and is now unsupported is a regression too,
+  // though not a failure: the list of tests known to pass catches it.
+  int regressed = 0;
+  if (!expectFile.empty()) {
+    auto list = llvm::MemoryBuffer::getFile(expectFile);
+    if (!list) {
+      llvm::errs() << "lcc-onnx-conformance: cannot read " << expectFile << "\n";
+      return 2;
+    }
+    llvm::SmallVector<llvm::StringRef> names;
+    (*list)->getBuffer().split(names, '\n', -1, /*KeepEmpty=*/false);
+    std::set<std::string> run;
+    for (const std::string &dir : tests)
+      run.insert(llvm::sys::path::filename(dir).str());
+    for (llvm::StringRef name : names) {
+      if (!run.count(name.str()))
+        continue; // outside --filter
+      if (auto it = notPassing.find(name.str()); it != notPassing.end()) {
+        llvm::outs() << "REGRESSED " << name << " (listed in " << expectFile
+                     << " as passing): " << it->second << "\n";
+        ++regressed;
+      }
+    }
+  }
+  return failed || regressed ? 1 : 0;
 }
