@@ -466,20 +466,21 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       }
       newParams.push_back(vjp::sub(b, pl, param, vjp::mul(b, pl, g, lrE)));
     }
-  }
-
-  // A skipped step (loss scaling, overflow) returns parameters and state as
-  // they came in; the scale halves on overflow and doubles after a window of
-  // finite steps (torch.amp.GradScaler's update).
-  SmallVector<Value> newAmp;
-  if (scaled) {
-    for (auto [n, p] : llvm::enumerate(trainable)) {
-      unsigned pos = llvm::find(params, p.arg) - params.begin();
-      newParams[n] = vjp::select(b, at(n), finite, newParams[n], block->getArgument(pos));
+    // A skipped step (loss scaling, overflow) returns the parameter and its
+    // state as they came in. Next to the update, so that one kernel (and one
+    // layer function, lcc-outline-layers) does both.
+    if (scaled) {
+      newParams[n] = vjp::select(b, pl, finite, newParams[n], block->getArgument(pos));
       for (unsigned s = 0; s < kinds.size(); ++s)
-        newState[s][n] = vjp::select(b, at(n), finite, newState[s][n],
+        newState[s][n] = vjp::select(b, pl, finite, newState[s][n],
                                      block->getArgument(stateBase + s * trainable.size() + n));
     }
+  }
+
+  // The loss scale halves on overflow and doubles after a window of finite
+  // steps (torch.amp.GradScaler's update).
+  SmallVector<Value> newAmp;
+  if (scaled) {
     Value log2Scale = block->getArgument(ampBase), good = block->getArgument(ampBase + 1),
           skipped = block->getArgument(ampBase + 2);
     Value one = constant(b, loc, ct, 1.0), zero = constant(b, loc, ct, 0.0);

@@ -6,6 +6,7 @@
 // classes is one pass over the function.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/lcc/LccOps.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -161,6 +162,67 @@ bool describe(Run &run) {
   return llvm::all_of(run.ops, [&](Operation *op) { return visit(op, true); });
 }
 
+/// Layout ops copy at most (Passes.td: made again in a later run that reads
+/// their root too). Inline, CSE and fusion kept one form of such a pair.
+bool isLayoutOp(Operation *op) {
+  return op && llvm::isa<lcc::TransposeOp, lcc::ReshapeOp>(op);
+}
+
+void rematerializeLayouts(std::vector<Run> &runs) {
+  llvm::DenseMap<Operation *, size_t> runOf;
+  for (auto [i, run] : llvm::enumerate(runs))
+    for (Operation *op : run.ops)
+      runOf[op] = i;
+  auto sameRun = [&](Value v, size_t r) {
+    auto it = runOf.find(v.getDefiningOp());
+    return isLayoutOp(v.getDefiningOp()) && it != runOf.end() && it->second == r;
+  };
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    Block *block = run.ops.front()->getBlock();
+    llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
+    auto readHere = [&](Value v) {
+      return llvm::any_of(v.getUsers(), [&](Operation *u) {
+        Operation *top = block->findAncestorOpInBlock(*u);
+        return top && inRun.contains(top);
+      });
+    };
+    llvm::DenseMap<Value, Value> remade;
+    SmallVector<Operation *> clones;
+    OpBuilder b(run.ops.front());
+    // Remade where the run starts: the chain's root comes from an earlier run.
+    std::function<Value(Value)> remake = [&](Value v) -> Value {
+      if (Value r = remade.lookup(v))
+        return r;
+      Operation *def = v.getDefiningOp();
+      IRMapping map;
+      Value from = def->getOperand(0);
+      if (sameRun(from, runOf.lookup(def)))
+        map.map(from, remake(from));
+      Operation *clone = b.clone(*def, map);
+      clones.push_back(clone);
+      return remade[v] = clone->getResult(0);
+    };
+    for (Operation *op : SmallVector<Operation *>(run.ops))
+      op->walk([&](Operation *nested) {
+        for (OpOperand &use : nested->getOpOperands()) {
+          Operation *def = use.get().getDefiningOp();
+          auto it = def ? runOf.find(def) : runOf.end();
+          if (!isLayoutOp(def) || it == runOf.end() || it->second >= i ||
+              runs[it->second].layer.instance != run.layer.instance)
+            continue;
+          // The chain's root, in the same earlier run.
+          Operation *root = def;
+          while (sameRun(root->getOperand(0), it->second))
+            root = root->getOperand(0).getDefiningOp();
+          if (!readHere(root->getOperand(0)))
+            continue;
+          use.set(remake(use.get()));
+        }
+      });
+    run.ops.insert(run.ops.begin(), clones.begin(), clones.end());
+  }
+}
+
 struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLayersPass> {
   using Base::Base;
 
@@ -224,6 +286,8 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
         next = op.getNextNode();
       }
     });
+
+    rematerializeLayouts(runs);
 
     // Runs of one layer pattern and phase with the same structure share a
     // function; near-twins (a layer with one more op) get their own class.

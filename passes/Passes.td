@@ -565,9 +565,9 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Repeated layers of a function become calls of one function per layer kind";
   let description = [{
     Outlines a function's repeated layers, so that what follows works on
-    one copy of each (the AOT pipelines run it on linalg, after fusion and
-    CSE, on @forward and @train_step; the CUDA pipeline inlines the layers
-    back after one-shot bufferization). In
+    one copy of each (the AOT pipelines run it on the lcc dialect before
+    lowering, on @forward and @train_step; the CUDA pipeline inlines the
+    layers back after one-shot bufferization). In
     `@<function>` (one straight-line block, and the bodies of its
     micro-batch loops, each on its own) a run is a
     maximal sequence of consecutive effect-free ops named (`NameLoc`) after
@@ -583,11 +583,16 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
     private function `@<function>_layer<N>` {lcc.layer = "h.*",
     lcc.layer_phase}, taking the live-ins and returning the live-outs.
     Constants, empty tensors and fills of them are made again inside (a
-    written `outs` argument would be read-only). Names only propose runs: a
+    written `outs` argument would be read-only). Layout ops (lcc.transpose,
+    lcc.reshape) are made again too: a run that reads a value of an earlier
+    run of its layer instance and also a chain of layout ops the earlier
+    run applied to it (a backward reading the attention output and its
+    transposed, flattened form) computes the chain itself, so the earlier
+    run returns one of the two. Names only propose runs: a
     near-twin (one more op) is another class. Classes of fewer than
     `min-repeats` runs stay inline. `lcc.layers = {functions, calls}` on the
-    module counts them (lcc --report). On the lcc dialect, `inline` and
-    `symbol-dce` undo it exactly (same ops, same order).
+    module counts them (lcc --report). On the lcc dialect, `inline`,
+    `symbol-dce` and `cse` undo it exactly (same ops, same order).
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",

@@ -93,6 +93,21 @@ int64_t attentionMinScores(const std::string &attention, bool cuda) {
 
 void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores,
                                 bool outlineLayers) {
+  // Each repeated layer becomes one function, so that everything from here
+  // on (lowering, fusion, bufferization, the memory plan, kernels, LLVM)
+  // works on one copy of it; after sharding, whose collectives stay in the
+  // step between the calls. What CSE merged across a layer's forward and
+  // backward on the inline step is now either returned by the forward (the
+  // pass makes layout ops again instead of saving both forms) or computed
+  // again by the backward (attention probabilities, norm statistics): plans
+  // are smaller than the inline step's (lcc-layer-functions.test).
+  if (outlineLayers)
+    for (const char *function : {"forward", "train_step"}) {
+      LccOutlineLayersPassOptions layers;
+      layers.function = function;
+      layers.ifPresent = true;
+      pm.addPass(createLccOutlineLayersPass(layers));
+    }
   // The gradient of a tensor sliced several ways (q/k/v) is one concat of
   // the slices' gradients, not a sum of zero-padded copies.
   pm.addPass(createLccFoldZeroConcatsPass());
@@ -115,21 +130,6 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // combination, so they spread over SMs and cores instead of one.
   pm.addPass(createLccSplitReductionsPass());
   addTextual(pm, "func.func(canonicalize,cse)");
-  // Each repeated layer becomes one function, so that everything from here
-  // on (bufferization, the memory plan, kernels, LLVM) works on one copy of
-  // it. On linalg after fusion and CSE, so that the program is the one the
-  // inline layers give: CSE merges what the backward recomputes of the
-  // forward, and fusion crosses the layers' boundaries (outlined before
-  // fusion, llama-tiny's plan grew 14%: the gradient norm's running sum
-  // and some norms' squares stayed unfused); and after sharding, whose
-  // collectives stay in the step between the calls.
-  if (outlineLayers)
-    for (const char *function : {"forward", "train_step"}) {
-      LccOutlineLayersPassOptions layers;
-      layers.function = function;
-      layers.ifPresent = true;
-      pm.addPass(createLccOutlineLayersPass(layers));
-    }
 }
 
 /// One zero fill per accumulator, then one-shot bufferization. tensor.empty

@@ -53,8 +53,9 @@ void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &opt
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 /// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for
 /// the fused kernels (attentionMinScores). With `outlineLayers` (the AOT
-/// pipelines), repeated layers of @forward and @train_step then become
-/// functions (lcc-outline-layers).
+/// pipelines), repeated layers of @forward and @train_step first become
+/// functions (lcc-outline-layers), so that lowering and all that follows
+/// work on one copy of each.
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, int64_t keepAttentionMinScores = 0,
                                 bool outlineLayers = false);
 

@@ -97,3 +97,74 @@ func.func @forward(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %g1 = lcc.gradient %x {param = "h.1.w"} : tensor<4xf32> loc("h.1.w")
   return %g0, %g1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Layout ops are made again. Each layer's backward (phase 1) reads both a
+// forward value (%o) and the transposed, flattened form the forward made of
+// it (%r): the backward's function makes %r again from %o, so the forward
+// returns (and the step keeps) %o only.
+// CHECK-LABEL: func.func @forward(
+// CHECK:       func.func private @forward_layer0(
+// CHECK-SAME:    -> (tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK-SAME:    lcc.layer_phase = 0
+// CHECK:       func.func private @forward_layer1(%[[O:[a-z0-9]+]]: tensor<2x3xf32>, %[[G:[a-z0-9]+]]: tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-SAME:    lcc.layer_phase = 1
+// CHECK-NEXT:    %[[T:.*]] = lcc.transpose %[[O]]
+// CHECK-NEXT:    %[[R:.*]] = lcc.reshape %[[T]]
+// CHECK-NEXT:    %[[B:.*]] = lcc.mul %[[G]], %[[O]]
+// CHECK-NEXT:    %[[S:.*]] = lcc.reshape %[[B]]
+// CHECK-NEXT:    lcc.mul %[[S]], %[[R]]
+func.func @forward(%x: tensor<2x3xf32>, %w0: tensor<2x3xf32>, %w1: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %o0 = lcc.mul %x, %w0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.0.")
+  %t0 = lcc.transpose %o0 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32> loc("h.0.")
+  %r0 = lcc.reshape %t0 : tensor<3x2xf32> -> tensor<6xf32> loc("h.0.")
+  %y0 = lcc.reshape %r0 : tensor<6xf32> -> tensor<2x3xf32> loc("h.0.")
+  %x1 = lcc.add %y0, %o0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.0.")
+  %o1 = lcc.mul %x1, %w1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.1.")
+  %t1 = lcc.transpose %o1 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32> loc("h.1.")
+  %r1 = lcc.reshape %t1 : tensor<3x2xf32> -> tensor<6xf32> loc("h.1.")
+  %y1 = lcc.reshape %r1 : tensor<6xf32> -> tensor<2x3xf32> loc("h.1.")
+  %x2 = lcc.add %y1, %o1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.1.")
+  %g2 = lcc.mul %x2, %x2 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("head")
+  %b1 = lcc.mul %g2, %o1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.1.")
+  %s1 = lcc.reshape %b1 : tensor<2x3xf32> -> tensor<6xf32> loc("h.1.")
+  %d1 = lcc.mul %s1, %r1 : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32> loc("h.1.")
+  %g1 = lcc.reshape %d1 : tensor<6xf32> -> tensor<2x3xf32> loc("h.1.")
+  %b0 = lcc.mul %g1, %o0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.0.")
+  %s0 = lcc.reshape %b0 : tensor<2x3xf32> -> tensor<6xf32> loc("h.0.")
+  %d0 = lcc.mul %s0, %r0 : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32> loc("h.0.")
+  %g0 = lcc.reshape %d0 : tensor<6xf32> -> tensor<2x3xf32> loc("h.0.")
+  return %g0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Only when the later run reads the root too: a backward reading the
+// flattened form alone takes it from the forward, which returns it.
+// CHECK-LABEL: func.func @forward(
+// CHECK:       func.func private @forward_layer0(
+// CHECK-SAME:    -> (tensor<6xf32>, tensor<2x3xf32>)
+// CHECK:       func.func private @forward_layer1(%{{.*}}: tensor<2x3xf32>, %{{.*}}: tensor<6xf32>) -> tensor<2x3xf32>
+// CHECK-NOT:     lcc.transpose
+// CHECK:         return
+func.func @forward(%x: tensor<2x3xf32>, %w0: tensor<2x3xf32>, %w1: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %o0 = lcc.mul %x, %w0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.0.")
+  %t0 = lcc.transpose %o0 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32> loc("h.0.")
+  %r0 = lcc.reshape %t0 : tensor<3x2xf32> -> tensor<6xf32> loc("h.0.")
+  %y0 = lcc.reshape %r0 : tensor<6xf32> -> tensor<2x3xf32> loc("h.0.")
+  %x1 = lcc.add %y0, %o0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.0.")
+  %o1 = lcc.mul %x1, %w1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.1.")
+  %t1 = lcc.transpose %o1 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32> loc("h.1.")
+  %r1 = lcc.reshape %t1 : tensor<3x2xf32> -> tensor<6xf32> loc("h.1.")
+  %y1 = lcc.reshape %r1 : tensor<6xf32> -> tensor<2x3xf32> loc("h.1.")
+  %x2 = lcc.add %y1, %o1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("h.1.")
+  %g2 = lcc.mul %x2, %x2 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc("head")
+  %s1 = lcc.reshape %g2 : tensor<2x3xf32> -> tensor<6xf32> loc("h.1.")
+  %d1 = lcc.mul %s1, %r1 : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32> loc("h.1.")
+  %g1 = lcc.reshape %d1 : tensor<6xf32> -> tensor<2x3xf32> loc("h.1.")
+  %s0 = lcc.reshape %g1 : tensor<2x3xf32> -> tensor<6xf32> loc("h.0.")
+  %d0 = lcc.mul %s0, %r0 : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32> loc("h.0.")
+  %g0 = lcc.reshape %d0 : tensor<6xf32> -> tensor<2x3xf32> loc("h.0.")
+  return %g0 : tensor<2x3xf32>
+}
