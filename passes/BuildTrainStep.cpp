@@ -108,14 +108,16 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   if (gradFn.isExternal() || !gradFn.getBody().hasOneBlock())
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName
                               << " must have a body of a single block";
-  bool adamw = optimizer == "adamw";
-  if (!adamw && optimizer != "sgd")
+  std::optional<lcc::Optimizer> opt = lcc::parseMode<lcc::Optimizer>(optimizer);
+  if (!opt)
     return module.emitError() << "lcc-build-train-step: unknown optimizer '" << optimizer
-                              << "'; expected adamw or sgd";
-  bool cosine = schedule == "cosine";
-  if (!cosine && schedule != "constant")
+                              << "'; expected " << lcc::modeChoices<lcc::Optimizer>();
+  std::optional<lcc::Schedule> sched = lcc::parseMode<lcc::Schedule>(schedule);
+  if (!sched)
     return module.emitError() << "lcc-build-train-step: unknown schedule '" << schedule
-                              << "'; expected constant or cosine";
+                              << "'; expected " << lcc::modeChoices<lcc::Schedule>();
+  bool adamw = *opt == lcc::Optimizer::AdamW;
+  bool cosine = *sched == lcc::Schedule::Cosine;
   if (accum < 1)
     return module.emitError() << "lcc-build-train-step: accum must be >= 1, got " << int64_t(accum);
   if (warmup < 0)
@@ -124,10 +126,11 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     return module.emitError() << "lcc-build-train-step: the cosine schedule needs decay-steps ("
                               << int64_t(decaySteps) << ") > warmup (" << int64_t(warmup)
                               << "): decay-steps is the step at which lr reaches min-lr";
-  bool scaled = lossScale == "dynamic";
-  if (!scaled && lossScale != "none")
+  std::optional<lcc::LossScale> scaling = lcc::parseMode<lcc::LossScale>(lossScale);
+  if (!scaling)
     return module.emitError() << "lcc-build-train-step: unknown loss-scale '" << lossScale
-                              << "'; expected none or dynamic";
+                              << "'; expected " << lcc::modeChoices<lcc::LossScale>();
+  bool scaled = *scaling == lcc::LossScale::Dynamic;
   if (scaled && (!(lossScaleInit > 0) || !std::isfinite(double(lossScaleInit)) ||
                  lossScaleWindow < 1))
     return module.emitError() << "lcc-build-train-step: dynamic loss scaling needs "

@@ -3,6 +3,7 @@
 #define LCC_PASSES_PASSES_H
 
 #include "dialects/lcc/LccDialect.h"
+#include "passes/Modes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

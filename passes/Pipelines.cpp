@@ -50,43 +50,43 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     pm.addPass(createLccShardVocabParallelPass(vocab));
   }
   // The precision policy on the forward; autodiff derives the backward's.
-  if (options.precision != "fp32") {
+  if (options.precision != Precision::FP32) {
     LccPrecisionPassOptions precision;
     precision.function = options.function;
-    precision.precision = options.precision;
+    precision.precision = std::string(modeName(options.precision));
     pm.addPass(createLccPrecisionPass(precision));
   }
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;
   autodiff.function = options.function;
   // Loss scaling seeds the backward with the scale (lcc-build-train-step).
-  autodiff.seedArg = options.lossScale == "dynamic";
+  autodiff.seedArg = parseMode<LossScale>(options.lossScale) == LossScale::Dynamic;
   pm.addPass(createLccAutodiffPass(autodiff));
   // Sharded steps reduce gradients while the last micro-batch's backward
   // still runs (lcc-overlap-collectives), so that one is not in the loop.
   LccBuildTrainStepPassOptions step = options;
-  step.peelLast = options.shard != "none";
+  step.peelLast = options.shard != ShardMode::None;
   pm.addPass(createLccBuildTrainStepPass(step));
   // Sharding rewrites the finished step: it needs the gradient markers and
   // the optimizer's ops, and must run before anything fuses them away.
-  if (options.shard == "dp") {
+  if (options.shard == ShardMode::DP) {
     LccShardDataParallelPassOptions dp;
     dp.dp = options.world / options.tp;
     dp.bucketMb = options.bucketMb;
     pm.addPass(createLccShardDataParallelPass(dp));
-  } else if (options.shard == "zero1" || options.shard == "zero2" || options.shard == "zero3") {
+  } else if (options.shard != ShardMode::None) {
     LccShardZeroPassOptions zero;
-    zero.stage = options.shard == "zero1" ? 1 : options.shard == "zero2" ? 2 : 3;
+    zero.stage = options.shard == ShardMode::Zero1 ? 1 : options.shard == ShardMode::Zero2 ? 2 : 3;
     zero.dp = options.world / options.tp;
     zero.bucketMb = options.bucketMb;
     pm.addPass(createLccShardZeroPass(zero));
   }
 }
 
-int64_t attentionMinScores(const std::string &attention, bool cuda) {
-  if (attention == "fused")
+int64_t attentionMinScores(AttentionMode attention, bool cuda) {
+  if (attention == AttentionMode::Fused)
     return 1;
-  if (attention == "decomposed" || cuda)
+  if (attention == AttentionMode::Decomposed || cuda)
     return 0;
   return 512 * 512;
 }
@@ -211,7 +211,7 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool inlineLayers)
 /// The train step when asked for, then linalg (which attentions stay whole
 /// for the fused kernels: the train options' choice, else `attention`).
 static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         const std::string &attention, bool cuda, bool outlineLayers) {
+                         AttentionMode attention, bool cuda, bool outlineLayers) {
   if (train)
     buildTrainStepPipeline(pm, *train);
   buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda),
@@ -219,7 +219,7 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
-                         int64_t overlap, const std::string &attention, bool outlineLayers) {
+                         int64_t overlap, AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false, outlineLayers);
   addAotBuffers(pm, overlap, /*inlineLayers=*/false);
   // Public functions keep memref descriptors; the AOT compiler's entry
@@ -232,7 +232,7 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
 
 void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
-                          const std::string &attention, bool outlineLayers) {
+                          AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/true, outlineLayers);
   // The GPU kernels' alignment and launch fusion know the public functions'
   // buffers only: layer functions are inlined after bufferization.
@@ -296,7 +296,7 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildTrainStepPipeline(pm, train ? *train : TrainStepOptions());
   if (phase == Phase::TrainStep)
     return;
-  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : "auto", false));
+  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : AttentionMode::Auto, false));
   if (phase == Phase::Linalg)
     return;
   buildLinalgToLLVMPipeline(pm);
@@ -318,7 +318,7 @@ void registerPipelines() {
   PassPipelineRegistration<AotPipelineOptions>(
       "lcc-aot-cpu-pipeline", "lcc dialect (with @train_step) to the LLVM dialect, AOT ABI",
       [](OpPassManager &pm, const AotPipelineOptions &options) {
-        buildAotCpuPipeline(pm, std::nullopt, 2, "auto", options.outlineLayers);
+        buildAotCpuPipeline(pm, std::nullopt, 2, AttentionMode::Auto, options.outlineLayers);
       });
   PassPipelineRegistration<>(
       "lcc-aot-cuda-pipeline",

@@ -21,8 +21,7 @@ enum class Phase {
 /// The options of `lcc-build-train-step` (optimizer, lr, schedule, ...) and
 /// how the step is distributed over ranks.
 struct TrainStepOptions : LccBuildTrainStepPassOptions {
-  /// none, dp, zero1, zero2 or zero3 (docs/distributed.md).
-  std::string shard = "none";
+  ShardMode shard = ShardMode::None;
   /// Ranks the step is compiled for: tp tensor-parallel x world / tp
   /// data-parallel.
   int64_t world = 1;
@@ -30,21 +29,21 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t tp = 1;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
-  /// fp32, or bf16/fp16 (lcc-precision before autodiff). fp16 also needs
-  /// lossScale = "dynamic" (the driver sets both).
-  std::string precision = "fp32";
+  /// lcc-precision before autodiff. fp16 also needs lossScale = "dynamic"
+  /// (the driver sets both).
+  Precision precision = Precision::FP32;
   /// decomposed (matmuls and softmax kernels), fused (lcc-decompose keeps
   /// lcc.attention whole: the runtime's fused kernels, runtime/Attention.h),
   /// or auto (attentionMinScores).
-  std::string attention = "auto";
+  AttentionMode attention = AttentionMode::Auto;
 };
 
 /// Which attentions stay whole for the fused kernels (lcc-decompose's
-/// keep-attention-min-scores): 1 for "fused" (all), 0 for "decomposed"
-/// (none), and for "auto" those whose Tq * Tk is at least 512 * 512 on the
+/// keep-attention-min-scores): 1 for fused (all), 0 for decomposed
+/// (none), and for auto those whose Tq * Tk is at least 512 * 512 on the
 /// CPU, where the fused kernels were measured faster (and use a fraction of
 /// the memory), none on CUDA (its kernels have not run on a GPU yet).
-int64_t attentionMinScores(const std::string &attention, bool cuda);
+int64_t attentionMinScores(AttentionMode attention, bool cuda);
 
 /// @forward -> @forward_grad (lcc-autodiff) -> @train_step (lcc-build-train-step)
 /// -> distributed over ranks (lcc-shard-dp or lcc-shard-zero) when asked.
@@ -77,7 +76,7 @@ void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
 /// and @train_step are bufferized once per layer kind (lcc-outline-layers).
 void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
-                         int64_t overlap = 2, const std::string &attention = "auto",
+                         int64_t overlap = 2, AttentionMode attention = AttentionMode::Auto,
                          bool outlineLayers = true);
 
 /// What the CUDA pipeline targets (compiler/cuda).
@@ -99,7 +98,7 @@ struct CudaTargetOptions {
 /// code to the LLVM dialect. compiler/cuda assembles the PTX with ptxas.
 void buildAotCudaPipeline(mlir::OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train = std::nullopt,
-                          int64_t overlap = 2, const std::string &attention = "auto",
+                          int64_t overlap = 2, AttentionMode attention = AttentionMode::Auto,
                           bool outlineLayers = true);
 
 /// `relative` (e.g. "bin/ptxas") under the CUDA toolkit's root: $CUDA_HOME,

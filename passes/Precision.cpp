@@ -45,13 +45,14 @@ struct LccPrecisionPass : lcc::impl::LccPrecisionPassBase<LccPrecisionPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (precision == "fp32")
-      return;
-    if (precision != "bf16" && precision != "fp16") {
-      module.emitError() << "lcc-precision: unknown precision '" << precision
-                         << "'; expected fp32, bf16 or fp16";
+    std::optional<lcc::Precision> policy = lcc::parseMode<lcc::Precision>(precision);
+    if (!policy) {
+      module.emitError() << "lcc-precision: unknown precision '" << precision << "'; expected "
+                         << lcc::modeChoices<lcc::Precision>();
       return signalPassFailure();
     }
+    if (*policy == lcc::Precision::FP32)
+      return;
     auto fn = module.lookupSymbol<func::FuncOp>(function);
     if (!fn) {
       module.emitError() << "lcc-precision: no function @" << function;
@@ -64,7 +65,7 @@ struct LccPrecisionPass : lcc::impl::LccPrecisionPassBase<LccPrecisionPass> {
       return signalPassFailure();
     }
     Builder b(module.getContext());
-    Type low = precision == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    Type low = *policy == lcc::Precision::BF16 ? Type(b.getBF16Type()) : Type(b.getF16Type());
     int64_t lowered = 0;
     fn.walk([&](Operation *op) {
       if (!llvm::isa<lcc::MatmulOp, lcc::AttentionOp>(op))

@@ -20,6 +20,8 @@
 
 #include "compiler/cuda/CudaBinary.h"
 
+#include "passes/Modes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -50,8 +52,8 @@ struct AotOptions {
   /// Repeated layers become one function per layer kind until bufferization
   /// (lcc-outline-layers; lcc --inline-layers turns it off).
   bool outlineLayers = true;
-  /// decomposed, fused or auto (lcc --attention; passes/Pipelines.h).
-  std::string attention = "auto";
+  /// lcc --attention (passes/Pipelines.h).
+  AttentionMode attention = AttentionMode::Auto;
   /// "cpu", or "cuda": kernels for an NVIDIA GPU of `cudaArch` (PTX and
   /// cubin), host code (launches, cuBLASLt and NCCL calls) for `cpu`.
   std::string target = "cpu";

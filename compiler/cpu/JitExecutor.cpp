@@ -142,7 +142,7 @@ CpuJit::CpuJit() = default;
 CpuJit::~CpuJit() = default;
 
 llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module,
-                                                        const std::string &attention) {
+                                                        AttentionMode attention) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);

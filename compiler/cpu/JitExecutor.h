@@ -8,6 +8,7 @@
 #ifndef LCC_COMPILER_CPU_JITEXECUTOR_H
 #define LCC_COMPILER_CPU_JITEXECUTOR_H
 
+#include "passes/Modes.h"
 #include "runtime/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -49,7 +50,7 @@ public:
   /// `attention`: decomposed, fused (the runtime's fused kernels instead of
   /// matmuls and softmax) or auto (fused where Tq * Tk >= 512 * 512).
   static llvm::Expected<std::unique_ptr<CpuJit>> compile(mlir::ModuleOp module,
-                                                         const std::string &attention = "auto");
+                                                         AttentionMode attention = AttentionMode::Auto);
 
   /// Calls the public func.func `function` with tensors matching its argument
   /// types exactly (element type and shape; checked). Results are copied into

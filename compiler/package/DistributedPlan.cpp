@@ -71,8 +71,8 @@ std::string human(int64_t bytes) {
 
 } // namespace
 
-DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_t world,
-                                const std::string &precision) {
+DistributedPlan planDistributed(ModuleOp module, ShardMode mode, int64_t world,
+                                Precision precision) {
   DistributedPlan p;
   p.mode = mode;
   p.world = world;
@@ -85,9 +85,9 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
       if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue()))
         p.groups += (p.groups.empty() ? "" : " x ") + g.getName().str() + "=" +
                     std::to_string(size.getInt());
-  bool mixed = precision != "fp32";
-  bool gradsPartitioned = mode == "zero2" || mode == "zero3";
-  bool statePartitioned = mode.rfind("zero", 0) == 0;
+  bool mixed = precision != Precision::FP32;
+  bool gradsPartitioned = mode == ShardMode::Zero2 || mode == ShardMode::Zero3;
+  bool statePartitioned = gradsPartitioned || mode == ShardMode::Zero1;
   // ZeRO partitions over the data-parallel ranks: world / tp on a grid.
   int64_t dp = std::max<int64_t>(1, world / groupSize(step, "tp"));
   auto part = [&](int64_t n, bool partitioned) {
@@ -161,10 +161,10 @@ DistributedPlan planDistributed(ModuleOp module, const std::string &mode, int64_
 std::string distributedPlanReport(const DistributedPlan &p) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  bool mixed = p.precision != "fp32";
-  os << "distributed plan: --shard=" << p.mode << ", " << p.world << " rank"
+  bool mixed = p.precision != Precision::FP32;
+  os << "distributed plan: --shard=" << modeName(p.mode) << ", " << p.world << " rank"
      << (p.world == 1 ? "" : "s") << (p.groups.empty() ? "" : " (" + p.groups + ")") << ", "
-     << (mixed ? p.precision + " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
+     << (mixed ? std::string(modeName(p.precision)) + " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
                : std::string("fp32 (4 + 4 + K=8 bytes per parameter: AdamW's m and v)"))
      << "\n";
   os << "  trainable parameters (Psi)  " << commas(p.parameters) << "\n";

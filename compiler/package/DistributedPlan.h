@@ -18,6 +18,8 @@
 #ifndef LCC_COMPILER_PACKAGE_DISTRIBUTEDPLAN_H
 #define LCC_COMPILER_PACKAGE_DISTRIBUTEDPLAN_H
 
+#include "passes/Modes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
@@ -26,9 +28,9 @@
 namespace lcc {
 
 struct DistributedPlan {
-  std::string mode = "none";
+  ShardMode mode = ShardMode::None;
   int64_t world = 1;
-  std::string precision = "fp32";
+  Precision precision = Precision::FP32;
   std::string groups;           // "dp=2 x tp=2" (the module's process groups)
   int64_t parameters = 0;       // trainable parameters of the whole model (Psi)
   // Per rank, in bytes under `precision`'s accounting.
@@ -43,9 +45,9 @@ struct DistributedPlan {
 };
 
 /// The plan of a module after lcc-build-train-step and the sharding pass of
-/// `mode` (none, dp, zero1, zero2, zero3), for `world` ranks.
-DistributedPlan planDistributed(mlir::ModuleOp module, const std::string &mode, int64_t world,
-                                const std::string &precision);
+/// `mode`, for `world` ranks.
+DistributedPlan planDistributed(mlir::ModuleOp module, ShardMode mode, int64_t world,
+                                Precision precision);
 
 /// The report `lcc --plan` prints.
 std::string distributedPlanReport(const DistributedPlan &plan);

@@ -214,7 +214,7 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
 
   return json::Value::object({{"format", "lcc-train-bin"},
                               {"process_groups", std::move(groups)},
-                              {"sharding", options.sharding},
+                              {"sharding", std::string(modeName(options.sharding))},
                               {"version", json::Value(kManifestVersion)},
                               {"model", model},
                               {"source", options.source},

@@ -25,9 +25,8 @@ struct PackageOptions {
   /// compiled into @train_step).
   json::Value training = json::Value::object();
   std::string source; // the model file it was compiled from
-  /// none, dp, zero1, zero2, zero3 (docs/distributed.md); the process groups
-  /// come from the module.
-  std::string sharding = "none";
+  /// docs/distributed.md; the process groups come from the module.
+  ShardMode sharding = ShardMode::None;
 };
 
 /// The manifest of a module at the train-step phase (@init, @forward,

@@ -108,13 +108,24 @@ cl::opt<int64_t>
 
 /// The world sizes to compile for (--world), parsed by parseWorlds.
 std::vector<int64_t> worlds;
+Modes modes;
+
+/// `flag`'s value as a mode into `out`; an error message, or empty.
+template <typename E> static std::string parseFlag(const cl::opt<std::string> &flag, E &out) {
+  if (std::optional<E> mode = lcc::parseMode<E>(flag.getValue())) {
+    out = *mode;
+    return "";
+  }
+  return "unknown --" + flag.ArgStr.str() + "=" + flag.getValue() + "; expected " +
+         lcc::modeChoices<E>();
+}
 
 /// The world sizes of --world into `worlds`; an error message, or empty.
 static std::string parseWorlds() {
   worlds.clear();
   std::string text = worldFlag;
   if (text.empty())
-    text = shardFlag != "none" ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
+    text = modes.shard != lcc::ShardMode::None ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
   for (llvm::StringRef item : llvm::split(text, ',')) {
     int64_t n = 0;
     if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20))
@@ -145,17 +156,17 @@ lcc::TrainStepOptions trainStepOptions() {
   o.clip = clipFlag;
   o.accum = accumFlag;
   o.unrollAccum = unrollAccumFlag;
-  o.shard = shardFlag;
+  o.shard = modes.shard;
   o.tp = tpFlag;
   // The train.bin loop sets each variant's world; other phases use the one
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
-  o.precision = precisionFlag;
-  o.attention = attentionFlag;
+  o.precision = modes.precision;
+  o.attention = modes.attention;
   // fp16's narrow range needs loss scaling; bf16 has f32's exponent range.
-  if (precisionFlag == "fp16") {
-    o.lossScale = "dynamic";
+  if (modes.precision == lcc::Precision::FP16) {
+    o.lossScale = std::string(lcc::modeName(lcc::LossScale::Dynamic));
     o.lossScaleInit = lossScaleInitFlag;
     o.lossScaleWindow = lossScaleWindowFlag;
   }
@@ -163,13 +174,12 @@ lcc::TrainStepOptions trainStepOptions() {
 }
 
 std::string checkTrainFlags(bool onePhase) {
-  if (optimizerFlag != "adamw" && optimizerFlag != "sgd")
-    return "unknown --optimizer=" + optimizerFlag + "; expected adamw or sgd";
-  if (decayFlag != "constant" && decayFlag != "cosine")
-    return "unknown --decay=" + decayFlag + "; expected constant or cosine";
-  if (shardFlag != "none" && shardFlag != "dp" && shardFlag != "zero1" && shardFlag != "zero2" &&
-      shardFlag != "zero3")
-    return "unknown --shard=" + shardFlag + "; expected none, dp, zero1, zero2 or zero3";
+  lcc::Optimizer optimizer;
+  lcc::Schedule schedule;
+  for (std::string e : {parseFlag(optimizerFlag, optimizer), parseFlag(decayFlag, schedule),
+                        parseFlag(shardFlag, modes.shard)})
+    if (!e.empty())
+      return e;
   if (std::string e = parseWorlds(); !e.empty())
     return e;
   if (tpFlag < 1)
@@ -178,20 +188,21 @@ std::string checkTrainFlags(bool onePhase) {
     if (w % tpFlag != 0)
       return "--world=" + std::to_string(w) + " is not a multiple of --tp=" +
              std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)";
-  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) && shardFlag == "none")
+  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) &&
+      modes.shard == lcc::ShardMode::None)
     return "--world=" + worldFlag + " needs a --shard mode (dp, zero1, zero2 or zero3)";
   if (worlds.size() > 1 && onePhase)
     return "--compile-to/--emit=mlir print one step: give one --world (the default with --shard "
            "is 1,2,4,8)";
-  if (trainSteps > 0 && (shardFlag != "none" || tpFlag > 1))
+  if (trainSteps > 0 && (modes.shard != lcc::ShardMode::None || tpFlag > 1))
     return "--train-steps runs one process on whole tensors; a sharded step runs with lcc-run "
            "-n N (compile it with -o)";
-  if (precisionFlag != "fp32" && precisionFlag != "bf16" && precisionFlag != "fp16")
-    return "unknown --precision=" + precisionFlag + "; expected fp32, bf16 or fp16";
-  if (attentionFlag != "auto" && attentionFlag != "decomposed" && attentionFlag != "fused")
-    return "unknown --attention=" + attentionFlag + "; expected auto, decomposed or fused";
+  for (std::string e :
+       {parseFlag(precisionFlag, modes.precision), parseFlag(attentionFlag, modes.attention)})
+    if (!e.empty())
+      return e;
   if ((lossScaleInitFlag.getNumOccurrences() || lossScaleWindowFlag.getNumOccurrences()) &&
-      precisionFlag != "fp16")
+      modes.precision != lcc::Precision::FP16)
     return "--loss-scale-init and --loss-scale-window apply to --precision=fp16 only";
   if (!(lossScaleInitFlag > 0) || !std::isfinite(double(lossScaleInitFlag)))
     return "--loss-scale-init must be a positive number";
@@ -203,7 +214,7 @@ std::string checkTrainFlags(bool onePhase) {
     return "--bucket-mb must be positive";
   if (accumFlag < 1 || warmupFlag < 0)
     return "--accum must be >= 1 and --warmup >= 0";
-  if (decayFlag == "cosine" && decayStepsFlag <= warmupFlag)
+  if (schedule == lcc::Schedule::Cosine && decayStepsFlag <= warmupFlag)
     return "--decay=cosine needs --decay-steps (the step at which lr reaches --min-lr) greater "
            "than --warmup";
   return "";

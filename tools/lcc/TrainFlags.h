@@ -28,6 +28,14 @@ extern llvm::cl::opt<bool> inlineLayersFlag;
 /// The world sizes to compile for (--world), set by checkTrainFlags.
 extern std::vector<int64_t> worlds;
 
+/// The modes the flags name, set by checkTrainFlags (their one parse).
+struct Modes {
+  ShardMode shard = ShardMode::None;
+  Precision precision = Precision::FP32;
+  AttentionMode attention = AttentionMode::Auto;
+};
+extern Modes modes;
+
 /// Validates the training flags (they are user input: the driver exits 2) and
 /// parses --world; the error message without "lcc: error: ", or empty.
 /// `onePhase`: the output is one printed step (--compile-to, --emit=mlir).

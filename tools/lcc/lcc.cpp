@@ -274,7 +274,7 @@ static int runForwardPass(ModuleOp module, func::FuncOp forward) {
   if (vocab <= 0)
     return fail("lcc: error: --run-forward needs a positive `vocab` config constant, to draw "
                 "random token ids");
-  auto jit = lcc::CpuJit::compile(module, attentionFlag);
+  auto jit = lcc::CpuJit::compile(module, modes.attention);
   if (!jit)
     return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
@@ -305,7 +305,7 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   lcc::buildTrainStepPipeline(pm, trainStepOptions());
   if (failed(pm.run(module)))
     return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
-  auto jit = lcc::CpuJit::compile(module, attentionFlag);
+  auto jit = lcc::CpuJit::compile(module, modes.attention);
   if (!jit)
     return internalError(jit.takeError());
   auto params = (*jit)->call("init", {});
@@ -404,10 +404,11 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
     bool distributedPlan =
-        planFlag && (shardFlag != "none" || tpFlag > 1 || precisionFlag != "fp32");
+        planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
+                     modes.precision != lcc::Precision::FP32);
     if (distributedPlan)
       llvm::outs() << lcc::distributedPlanReport(
-          lcc::planDistributed(variant, shardFlag, world, precisionFlag));
+          lcc::planDistributed(variant, modes.shard, world, modes.precision));
     if (distributedPlan && outputFile == "-")
       continue;
     trainStepSeconds =
@@ -417,12 +418,12 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     options.cpu.passTiming = timing;
     options.cpu.overlap = overlapFlag;
     options.cpu.outlineLayers = !inlineLayersFlag;
-    options.cpu.attention = attentionFlag;
+    options.cpu.attention = modes.attention;
     options.cpu.target = targetFlag;
     options.cpu.cudaArch = archFlag;
     options.seed = seed;
     options.source = inputFile;
-    options.sharding = shardFlag;
+    options.sharding = modes.shard;
     options.training = lcc::json::Value::object(
         {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
          {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
@@ -531,7 +532,8 @@ int main(int argc, char **argv) {
   if (std::string e = lcc::aotTargetError(targetFlag, archFlag); !e.empty())
     return fail("lcc: error: " + e);
   // The GPU's fused kernels run on tensor cores: half-precision operands.
-  if (targetFlag == "cuda" && attentionFlag == "fused" && precisionFlag == "fp32")
+  if (targetFlag == "cuda" && modes.attention == lcc::AttentionMode::Fused &&
+      modes.precision == lcc::Precision::FP32)
     return fail("lcc: error: --target=cuda --attention=fused needs --precision=bf16 or fp16 (the "
                 "fused kernels are tensor-core kernels); fp32 uses --attention=decomposed");
 
@@ -652,7 +654,7 @@ int main(int argc, char **argv) {
     return fail("lcc: error: " + inputFile + " defines no forward function");
   // The GPU's fused attention kernels exist for some head sizes: a model
   // with another is told so at its attention, before any compiling.
-  if (targetFlag == "cuda" && attentionFlag == "fused") {
+  if (targetFlag == "cuda" && modes.attention == lcc::AttentionMode::Fused) {
     WalkResult unsupported = forward.walk([&](lcc::AttentionOp op) {
       int64_t d = op.getQuery().getType().getShape().back();
       if (lcc::flash::hasKernelFor(d))

@@ -188,7 +188,8 @@ GradCheckReport checkModule(ModuleOp module, const std::string &function,
   std::unique_ptr<CpuJit> jit;
   {
     DiagCapture diags(context());
-    auto compiled = CpuJit::compile(module, o.fusedAttention ? "fused" : "decomposed");
+    auto compiled = CpuJit::compile(module, o.fusedAttention ? AttentionMode::Fused
+                                                                : AttentionMode::Decomposed);
     if (!compiled)
       return fail("JIT compilation failed: " + llvm::toString(compiled.takeError()) + "\n" +
                   diags.text);
