@@ -137,7 +137,7 @@ gpu::GPUFuncOp makeFunc(OpBuilder &b, func::FuncOp kernel, Operation *payload,
   auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
                                      kernel.getFunctionType(), workgroup);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr("lcc.mapping", b.getStringAttr(shape.mapping));
+  func->setAttr("lcc.mapping", b.getStringAttr(modeName(shape.mapping)));
   if (shape.lanes > 1)
     func->setAttr("lcc.lanes", b.getI64IntegerAttr(shape.lanes));
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(block), 1, 1}));
@@ -169,7 +169,7 @@ LogicalResult lowerInKernel(OpBuilder &b, linalg::LinalgOp nest, ValueRange oute
 }
 
 /// Launch shape of one thread per point of `total`.
-GpuLaunchShape flatShape(int64_t total, int64_t blockSize, const char *mapping) {
+GpuLaunchShape flatShape(int64_t total, int64_t blockSize, GpuMapping mapping) {
   // At least a warp: an empty kernel (total 0) gets a grid of 0 blocks,
   // which the runtime does not launch.
   int64_t block = std::max<int64_t>(32, std::min(blockSize, (total + 31) / 32 * 32));
@@ -198,7 +198,7 @@ std::pair<Value, OpBuilder> guardedThreadIndex(OpBuilder &at, Location loc, int6
 /// `lanes` neighbouring innermost points, one clone of `payload` each.
 FailureOr<GpuLaunchShape> buildFlat(OpBuilder &b, func::FuncOp kernel, Operation *payload,
                                     linalg::LinalgOp nest, ArrayRef<int64_t> ranges,
-                                    const char *mapping, int64_t blockSize,
+                                    GpuMapping mapping, int64_t blockSize,
                                     ArrayRef<int64_t> argAlignment, int64_t lanes = 1) {
   SmallVector<int64_t> threadRanges(ranges);
   threadRanges.back() /= lanes;
@@ -251,7 +251,7 @@ FailureOr<GpuLaunchShape> buildRows(OpBuilder &b, func::FuncOp kernel, linalg::L
     block *= 2;
   block = std::min(block, blockSize);
   int64_t warps = block / 32;
-  GpuLaunchShape shape{computeProduct(outer), block, "rows"};
+  GpuLaunchShape shape{computeProduct(outer), block, GpuMapping::Rows};
   MLIRContext *ctx = b.getContext();
   Type f32 = Float32Type::get(ctx);
   auto shared = MemRefType::get({std::max<int64_t>(warps, 1)}, f32, MemRefLayoutAttrInterface{},
@@ -373,7 +373,7 @@ FailureOr<GpuLaunchShape> buildSerial(OpBuilder &b, func::FuncOp kernel, Operati
                                       ArrayRef<int64_t> argAlignment) {
   IRMapping map;
   OpBuilder at(b.getContext());
-  GpuLaunchShape shape{1, 1, "serial"};
+  GpuLaunchShape shape{1, 1, GpuMapping::Serial};
   gpu::GPUFuncOp func = makeFunc(b, kernel, payload, shape, {}, map, at, argAlignment);
   Operation *clone = at.clone(*payload, map);
   gpu::ReturnOp::create(at, payload->getLoc());
@@ -431,14 +431,16 @@ FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int6
       shape = buildRows(b, kernel, op, owned, blockSize, argAlignment);
     else if (owned > 0)
       // Elementwise (nothing left inside the thread): neighbouring lanes.
-      shape = buildFlat(b, kernel, op, op, ArrayRef<int64_t>(ranges).take_front(owned), "threads",
+      shape = buildFlat(b, kernel, op, op, ArrayRef<int64_t>(ranges).take_front(owned),
+                        GpuMapping::Threads,
                         blockSize, argAlignment,
                         owned == loops && lanes > 1 && ranges.back() % lanes == 0 ? lanes : 1);
     else
       shape = buildSerial(b, kernel, payload, argAlignment);
   } else if (auto loop = llvm::dyn_cast<scf::ForOp>(payload)) {
     if (linalg::LinalgOp update = sliceUpdate(loop))
-      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(), "slices", blockSize,
+      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(),
+                        GpuMapping::Slices, blockSize,
                         argAlignment);
     else
       shape = buildSerial(b, kernel, payload, argAlignment);

@@ -24,6 +24,8 @@
 #ifndef LCC_PASSES_GPUKERNELBODIES_H
 #define LCC_PASSES_GPUKERNELBODIES_H
 
+#include "passes/Modes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -33,8 +35,8 @@ namespace lcc {
 
 struct GpuLaunchShape {
   int64_t grid = 1, block = 1;
-  std::string mapping; // threads, rows, slices or serial
-  int64_t lanes = 1;   // neighbouring innermost elements per thread ("threads")
+  GpuMapping mapping = GpuMapping::Serial;
+  int64_t lanes = 1; // neighbouring innermost elements per thread (threads)
 };
 
 /// Builds the gpu.func for `kernel` (memref arguments, one op with regions)

@@ -251,7 +251,7 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
       info.func = gpuModule.lookupSymbol<gpu::GPUFuncOp>(kernel.getSymName());
       info.shape = *shape;
       info.writes = lcc::writtenArguments(kernel);
-      if (shape->mapping == "threads")
+      if (shape->mapping == lcc::GpuMapping::Threads)
         lcc::alignedArguments(kernel, info.ranges, info.aligned);
     }
 

@@ -174,7 +174,7 @@ SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
 /// (no barriers, shuffles or shared memory), a single block.
 bool fusible(const GpuKernelInfo &info) {
   gpu::GPUFuncOp f = info.func;
-  return info.shape.mapping == "threads" && f.getBody().hasOneBlock() &&
+  return info.shape.mapping == GpuMapping::Threads && f.getBody().hasOneBlock() &&
          f.getNumWorkgroupAttributions() == 0 && f.getNumPrivateAttributions() == 0 &&
          info.writes.size() == f.getNumArguments();
 }
@@ -210,7 +210,7 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
     types.push_back(v.getType());
   auto func = gpu::GPUFuncOp::create(gb, loc, name, FunctionType::get(ctx, types, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  func->setAttr("lcc.mapping", StringAttr::get(ctx, "multi"));
+  func->setAttr("lcc.mapping", StringAttr::get(ctx, modeName(GpuMapping::Multi)));
   func->setAttr("lcc.parts", gb.getI64IntegerAttr(int64_t(parts.size())));
   func.setKnownBlockSizeAttr(gb.getDenseI32ArrayAttr({int32_t(block), 1, 1}));
   Block &entry = func.getBody().front();
@@ -266,7 +266,7 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
   };
   tree(b, 0, parts.size());
   gpu::ReturnOp::create(b, loc);
-  shape = GpuLaunchShape{start.back(), block, "multi"};
+  shape = GpuLaunchShape{start.back(), block, GpuMapping::Multi};
   return func;
 }
 

@@ -26,6 +26,10 @@ enum class ShardMode { None, DP, Zero1, Zero2, Zero3 };
 /// attentionMinScores (passes/Pipelines.h).
 enum class AttentionMode { Auto, Decomposed, Fused };
 
+/// How a CUDA kernel's threads cover its loops (passes/GpuKernelBodies.h);
+/// lcc --report counts kernels by it.
+enum class GpuMapping { Threads, Rows, Slices, Serial, Multi };
+
 /// The names of a mode, in the order lcc's messages list them.
 template <typename E> struct ModeNames;
 template <> struct ModeNames<Optimizer> {
@@ -54,6 +58,12 @@ template <> struct ModeNames<AttentionMode> {
       {AttentionMode::Auto, "auto"},
       {AttentionMode::Decomposed, "decomposed"},
       {AttentionMode::Fused, "fused"}};
+};
+
+template <> struct ModeNames<GpuMapping> {
+  static constexpr std::pair<GpuMapping, std::string_view> table[] = {
+      {GpuMapping::Threads, "threads"}, {GpuMapping::Rows, "rows"},   {GpuMapping::Slices, "slices"},
+      {GpuMapping::Serial, "serial"},   {GpuMapping::Multi, "multi"}};
 };
 
 template <typename E> std::string_view modeName(E mode) {

@@ -291,9 +291,9 @@ std::string compileReportText(const json::Value &manifest) {
      << "  kernels                   " << get("kernels")
      << (cuda ? "   (CUDA kernels, lcc-gpu-kernels)\n" : "   (loop nests, lcc-outline-kernels)\n");
   if (cuda)
-    for (const char *mapping : {"threads", "rows", "slices", "serial", "multi"})
+    for (const auto &[mode, mapping] : ModeNames<GpuMapping>::table)
       os << "    " << llvm::left_justify(mapping, 22)
-         << std::max(0LL, get(std::string("gpu_kernels_") + mapping)) << "\n";
+         << std::max(0LL, get("gpu_kernels_" + std::string(mapping))) << "\n";
   os << "  GEMM library calls        " << get("gemm_calls")
      << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n")
      << "    overwriting C (beta 0)  " << std::max(0LL, get("gemm_overwrites"))
