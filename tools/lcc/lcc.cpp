@@ -90,6 +90,11 @@ static cl::opt<std::string> archFlag("arch",
 static cl::opt<std::string> compileTo("compile-to",
                                       cl::desc("Stop after phase: input, train-step, linalg or llvm"),
                                       cl::init("input"), cl::cat(lccCat));
+static cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the passes --compile-to runs, as lcc-opt --pass-pipeline text (lcc-opt "
+             "replays the compile from --compile-to=input), and stop"),
+    cl::cat(lccCat));
 static cl::opt<bool> runForward("run-forward",
                                 cl::desc("JIT-run @init and @forward on a seeded random batch "
                                          "and print the loss"),
@@ -687,6 +692,11 @@ int main(int argc, char **argv) {
   if (train || *phase == lcc::Phase::TrainStep)
     trainOptions = trainStepOptions();
   lcc::buildPipelineUpTo(pm, *phase, trainOptions);
+  if (printPipeline) {
+    pm.printAsTextualPipeline(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
   if (failed(pm.run(**module))) {
     llvm::errs() << (diagnostics.empty() ? "lcc: internal error: compilation failed"
                                          : diagnostics)

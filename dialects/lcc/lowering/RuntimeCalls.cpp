@@ -24,7 +24,17 @@ FailureOr<func::FuncOp> declareRuntime(Operation *op, StringRef name, unsigned a
                                  << " is defined with another signature than the runtime's "
                                     "(runtime/dist/Collectives.h, runtime/Attention.h)";
   }
-  OpBuilder ob = OpBuilder::atBlockBegin(module.getBody());
+  // Before the first function with a body, in name order among the other
+  // declarations, whatever order the ops that need them are lowered in
+  // (one-shot bufferization's order of functions varies from run to run,
+  // and so did the module lcc printed); what else leads the module (the
+  // constants bufferization makes globals) goes to its very front.
+  Block *body = module.getBody();
+  auto before = llvm::find_if(*body, [&](Operation &o) {
+    auto g = llvm::dyn_cast<func::FuncOp>(o);
+    return g && (!g.isExternal() || g.getSymName() > name);
+  });
+  OpBuilder ob(body, before);
   auto f = func::FuncOp::create(ob, module.getLoc(), name, type);
   f.setPrivate();
   return f;
