@@ -27,6 +27,12 @@ static void ensureUpstreamPassesRegistered() {
   std::call_once(once, [] { mlir::registerAllPasses(); });
 }
 
+/// Loops, math and memrefs to the LLVM dialect: the last step of host code
+/// on every target.
+static constexpr const char *kToLLVM =
+    "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,"
+    "lower-affine,finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts";
+
 static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
   ensureUpstreamPassesRegistered();
   std::string errors;
@@ -166,9 +172,7 @@ static void addKernelsToLLVM(OpPassManager &pm) {
   pm.addPass(createLccOutlineKernelsPass());
   addTextual(pm, "func.func(convert-linalg-to-loops)");
   pm.addPass(createLccApproximateMathPass());
-  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,"
-                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
-                 "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts");
+  addTextual(pm, kToLLVM);
   pm.addPass(createLccPruneKernelArgsPass());
 }
 
@@ -248,9 +252,7 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
     // The kernels run on the CPU (tests without a GPU): host functions
     // lowered with the host code, and a table of them by launch id.
     pm.addPass(createLccEmulateGpuKernelsPass());
-    addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
-                   "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-                   "convert-to-llvm,reconcile-unrealized-casts");
+    addTextual(pm, kToLLVM);
     pm.addPass(createLccEmulatedKernelTablePass());
     return;
   }
@@ -267,9 +269,7 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                  "canonicalize,cse),reconcile-unrealized-casts," +
                      attach + ",gpu-module-to-binary{format=isa}");
   // Host code: only pointer arithmetic and calls of the runtime.
-  addTextual(pm, "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
-                 "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-                 "convert-to-llvm,reconcile-unrealized-casts");
+  addTextual(pm, kToLLVM);
 }
 
 std::string findInCudaToolkit(const std::string &relative) {

@@ -1,5 +1,6 @@
 //===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
 #include "runtime/CpuProgram.h"
+#include "runtime/Format.h"
 #include "runtime/Sharding.h"
 
 #include <algorithm>
@@ -93,16 +94,6 @@ bool planOf(const json::Value &manifest, PlanLines &p) {
   for (auto &[name, bytes] : p.arenas)
     p.total += (bytes + 63) / 64 * 64;
   return true;
-}
-
-std::string withCommas(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 bool parseDtype(const std::string &s, ElementType &out) {

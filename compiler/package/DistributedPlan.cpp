@@ -1,5 +1,6 @@
 //===- DistributedPlan.cpp - per-rank model states and traffic ------------===//
 #include "compiler/package/DistributedPlan.h"
+#include "runtime/Format.h"
 
 #include "dialects/lcc/LccOps.h"
 
@@ -44,16 +45,6 @@ int64_t groupSize(Operation *op, StringRef group) {
     if (auto size = groups.getAs<IntegerAttr>(group))
       return size.getInt();
   return 1;
-}
-
-std::string commas(int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 std::string human(int64_t bytes) {
@@ -167,9 +158,9 @@ std::string distributedPlanReport(const DistributedPlan &p) {
      << (mixed ? std::string(modeName(p.precision)) + " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
                : std::string("fp32 (4 + 4 + K=8 bytes per parameter: AdamW's m and v)"))
      << "\n";
-  os << "  trainable parameters (Psi)  " << commas(p.parameters) << "\n";
+  os << "  trainable parameters (Psi)  " << withCommas(p.parameters) << "\n";
   auto row = [&](const char *what, int64_t bytes) {
-    os << llvm::format("  %-26s %22s B  %12s per rank\n", what, commas(bytes).c_str(),
+    os << llvm::format("  %-26s %22s B  %12s per rank\n", what, withCommas(bytes).c_str(),
                        human(bytes).c_str());
   };
   row("parameters", p.paramBytes);
@@ -180,7 +171,7 @@ std::string distributedPlanReport(const DistributedPlan &p) {
   row("model states", p.paramBytes + p.gradBytes + p.stateBytes + p.frozenBytes);
   os << llvm::format("  communication per step     %22s B  %12s sent per rank, %.2f Psi "
                      "elements, %lld collectives\n",
-                     commas(p.sentBytes).c_str(), human(p.sentBytes).c_str(), p.volumeInPsi,
+                     withCommas(p.sentBytes).c_str(), human(p.sentBytes).c_str(), p.volumeInPsi,
                      static_cast<long long>(p.collectives));
   return out;
 }

@@ -15,6 +15,7 @@
 #include "compiler/package/DistributedPlan.h"
 #include "compiler/package/Package.h"
 #include "runtime/CpuProgram.h"
+#include "runtime/Format.h"
 #include "dialects/lcc/LccDialect.h"
 #include "dialects/lcc/LccOps.h"
 #include "frontends/dsl/Importer.h"
@@ -155,16 +156,6 @@ static int fail(const std::string &message) {
   return 2;
 }
 
-static std::string withCommas(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 /// One line per parameter and the total, from @forward's `lcc.param` arguments.
 static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
   int64_t total = 0, trainable = 0;
@@ -187,15 +178,15 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     os.indent(width - name.getValue().size() + 2);
     bool frozen = bool(forward.getArgAttr(i, "lcc.frozen"));
     os << llvm::left_justify(shape, 16) << " "
-       << llvm::right_justify(withCommas(type.getNumElements()), 13)
+       << llvm::right_justify(lcc::withCommas(type.getNumElements()), 13)
        << (frozen ? "  frozen" : "") << "\n";
     total += type.getNumElements();
     if (!frozen)
       trainable += type.getNumElements();
   }
-  os << "  total: " << withCommas(total) << " parameters";
+  os << "  total: " << lcc::withCommas(total) << " parameters";
   if (trainable != total)
-    os << ", " << withCommas(trainable) << " trainable";
+    os << ", " << lcc::withCommas(trainable) << " trainable";
   os << "\n";
   if (!onnxBuffers.empty())
     os << "initializers kept constant (not trained; docs/onnx.md):\n";
