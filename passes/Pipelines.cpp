@@ -188,6 +188,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   addKernelsToLLVM(pm);
 }
 
+void addExportedOnly(OpPassManager &pm, llvm::ArrayRef<std::string> functions) {
+  addTextual(pm, "symbol-privatize{exclude=" + llvm::join(functions, ",") + "},symbol-dce");
+}
+
 /// Linalg on tensors to bufferized functions whose temporaries live in one
 /// arena: what the CPU and CUDA AOT pipelines share.
 static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool inlineLayers) {

@@ -16,6 +16,10 @@ enum class Phase {
   TrainStep, ///< lcc dialect plus @forward_grad and @train_step (docs/training.md)
   Linalg,    ///< target-neutral linalg on tensors
   LLVM,   ///< LLVM dialect for the host CPU
+  /// The train step through the AOT pipeline of `-o train.bin` for lcc's
+  /// --target (compiler/cpu/AotCompiler.h: buildAotPipeline), to the LLVM
+  /// dialect; lcc builds it, buildPipelineUpTo does not.
+  Aot,
 };
 
 /// The options of `lcc-build-train-step` (optimizer, lr, schedule, ...) and
@@ -78,6 +82,10 @@ void buildAotCpuPipeline(mlir::OpPassManager &pm,
                          const std::optional<TrainStepOptions> &train = std::nullopt,
                          int64_t overlap = 2, AttentionMode attention = AttentionMode::Auto,
                          bool outlineLayers = true);
+
+/// Only `functions` stay (made private otherwise, then dropped when unused):
+/// the AOT pipelines' first step (@forward_grad is inside @train_step).
+void addExportedOnly(mlir::OpPassManager &pm, llvm::ArrayRef<std::string> functions);
 
 /// What the CUDA pipeline targets (compiler/cuda).
 struct CudaTargetOptions {

@@ -193,6 +193,23 @@ static llvm::Expected<CudaTargetOptions> cudaTargetFor(const std::string &arch) 
   return target;
 }
 
+llvm::Error buildAotPipeline(OpPassManager &pm, const AotOptions &options) {
+  if (std::string e = aotTargetError(options.target, options.cudaArch); !e.empty())
+    return error(e);
+  addExportedOnly(pm, options.functions);
+  if (options.target == "cuda") {
+    auto target = cudaTargetFor(options.cudaArch);
+    if (!target)
+      return target.takeError();
+    buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention,
+                         options.outlineLayers);
+  } else {
+    buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention,
+                        options.outlineLayers);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions &options) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
@@ -203,11 +220,9 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   // Buffer shapes of each exported function: its arguments, then its results
   // (which lcc-out-params turns into trailing out-params).
   std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  for (auto fn : llvm::make_early_inc_range(clone->getOps<func::FuncOp>())) {
-    if (!llvm::is_contained(options.functions, fn.getSymName().str()) || fn.isExternal()) {
-      fn.erase(); // @forward_grad is inside @train_step already
-      continue;
-    }
+  for (auto fn : clone->getOps<func::FuncOp>()) {
+    if (!llvm::is_contained(options.functions, fn.getSymName().str()) || fn.isExternal())
+      continue; // dropped by the pipeline (addExportedOnly)
     exported.push_back(fn.getSymName().str());
     auto &list = shapes[exported.back()];
     for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes())) {
@@ -234,22 +249,12 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     phaseStart = now;
   };
   bool cuda = options.target == "cuda";
-  if (std::string e = aotTargetError(options.target, options.cudaArch); !e.empty())
-    return error(e);
   {
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (options.passTiming)
       pm.enableTiming(); // the report prints when pm goes out of scope
-    if (cuda) {
-      auto target = cudaTargetFor(options.cudaArch);
-      if (!target)
-        return target.takeError();
-      buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention,
-                           options.outlineLayers);
-    } else {
-      buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention,
-                          options.outlineLayers);
-    }
+    if (llvm::Error e = buildAotPipeline(pm, options))
+      return std::move(e);
     if (failed(pm.run(*clone)))
       return error(llvm::Twine("lowering for the ") + (cuda ? "CUDA target" : "CPU") +
                    " failed:\n" + diagnostics);

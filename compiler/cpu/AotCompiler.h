@@ -23,6 +23,7 @@
 #include "passes/Modes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -89,6 +90,11 @@ struct CpuCode {
 /// modified; a clone is lowered) into a shared object (and, for the cuda
 /// target, the kernels it launches).
 llvm::Expected<CpuCode> compileCpuSharedObject(mlir::ModuleOp module, const AotOptions &options);
+
+/// The passes compileCpuSharedObject runs on a module at the train-step
+/// phase, down to the LLVM dialect (lcc --compile-to=aot runs or prints
+/// them): the exported functions only, then the CPU or CUDA AOT pipeline.
+llvm::Error buildAotPipeline(mlir::OpPassManager &pm, const AotOptions &options);
 
 } // namespace lcc
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "compiler/cpu/LlvmSetup.h"
 #include "compiler/package/DistributedPlan.h"
 #include "compiler/package/Package.h"
 #include "runtime/CpuProgram.h"
@@ -89,7 +90,9 @@ static cl::opt<std::string> archFlag("arch",
                                               "testing without a GPU)"),
                                      cl::init("sm_90"), cl::cat(lccCat));
 static cl::opt<std::string> compileTo("compile-to",
-                                      cl::desc("Stop after phase: input, train-step, linalg or llvm"),
+                                      cl::desc("Stop after phase: input, train-step, linalg, llvm, or aot "
+                                               "(the train step through -o train.bin's "
+                                               "pipeline for --target, to the LLVM dialect)"),
                                       cl::init("input"), cl::cat(lccCat));
 static cl::opt<bool> printPipeline(
     "print-pipeline",
@@ -154,6 +157,19 @@ static std::vector<std::string> onnxNotices;
 static int fail(const std::string &message) {
   llvm::errs() << message << "\n";
   return 2;
+}
+
+/// The AOT compiler's options from the flags (-o train.bin, --compile-to=aot).
+static lcc::AotOptions aotOptions() {
+  lcc::AotOptions o;
+  o.cpu = cpuFlag;
+  o.passTiming = timing;
+  o.overlap = overlapFlag;
+  o.outlineLayers = !inlineLayersFlag;
+  o.attention = modes.attention;
+  o.target = targetFlag;
+  o.cudaArch = archFlag;
+  return o;
 }
 
 /// One line per parameter and the total, from @forward's `lcc.param` arguments.
@@ -410,13 +426,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     trainStepSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     lcc::PackageOptions options;
-    options.cpu.cpu = cpuFlag;
-    options.cpu.passTiming = timing;
-    options.cpu.overlap = overlapFlag;
-    options.cpu.outlineLayers = !inlineLayersFlag;
-    options.cpu.attention = modes.attention;
-    options.cpu.target = targetFlag;
-    options.cpu.cudaArch = archFlag;
+    options.cpu = aotOptions();
     options.seed = seed;
     options.source = inputFile;
     options.sharding = modes.shard;
@@ -506,10 +516,11 @@ int main(int argc, char **argv) {
                                         .Case("train-step", lcc::Phase::TrainStep)
                                         .Case("linalg", lcc::Phase::Linalg)
                                         .Case("llvm", lcc::Phase::LLVM)
+                                        .Case("aot", lcc::Phase::Aot)
                                         .Default(std::nullopt);
   if (!phase)
     return fail("lcc: error: unknown phase '" + compileTo +
-                "' for --compile-to; expected input, train-step, linalg or llvm");
+                "' for --compile-to; expected input, train-step, linalg, llvm or aot");
   // `lcc model.lcc -o train.bin` is the headline command: -o alone means a train.bin.
   if (emit.getNumOccurrences() == 0 && (outputFile.getNumOccurrences() || planFlag || reportFlag) &&
       compileTo.getNumOccurrences() == 0)
@@ -682,7 +693,14 @@ int main(int argc, char **argv) {
   std::optional<lcc::TrainStepOptions> trainOptions;
   if (train || *phase == lcc::Phase::TrainStep)
     trainOptions = trainStepOptions();
-  lcc::buildPipelineUpTo(pm, *phase, trainOptions);
+  if (*phase == lcc::Phase::Aot) {
+    lcc::prepareLoweringContext(&context); // the GPU binary's LLVM translations
+    lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, trainStepOptions());
+    if (llvm::Error e = lcc::buildAotPipeline(pm, aotOptions()))
+      return fail("lcc: error: " + llvm::toString(std::move(e)));
+  } else {
+    lcc::buildPipelineUpTo(pm, *phase, trainOptions);
+  }
   if (printPipeline) {
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
