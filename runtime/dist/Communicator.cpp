@@ -185,6 +185,21 @@ DistStatus Communicator::enqueue(const StreamCollective &c, void *) {
                      "device buffers (run lcc-run with --backend nccl)");
 }
 
+DistStatus Communicator::subgroupRank(const std::string &name, const std::vector<int> &members,
+                                      int &groupRank) const {
+  groupRank = -1;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] < 0 || members[i] >= size())
+      return DistStatus::failure("group '" + name + "': rank " + std::to_string(members[i]) +
+                                 " is not in group '" + this->name() + "'");
+    if (members[i] == rank())
+      groupRank = int(i);
+  }
+  if (groupRank < 0)
+    return DistStatus::failure("group '" + name + "' does not contain this rank");
+  return {};
+}
+
 DistStatus Communicator::failure(const char *op, const std::string &cause) const {
   int n = size();
   return DistStatus::failure(std::string(op) + " on group '" + name_ + "' (" + std::to_string(n) +

@@ -174,6 +174,10 @@ protected:
 
   /// "<op> on group '<name>' (<size> ranks) failed: <cause>".
   DistStatus failure(const char *op, const std::string &cause) const;
+  /// subgroup's check of `members` (ranks of this group, this rank among
+  /// them); `groupRank` is this rank's place in the new group.
+  DistStatus subgroupRank(const std::string &name, const std::vector<int> &members,
+                          int &groupRank) const;
   // Argument checks shared by the backends (the message is the whole error).
   DistStatus checkReduce(const char *op, const void *in, const void *out, int64_t count,
                          ElementType type, Reduction red) const;

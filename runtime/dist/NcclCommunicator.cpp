@@ -500,16 +500,9 @@ DistStatus shareId(TcpStore &store, bool make, const std::string &key, ncclUniqu
 
 DistStatus NcclCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
                                       const std::string &tag, std::unique_ptr<Communicator> &out) {
-  int groupRank = -1;
-  for (size_t i = 0; i < members.size(); ++i) {
-    if (members[i] < 0 || members[i] >= size())
-      return DistStatus::failure("group '" + name + "': rank " + std::to_string(members[i]) +
-                                 " is not in group '" + this->name() + "'");
-    if (members[i] == rank())
-      groupRank = int(i);
-  }
-  if (groupRank < 0)
-    return DistStatus::failure("group '" + name + "' does not contain this rank");
+  int groupRank;
+  if (DistStatus s = subgroupRank(name, members, groupRank); !s)
+    return s;
   if (members.size() == 1) {
     out = makeLocalCommunicator(name, worldRank(), deviceCopy);
     return {};
