@@ -432,16 +432,14 @@ FailureOr<GpuLaunchShape> buildGpuKernel(OpBuilder &b, func::FuncOp kernel, int6
     else if (owned > 0)
       // Elementwise (nothing left inside the thread): neighbouring lanes.
       shape = buildFlat(b, kernel, op, op, ArrayRef<int64_t>(ranges).take_front(owned),
-                        GpuMapping::Threads,
-                        blockSize, argAlignment,
+                        GpuMapping::Threads, blockSize, argAlignment,
                         owned == loops && lanes > 1 && ranges.back() % lanes == 0 ? lanes : 1);
     else
       shape = buildSerial(b, kernel, payload, argAlignment);
   } else if (auto loop = llvm::dyn_cast<scf::ForOp>(payload)) {
     if (linalg::LinalgOp update = sliceUpdate(loop))
-      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(),
-                        GpuMapping::Slices, blockSize,
-                        argAlignment);
+      shape = buildFlat(b, kernel, loop, update, update.getStaticLoopRanges(), GpuMapping::Slices,
+                        blockSize, argAlignment);
     else
       shape = buildSerial(b, kernel, payload, argAlignment);
   } else {

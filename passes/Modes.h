@@ -49,9 +49,11 @@ template <> struct ModeNames<Precision> {
       {Precision::FP32, "fp32"}, {Precision::BF16, "bf16"}, {Precision::FP16, "fp16"}};
 };
 template <> struct ModeNames<ShardMode> {
-  static constexpr std::pair<ShardMode, std::string_view> table[] = {
-      {ShardMode::None, "none"},   {ShardMode::DP, "dp"},       {ShardMode::Zero1, "zero1"},
-      {ShardMode::Zero2, "zero2"}, {ShardMode::Zero3, "zero3"}};
+  static constexpr std::pair<ShardMode, std::string_view> table[] = {{ShardMode::None, "none"},
+                                                                     {ShardMode::DP, "dp"},
+                                                                     {ShardMode::Zero1, "zero1"},
+                                                                     {ShardMode::Zero2, "zero2"},
+                                                                     {ShardMode::Zero3, "zero3"}};
 };
 template <> struct ModeNames<AttentionMode> {
   static constexpr std::pair<AttentionMode, std::string_view> table[] = {
@@ -62,8 +64,11 @@ template <> struct ModeNames<AttentionMode> {
 
 template <> struct ModeNames<GpuMapping> {
   static constexpr std::pair<GpuMapping, std::string_view> table[] = {
-      {GpuMapping::Threads, "threads"}, {GpuMapping::Rows, "rows"},   {GpuMapping::Slices, "slices"},
-      {GpuMapping::Serial, "serial"},   {GpuMapping::Multi, "multi"}};
+      {GpuMapping::Threads, "threads"},
+      {GpuMapping::Rows, "rows"},
+      {GpuMapping::Slices, "slices"},
+      {GpuMapping::Serial, "serial"},
+      {GpuMapping::Multi, "multi"}};
 };
 
 template <typename E> std::string_view modeName(E mode) {

@@ -164,18 +164,18 @@ bool describe(Run &run) {
 
 /// Layout ops copy at most (Passes.td: made again in a later run that reads
 /// their root too). Inline, CSE and fusion kept one form of such a pair.
-bool isLayoutOp(Operation *op) {
-  return op && llvm::isa<lcc::TransposeOp, lcc::ReshapeOp>(op);
-}
+bool isLayoutOp(Operation *op) { return op && llvm::isa<lcc::TransposeOp, lcc::ReshapeOp>(op); }
 
 void rematerializeLayouts(std::vector<Run> &runs) {
   llvm::DenseMap<Operation *, size_t> runOf;
   for (auto [i, run] : llvm::enumerate(runs))
     for (Operation *op : run.ops)
       runOf[op] = i;
-  auto sameRun = [&](Value v, size_t r) {
-    auto it = runOf.find(v.getDefiningOp());
-    return isLayoutOp(v.getDefiningOp()) && it != runOf.end() && it->second == r;
+  // The run of `v`'s layout op, if it is one in a run.
+  auto layoutRun = [&](Value v) -> std::optional<size_t> {
+    Operation *def = v.getDefiningOp();
+    auto it = isLayoutOp(def) ? runOf.find(def) : runOf.end();
+    return it == runOf.end() ? std::nullopt : std::optional<size_t>(it->second);
   };
   for (auto [i, run] : llvm::enumerate(runs)) {
     Block *block = run.ops.front()->getBlock();
@@ -189,34 +189,30 @@ void rematerializeLayouts(std::vector<Run> &runs) {
     llvm::DenseMap<Value, Value> remade;
     SmallVector<Operation *> clones;
     OpBuilder b(run.ops.front());
-    // Remade where the run starts: the chain's root comes from an earlier run.
-    std::function<Value(Value)> remake = [&](Value v) -> Value {
-      if (Value r = remade.lookup(v))
-        return r;
+    // The chain up to its root (the first value not made by a layout op of
+    // run `r`), made again where this run starts.
+    std::function<Value(Value, size_t)> remake = [&](Value v, size_t r) -> Value {
+      if (Value done = remade.lookup(v))
+        return done;
       Operation *def = v.getDefiningOp();
       IRMapping map;
       Value from = def->getOperand(0);
-      if (sameRun(from, runOf.lookup(def)))
-        map.map(from, remake(from));
-      Operation *clone = b.clone(*def, map);
-      clones.push_back(clone);
-      return remade[v] = clone->getResult(0);
+      if (layoutRun(from) == r)
+        map.map(from, remake(from, r));
+      clones.push_back(b.clone(*def, map));
+      return remade[v] = clones.back()->getResult(0);
     };
     for (Operation *op : SmallVector<Operation *>(run.ops))
       op->walk([&](Operation *nested) {
         for (OpOperand &use : nested->getOpOperands()) {
-          Operation *def = use.get().getDefiningOp();
-          auto it = def ? runOf.find(def) : runOf.end();
-          if (!isLayoutOp(def) || it == runOf.end() || it->second >= i ||
-              runs[it->second].layer.instance != run.layer.instance)
+          std::optional<size_t> r = layoutRun(use.get());
+          if (!r || *r >= i || runs[*r].layer.instance != run.layer.instance)
             continue;
-          // The chain's root, in the same earlier run.
-          Operation *root = def;
-          while (sameRun(root->getOperand(0), it->second))
-            root = root->getOperand(0).getDefiningOp();
-          if (!readHere(root->getOperand(0)))
-            continue;
-          use.set(remake(use.get()));
+          Value root = use.get();
+          while (layoutRun(root) == r)
+            root = root.getDefiningOp()->getOperand(0);
+          if (readHere(root))
+            use.set(remake(use.get(), *r));
         }
       });
     run.ops.insert(run.ops.begin(), clones.begin(), clones.end());

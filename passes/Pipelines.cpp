@@ -300,7 +300,8 @@ void buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildTrainStepPipeline(pm, train ? *train : TrainStepOptions());
   if (phase == Phase::TrainStep)
     return;
-  buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : AttentionMode::Auto, false));
+  buildLowerToLinalgPipeline(
+      pm, attentionMinScores(train ? train->attention : AttentionMode::Auto, false));
   if (phase == Phase::Linalg)
     return;
   buildLinalgToLLVMPipeline(pm);

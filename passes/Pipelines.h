@@ -15,7 +15,7 @@ enum class Phase {
   Input,     ///< the lcc dialect as the frontend produced it
   TrainStep, ///< lcc dialect plus @forward_grad and @train_step (docs/training.md)
   Linalg,    ///< target-neutral linalg on tensors
-  LLVM,   ///< LLVM dialect for the host CPU
+  LLVM,      ///< LLVM dialect for the host CPU
   /// The train step through the AOT pipeline of `-o train.bin` for lcc's
   /// --target (compiler/cpu/AotCompiler.h: buildAotPipeline), to the LLVM
   /// dialect; lcc builds it, buildPipelineUpTo does not.

@@ -141,8 +141,7 @@ void copyOut(const int64_t *desc, HostTensor &out) {
 CpuJit::CpuJit() = default;
 CpuJit::~CpuJit() = default;
 
-llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module,
-                                                        AttentionMode attention) {
+llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module, AttentionMode attention) {
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);

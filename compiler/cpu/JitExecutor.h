@@ -49,8 +49,8 @@ public:
   /// translation failures come back as errors carrying the MLIR diagnostics.
   /// `attention`: decomposed, fused (the runtime's fused kernels instead of
   /// matmuls and softmax) or auto (fused where Tq * Tk >= 512 * 512).
-  static llvm::Expected<std::unique_ptr<CpuJit>> compile(mlir::ModuleOp module,
-                                                         AttentionMode attention = AttentionMode::Auto);
+  static llvm::Expected<std::unique_ptr<CpuJit>>
+  compile(mlir::ModuleOp module, AttentionMode attention = AttentionMode::Auto);
 
   /// Calls the public func.func `function` with tensors matching its argument
   /// types exactly (element type and shape; checked). Results are copied into

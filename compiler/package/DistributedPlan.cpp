@@ -155,7 +155,8 @@ std::string distributedPlanReport(const DistributedPlan &p) {
   bool mixed = p.precision != Precision::FP32;
   os << "distributed plan: --shard=" << modeName(p.mode) << ", " << p.world << " rank"
      << (p.world == 1 ? "" : "s") << (p.groups.empty() ? "" : " (" + p.groups + ")") << ", "
-     << (mixed ? std::string(modeName(p.precision)) + " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
+     << (mixed ? std::string(modeName(p.precision)) +
+                     " mixed precision (ZeRO paper: 2 + 2 + K=12 bytes per parameter)"
                : std::string("fp32 (4 + 4 + K=8 bytes per parameter: AdamW's m and v)"))
      << "\n";
   os << "  trainable parameters (Psi)  " << withCommas(p.parameters) << "\n";

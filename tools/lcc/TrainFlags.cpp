@@ -125,7 +125,9 @@ static std::string parseWorlds() {
   worlds.clear();
   std::string text = worldFlag;
   if (text.empty())
-    text = modes.shard != lcc::ShardMode::None ? "1,2,4,8" : tpFlag > 1 ? std::to_string(int64_t(tpFlag)) : "1";
+    text = modes.shard != lcc::ShardMode::None ? "1,2,4,8"
+           : tpFlag > 1                        ? std::to_string(int64_t(tpFlag))
+                                               : "1";
   for (llvm::StringRef item : llvm::split(text, ',')) {
     int64_t n = 0;
     if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20))

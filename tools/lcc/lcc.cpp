@@ -89,11 +89,12 @@ static cl::opt<std::string> archFlag("arch",
                                               "emulated (the kernels run on the CPU, for "
                                               "testing without a GPU)"),
                                      cl::init("sm_90"), cl::cat(lccCat));
-static cl::opt<std::string> compileTo("compile-to",
-                                      cl::desc("Stop after phase: input, train-step, linalg, llvm, or aot "
-                                               "(the train step through -o train.bin's "
-                                               "pipeline for --target, to the LLVM dialect)"),
-                                      cl::init("input"), cl::cat(lccCat));
+static cl::opt<std::string>
+    compileTo("compile-to",
+              cl::desc("Stop after phase: input, train-step, linalg, llvm, or aot "
+                       "(the train step through -o train.bin's "
+                       "pipeline for --target, to the LLVM dialect)"),
+              cl::init("input"), cl::cat(lccCat));
 static cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("Print the passes --compile-to runs, as lcc-opt --pass-pipeline text (lcc-opt "
@@ -415,9 +416,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     }
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
-    bool distributedPlan =
-        planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
-                     modes.precision != lcc::Precision::FP32);
+    bool distributedPlan = planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
+                                        modes.precision != lcc::Precision::FP32);
     if (distributedPlan)
       llvm::outs() << lcc::distributedPlanReport(
           lcc::planDistributed(variant, modes.shard, world, modes.precision));

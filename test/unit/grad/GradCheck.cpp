@@ -189,7 +189,7 @@ GradCheckReport checkModule(ModuleOp module, const std::string &function,
   {
     DiagCapture diags(context());
     auto compiled = CpuJit::compile(module, o.fusedAttention ? AttentionMode::Fused
-                                                                : AttentionMode::Decomposed);
+                                                             : AttentionMode::Decomposed);
     if (!compiled)
       return fail("JIT compilation failed: " + llvm::toString(compiled.takeError()) + "\n" +
                   diags.text);
