@@ -26,7 +26,7 @@ enum class ShardMode { None, DP, Zero1, Zero2, Zero3 };
 /// attentionMinScores (passes/Pipelines.h).
 enum class AttentionMode { Auto, Decomposed, Fused };
 
-/// How a CUDA kernel's threads cover its loops (passes/GpuKernelBodies.h);
+/// How a CUDA kernel's threads cover its loops (passes/gpu/GpuKernelBodies.h);
 /// lcc --report counts kernels by it.
 enum class GpuMapping { Threads, Rows, Slices, Serial, Multi };
 

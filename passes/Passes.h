@@ -1,51 +1,32 @@
-//===- Passes.h - lcc passes ------------------------------------*- C++ -*-===//
+//===- Passes.h - all lcc passes --------------------------------*- C++ -*-===//
+//
+// lcc's passes by phase, each folder with its own Passes.td (what each pass
+// does, its options, an example): train -> shard -> tensor -> buffer ->
+// kernels -> cpu | gpu. passes/Pipelines.cpp is the only place that orders
+// them.
+//
+//===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_PASSES_H
 #define LCC_PASSES_PASSES_H
 
-#include "dialects/lcc/LccDialect.h"
-#include "passes/Modes.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Pass/Pass.h"
+#include "passes/buffer/Passes.h"
+#include "passes/cpu/Passes.h"
+#include "passes/gpu/Passes.h"
+#include "passes/kernels/Passes.h"
+#include "passes/shard/Passes.h"
+#include "passes/tensor/Passes.h"
+#include "passes/train/Passes.h"
 
 namespace lcc {
-#define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
-
-/// Marks the `scf.for` over micro-batches that lcc-build-train-step builds
-/// (its Passes.td entry): later passes treat its body like a function body.
-inline constexpr llvm::StringLiteral kMicroBatchesAttr = "lcc.micro_batches";
-
-/// Marks a layer function (lcc-outline-layers; its value is the layer pattern,
-/// "h.*"): later passes compile it once for all its calls.
-inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
-
-/// Whether `op` is such a loop.
-inline bool isMicroBatchLoop(mlir::Operation *op) {
-  return op->hasAttr(kMicroBatchesAttr) && llvm::isa<mlir::scf::ForOp>(op);
-}
-
-/// The blocks of `region` whose ops are the step's own (not a kernel's
-/// loops): the region's blocks and, inside them, micro-batch loop bodies.
-inline void forEachStepBlock(mlir::Region &region, llvm::function_ref<void(mlir::Block &)> fn) {
-  for (mlir::Block &block : region) {
-    fn(block);
-    for (mlir::Operation &op : block)
-      if (isMicroBatchLoop(&op))
-        forEachStepBlock(op.getRegion(0), fn);
-  }
+/// Registers every lcc pass (lcc-opt).
+inline void registerLccPasses() {
+  registerLccTrainPasses();
+  registerLccShardPasses();
+  registerLccTensorPasses();
+  registerLccBufferPasses();
+  registerLccKernelsPasses();
+  registerLccCpuPasses();
+  registerLccGpuPasses();
 }
 } // namespace lcc
 

@@ -1,6 +1,6 @@
 //===- Sharding.h - whole tensors <-> one rank's flat part ------*- C++ -*-===//
 //
-// ZeRO partitions a tensor flat (passes/ShardUtils.h): flattened, zero-padded
+// ZeRO partitions a tensor flat (passes/shard/ShardUtils.h): flattened, zero-padded
 // to a multiple of the part count N, cut into N equal pieces; rank r holds
 // piece r. The runtime needs both directions: cutting whole tensors (initial
 // parameters, a checkpoint written at another world size or sharding mode)

@@ -1,6 +1,6 @@
 //===- CudaLaunch.h - what CUDA train.bin host code calls -------*- C++ -*-===//
 //
-// The host code of a --target=cuda train.bin (passes/GpuKernels.cpp,
+// The host code of a --target=cuda train.bin (passes/gpu/GpuKernels.cpp,
 // lcc-gemm-to-library{prefix=lcc_cuda_}) never touches device memory: it
 // computes buffer addresses and calls
 //

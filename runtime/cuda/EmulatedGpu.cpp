@@ -54,7 +54,7 @@ struct EmulatedBlock {
 
 namespace {
 
-// What a running kernel asks of its thread (passes/EmulateGpuKernels.cpp).
+// What a running kernel asks of its thread (passes/gpu/EmulateGpuKernels.cpp).
 thread_local int64_t tlsThread = 0, tlsBlock = 0, tlsBlockDim = 1, tlsGridDim = 1;
 thread_local EmulatedBlock *tlsSync = nullptr;
 

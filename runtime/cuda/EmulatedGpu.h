@@ -1,7 +1,7 @@
 //===- EmulatedGpu.h - a CUDA train.bin's kernels on the CPU ----*- C++ -*-===//
 //
 // `lcc --target=cuda --arch=emulated` compiles the CUDA target's kernels into
-// host functions (passes/EmulateGpuKernels.cpp) next to the unchanged host
+// host functions (passes/gpu/EmulateGpuKernels.cpp) next to the unchanged host
 // code. This device runs them: "device" memory is host memory (256-byte
 // aligned, as cuMemAlloc's), a launch runs its blocks one after another and
 // a block's threads one after another, as fibers switching at each barrier

@@ -166,7 +166,7 @@ GradCheckReport checkModule(ModuleOp module, const std::string &function,
   if (o.afterAutodiff)
     o.afterAutodiff(module);
 
-  // The contract of @F_grad (passes/Autodiff.cpp).
+  // The contract of @F_grad (passes/train/Autodiff.cpp).
   std::string gradName = function + "_grad";
   auto gradFn = module.lookupSymbol<func::FuncOp>(gradName);
   if (!gradFn)

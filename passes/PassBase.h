@@ -1,0 +1,52 @@
+//===- PassBase.h - what every lcc pass header needs ------------*- C++ -*-===//
+//
+// The dialects lcc's passes create ops of (the generated pass declarations
+// name them as dependent dialects), the typed modes pass options parse into,
+// and the markers that passes of different phases agree on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_PASSBASE_H
+#define LCC_PASSES_PASSBASE_H
+
+#include "dialects/lcc/LccDialect.h"
+#include "passes/Modes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace lcc {
+/// Marks the `scf.for` over micro-batches that lcc-build-train-step builds
+/// (its Passes.td entry): later passes treat its body like a function body.
+inline constexpr llvm::StringLiteral kMicroBatchesAttr = "lcc.micro_batches";
+
+/// Marks a layer function (lcc-outline-layers; its value is the layer pattern,
+/// "h.*"): later passes compile it once for all its calls.
+inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
+
+/// Whether `op` is such a loop.
+inline bool isMicroBatchLoop(mlir::Operation *op) {
+  return op->hasAttr(kMicroBatchesAttr) && llvm::isa<mlir::scf::ForOp>(op);
+}
+
+/// The blocks of `region` whose ops are the step's own (not a kernel's
+/// loops): the region's blocks and, inside them, micro-batch loop bodies.
+inline void forEachStepBlock(mlir::Region &region, llvm::function_ref<void(mlir::Block &)> fn) {
+  for (mlir::Block &block : region) {
+    fn(block);
+    for (mlir::Operation &op : block)
+      if (isMicroBatchLoop(&op))
+        forEachStepBlock(op.getRegion(0), fn);
+  }
+}
+} // namespace lcc
+
+#endif

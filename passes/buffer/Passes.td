@@ -1,0 +1,144 @@
+//===- Passes.td - lcc buffer passes -----------------------*- tablegen -*-===//
+//
+// Passes of linalg on tensors to buffers: out-params, in-place accumulation, bufferization
+// helpers, the memory plan.
+// The order in which passes run is written only in passes/Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_BUFFER_PASSES_TD
+#define LCC_PASSES_BUFFER_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LccOutParamsPass : Pass<"lcc-out-params", "::mlir::ModuleOp"> {
+  let summary = "Destination-passing ABI: function results become caller-owned out-params";
+  let description = [{
+    The ahead-of-time ABI (train.bin): the runtime owns every buffer, so a
+    compiled function must write its results into memory the caller passes
+    rather than return buffers it allocated. On linalg-on-tensors, every
+    public function with a body gets one `memref` argument per result
+    (`{lcc.result = i}`, the result's shape and element type, identity
+    layout) after its own arguments, and its results are stored with
+    `bufferization.materialize_in_destination ... restrict writable`;
+    the function then returns nothing. One-shot bufferization with empty
+    tensor elimination makes the last op of each result write straight into
+    the caller's buffer.
+
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>            // before
+    func.func @f(%x: tensor<4xf32>, %out: memref<4xf32> {lcc.result = 0})  // after
+    ```
+    A layer function (`lcc.layer`) gets it on tensors: a trailing tensor
+    argument per result `{lcc.result = i}`, a `tensor.empty` at each call,
+    results `materialize_in_destination` into them, other arguments
+    `bufferization.writable = false`: its caller allocates what it returns.
+    A call result whose one use stores it into the caller's own out-param
+    gets that out-param instead of the `tensor.empty` (a restrict, writable
+    `bufferization.to_tensor`), so the layer writes it there.
+    Results must be statically shaped ranked tensors; anything else is an
+    error naming the function and result.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp"> {
+  let summary = "Loop-carried sums over micro-batches are updated in their own buffer";
+  let description = [{
+    On linalg on tensors, right before bufferization. For each micro-batch
+    loop (`scf.for {lcc.micro_batches}`, lcc-build-train-step), each carried
+    sum whose next value is an elementwise `linalg.generic` that reads the
+    carried value (identity map, its only use) and does not read its own
+    init gets the carried value as that init (each sum's zero fill is its
+    own: lcc-clone-fills, right after). One-shot bufferization then keeps
+    every sum in one buffer for the whole loop instead of allocating the
+    next sum in every iteration:
+
+    ```mlir
+    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (tensor<8xf32>) {
+      %g = ...
+      %s = linalg.generic {...} ins(%acc, %g : ...) outs(%empty : tensor<8xf32>) {...}
+      scf.yield %s : tensor<8xf32>
+    } {lcc.micro_batches}
+    // becomes ... outs(%acc : tensor<8xf32>) ...
+    ```
+
+    A sum that does not have this form is left as it is (still correct:
+    bufferization copies) and counted in the statistics.
+  }];
+  let statistics = [
+    Statistic<"numInPlace", "in-place", "Loop-carried sums written into their own buffer">,
+    Statistic<"numLeft", "left", "Loop-carried sums left as they were">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
+  let summary = "Give every destination-passing user of a linalg.fill its own fill";
+  let description = [{
+    On linalg on tensors, right before bufferization. CSE merges identical
+    `linalg.fill`s (the zero every reduction and GEMM accumulates into), so
+    one filled tensor becomes the init of many ops. One-shot bufferization
+    must then keep that buffer intact and copy it before each in-place
+    writer: on gpt-tiny's train step that was ~500 full-size copies per
+    step, the memory traffic of a second forward pass. This pass clones the
+    fill (and its `tensor.empty`) right before each user that takes it as an
+    `outs` operand, or as the start of a micro-batch loop's carried sum, so
+    each writes into a fresh buffer it fills itself; a fill with one such
+    user moves right before it. Uses as an input are
+    left alone (reading needs no private copy). A fill on
+    memrefs means the pass runs after bufferization: an error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Static buffer assignment: a function's temporaries become views of one arena";
+  let description = [{
+    Runs on memrefs after bufferization and before buffer deallocation (so it
+    sees allocations as bufferization left them). In each public function
+    (one straight-line block), every `memref.alloc` of a static,
+    identity-layout type whose uses (and its views' uses) stay inside the
+    function gets a byte offset in one arena, assigned by liveness (from its
+    first use to its last) so that buffers alive at the same time never
+    overlap. The function gains a last
+    argument `memref<Pxi8> {lcc.arena}` and the attribute `lcc.arena_bytes =
+    P` (the plan's peak); each planned allocation becomes a `memref.view` of
+    the arena at its offset (64-byte aligned) and its deallocations vanish.
+    Allocations that cannot be planned stay heap allocations. The body of a
+    micro-batch loop (`lcc.micro_batches`, lcc-build-train-step) is planned
+    the same way on its own; its range is one buffer of the enclosing plan,
+    alive at the loop, so every iteration reuses it. A layer function
+    (`lcc.layer`, lcc-outline-layers) is planned as a leaf before its
+    callers: it gains `memref<?xi8> {lcc.arena}` and one `index
+    {lcc.arena_offset}` per plannable temporary, which become views of the
+    arena there; each call spans the function's ops in the caller's
+    timeline (an argument is used where the function uses it) and places
+    the temporaries like the caller's own buffers, passing the caller's
+    arena and their offsets. A function with control flow (blocks), a layer
+    function calling another, or a call of one outside a planned function is
+    an error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def LccFreeUnplannedPass : Pass<"lcc-free-unplanned", "::mlir::ModuleOp"> {
+  let summary = "Free what lcc-plan-memory left to the heap (upstream's deallocation pipeline)";
+  let description = [{
+    AOT CPU, right after `lcc-plan-memory`. Buffers the memory plan could
+    not place in the arena stay `memref.alloc`s (or clones and reallocs) and
+    must be freed; this runs upstream's `buffer-deallocation-pipeline` for
+    them. When there are none (every temporary of lcc's models is planned)
+    the module is left alone: the deallocation pipeline's ownership analysis
+    and its three canonicalizations cost about 1 s of GPT-2 124M's compile
+    for nothing.
+
+    The deallocation pipeline's own errors (an op with unknown memory
+    effects on a buffer) fail this pass.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect"];
+}
+
+#endif // LCC_PASSES_BUFFER_PASSES_TD

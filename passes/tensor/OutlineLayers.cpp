@@ -1,0 +1,399 @@
+//===- OutlineLayers.cpp - repeated layers become one function ------------===//
+//
+// See Passes.td (lcc-outline-layers) for what a run is and when two runs
+// are the same layer. Structure is compared as a token list per run
+// (interned pointers and wiring numbers, `describe`), so finding the
+// classes is one pass over the function.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/LccOps.h"
+#include "passes/tensor/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCOUTLINELAYERSPASS
+#include "passes/tensor/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// The layer instance an op belongs to, from its location: the first name
+/// component of the form `<identifier>.<number>`, with what precedes it
+/// (not `<identifier>_<number>`: ONNX numbers its node names that way).
+/// "h.3.attn." -> ("h.3", "h.*"); "/transformer/h.3/attn/MatMul" ->
+/// ("/transformer/h.3", "/transformer/h.*").
+struct LayerKey {
+  std::string instance, pattern;
+};
+
+std::optional<LayerKey> layerOf(Location loc) {
+  auto name = llvm::dyn_cast<NameLoc>(loc);
+  if (!name)
+    return std::nullopt;
+  StringRef s = name.getName().getValue();
+  auto digits = [](StringRef t) { return !t.empty() && llvm::all_of(t, llvm::isDigit); };
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != '/' && s[i] != '.')
+      continue;
+    StringRef comp = s.slice(start, i);
+    // "h.3": a number after an identifier and a dot.
+    if (digits(comp) && start >= 2 && s[start - 1] == '.' &&
+        (llvm::isAlnum(s[start - 2]) || s[start - 2] == '_'))
+      return LayerKey{s.take_front(i).str(), (s.take_front(start) + "*").str()};
+    start = i + 1;
+  }
+  return std::nullopt;
+}
+
+struct Run {
+  SmallVector<Operation *> ops;
+  LayerKey layer;
+  unsigned phase = 0; // how many runs of this layer instance came before
+  SmallVector<Value> liveIns;
+  /// Ops outside the run that its function makes again instead of taking
+  /// their results as arguments (rematerializable), operands first.
+  SmallVector<Operation *> remat;
+  SmallVector<Value> liveOuts;
+  /// The structure, comparable across runs: interned pointers (op names,
+  /// attribute dictionaries, types) and wiring numbers.
+  SmallVector<const void *> shape;
+};
+
+/// Constants, empty tensors and fills of them: cheaper to make again in a
+/// layer function than to pass in. An initial value a layer writes into (a
+/// linalg op's `outs`) must be made there: an argument is read-only, and
+/// bufferization would copy it before every write.
+bool rematerializable(Operation *op) {
+  if (!op)
+    return false;
+  if (llvm::isa<arith::ConstantOp, tensor::EmptyOp>(op))
+    return true;
+  return llvm::isa<linalg::FillOp>(op) && llvm::all_of(op->getOperands(), [](Value v) {
+           return rematerializable(v.getDefiningOp());
+         });
+}
+
+/// Fills run.liveIns/remat/liveOuts/shape; false when the run cannot be outlined
+/// (an op with successors). Nested ops (a linalg.generic's body) are part of
+/// the structure; values they capture from outside the run are live-ins.
+bool describe(Run &run) {
+  Block *block = run.ops.front()->getBlock();
+  llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
+  // Values defined in the run (results, nested block arguments), numbered.
+  llvm::DenseMap<Value, unsigned> local;
+  llvm::DenseMap<Value, unsigned> liveIn;
+  auto token = [&](uintptr_t v) { run.shape.push_back(reinterpret_cast<const void *>(v)); };
+  auto opaque = [](auto x) { return reinterpret_cast<uintptr_t>(x.getAsOpaquePointer()); };
+  std::function<bool(Operation *, bool)> visit = [&](Operation *op, bool top) {
+    if (op->getNumSuccessors())
+      return false;
+    token(opaque(op->getName()));
+    // Inherent attributes (a constant's value, a generic's maps) live in
+    // the op's properties, the others in its dictionary: both are compared.
+    token(opaque(op->getPropertiesAsAttribute()));
+    token(opaque(op->getRawDictionaryAttrs()));
+    token(op->getNumOperands());
+    for (Value v : op->getOperands()) {
+      token(opaque(v.getType()));
+      if (auto it = local.find(v); it != local.end()) {
+        token(1);
+        token(it->second);
+        continue;
+      }
+      if (Operation *def = v.getDefiningOp(); rematerializable(def)) {
+        // Described (and numbered) where first used, like the run's ops.
+        token(3);
+        if (!visit(def, false))
+          return false;
+        run.remat.push_back(def);
+        token(local.lookup(v));
+        continue;
+      }
+      auto [it, inserted] = liveIn.try_emplace(v, unsigned(run.liveIns.size()));
+      if (inserted)
+        run.liveIns.push_back(v);
+      token(2);
+      token(it->second);
+    }
+    token(op->getNumResults());
+    for (Value r : op->getResults()) {
+      token(opaque(r.getType()));
+      local[r] = unsigned(local.size());
+      if (!top)
+        continue;
+      bool out = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return !inRun.contains(block->findAncestorOpInBlock(*u));
+      });
+      token(out);
+      if (out)
+        run.liveOuts.push_back(r);
+    }
+    token(op->getNumRegions());
+    for (Region &region : op->getRegions()) {
+      token(region.getBlocks().size());
+      for (Block &b : region) {
+        token(b.getNumArguments());
+        for (BlockArgument arg : b.getArguments()) {
+          token(opaque(arg.getType()));
+          local[arg] = unsigned(local.size());
+        }
+        for (Operation &nested : b)
+          if (!visit(&nested, false))
+            return false;
+      }
+    }
+    return true;
+  };
+  return llvm::all_of(run.ops, [&](Operation *op) { return visit(op, true); });
+}
+
+/// Layout ops copy at most (Passes.td: made again in a later run that reads
+/// their root too). Inline, CSE and fusion kept one form of such a pair.
+bool isLayoutOp(Operation *op) { return op && llvm::isa<lcc::TransposeOp, lcc::ReshapeOp>(op); }
+
+void rematerializeLayouts(std::vector<Run> &runs) {
+  llvm::DenseMap<Operation *, size_t> runOf;
+  for (auto [i, run] : llvm::enumerate(runs))
+    for (Operation *op : run.ops)
+      runOf[op] = i;
+  // The run of `v`'s layout op, if it is one in a run.
+  auto layoutRun = [&](Value v) -> std::optional<size_t> {
+    Operation *def = v.getDefiningOp();
+    auto it = isLayoutOp(def) ? runOf.find(def) : runOf.end();
+    return it == runOf.end() ? std::nullopt : std::optional<size_t>(it->second);
+  };
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    Block *block = run.ops.front()->getBlock();
+    llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
+    auto readHere = [&](Value v) {
+      return llvm::any_of(v.getUsers(), [&](Operation *u) {
+        Operation *top = block->findAncestorOpInBlock(*u);
+        return top && inRun.contains(top);
+      });
+    };
+    llvm::DenseMap<Value, Value> remade;
+    SmallVector<Operation *> clones;
+    OpBuilder b(run.ops.front());
+    // The chain up to its root (the first value not made by a layout op of
+    // run `r`), made again where this run starts.
+    std::function<Value(Value, size_t)> remake = [&](Value v, size_t r) -> Value {
+      if (Value done = remade.lookup(v))
+        return done;
+      Operation *def = v.getDefiningOp();
+      IRMapping map;
+      Value from = def->getOperand(0);
+      if (layoutRun(from) == r)
+        map.map(from, remake(from, r));
+      clones.push_back(b.clone(*def, map));
+      return remade[v] = clones.back()->getResult(0);
+    };
+    for (Operation *op : SmallVector<Operation *>(run.ops))
+      op->walk([&](Operation *nested) {
+        for (OpOperand &use : nested->getOpOperands()) {
+          std::optional<size_t> r = layoutRun(use.get());
+          if (!r || *r >= i || runs[*r].layer.instance != run.layer.instance)
+            continue;
+          Value root = use.get();
+          while (layoutRun(root) == r)
+            root = root.getDefiningOp()->getOperand(0);
+          if (readHere(root))
+            use.set(remake(use.get(), *r));
+        }
+      });
+    run.ops.insert(run.ops.begin(), clones.begin(), clones.end());
+  }
+}
+
+struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLayersPass> {
+  using Base::Base;
+
+  /// Results of outlined runs and the call results that replaced them.
+  llvm::DenseMap<Value, Value> replaced;
+  /// The outlined runs' ops.
+  SmallVector<Operation *> dead;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (minRepeats < 2) {
+      module.emitError() << "lcc-outline-layers: min-repeats must be at least 2, got "
+                         << int64_t(minRepeats);
+      return signalPassFailure();
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>(function);
+    if (ifPresent && (!fn || fn.isExternal()))
+      return;
+    if (!fn || fn.isExternal()) {
+      module.emitError() << "lcc-outline-layers: no @" << function << " with a body";
+      return signalPassFailure();
+    }
+    if (!fn.getBody().hasOneBlock()) {
+      fn.emitError() << "lcc-outline-layers: @" << function
+                     << " has control flow; layers are found in one straight-line block";
+      return signalPassFailure();
+    }
+
+    // Runs in program order; each layer instance's runs numbered by phase
+    // (a step has a layer's forward run and, later, its backward run), per
+    // block: the step's own, and a micro-batch loop's body (each iteration
+    // runs every layer's forward and backward there).
+    std::vector<Run> runs;
+    lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+      llvm::StringMap<unsigned> phases;
+      // Where the last run would continue: after its last op and the
+      // rematerializable ops that follow it.
+      Operation *next = nullptr;
+      size_t first = runs.size();
+      for (Operation &op : block.without_terminator()) {
+        // What a layer function makes again is in no run (CSE shares one
+        // empty tensor or zero fill among many layers) and does not end one.
+        if (rematerializable(&op)) {
+          if (next == &op)
+            next = op.getNextNode();
+          continue;
+        }
+        // Only computation moves into layer functions: an op with effects (a
+        // collective) stays in the step, in its order, between two runs.
+        std::optional<LayerKey> key = layerOf(op.getLoc());
+        if (!key || !isMemoryEffectFree(&op)) {
+          next = nullptr;
+          continue;
+        }
+        if (runs.size() == first || runs.back().layer.instance != key->instance || next != &op) {
+          runs.emplace_back();
+          runs.back().layer = *key;
+          runs.back().phase = phases[key->instance]++;
+        }
+        runs.back().ops.push_back(&op);
+        next = op.getNextNode();
+      }
+    });
+
+    rematerializeLayouts(runs);
+
+    // Runs of one layer pattern and phase with the same structure share a
+    // function; near-twins (a layer with one more op) get their own class.
+    std::map<std::pair<std::string, unsigned>, SmallVector<SmallVector<Run *>>> classes;
+    for (Run &run : runs) {
+      if (!describe(run))
+        continue;
+      auto &byShape = classes[{run.layer.pattern, run.phase}];
+      auto same = llvm::find_if(byShape, [&](const SmallVector<Run *> &c) {
+        return c.front()->shape == run.shape;
+      });
+      if (same == byShape.end())
+        byShape.push_back({&run});
+      else
+        same->push_back(&run);
+    }
+
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+    SymbolTable symbols(module);
+    unsigned outlined = 0;
+    int64_t calls = 0;
+    for (auto &[key, byShape] : classes)
+      for (SmallVector<Run *> &members : byShape) {
+        if (members.size() < size_t(minRepeats))
+          continue;
+        outline(members, fn, moduleBuilder, symbols, key.first, key.second, outlined++);
+        calls += int64_t(members.size());
+      }
+    // Counted over the functions outlined so far, for lcc --report.
+    int64_t functionsBefore = 0, callsBefore = 0;
+    if (auto seen = module->getAttrOfType<DictionaryAttr>("lcc.layers")) {
+      functionsBefore = seen.getAs<IntegerAttr>("functions").getInt();
+      callsBefore = seen.getAs<IntegerAttr>("calls").getInt();
+    }
+    Builder b(module.getContext());
+    module->setAttr("lcc.layers",
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("functions", b.getI64IntegerAttr(functionsBefore + outlined)),
+                         b.getNamedAttr("calls", b.getI64IntegerAttr(callsBefore + calls))}));
+    // Only dead ops use dead ops' results (the live-outs went to calls).
+    for (Operation *op : dead)
+      op->dropAllReferences();
+    for (Operation *op : dead)
+      op->erase();
+    // What the layer functions make again may have no other use left; in
+    // reverse, so that a fill goes before the empty tensor it fills.
+    lcc::forEachStepBlock(fn.getBody(), [&](Block &block) {
+      SmallVector<Operation *> ops =
+          llvm::map_to_vector(block.without_terminator(), [](Operation &op) { return &op; });
+      for (Operation *op : llvm::reverse(ops))
+        if (rematerializable(op) && isOpTriviallyDead(op))
+          op->erase();
+    });
+  }
+
+  void outline(ArrayRef<Run *> members, func::FuncOp fn, OpBuilder &moduleBuilder,
+               SymbolTable &symbols, StringRef pattern, unsigned phase, unsigned n) {
+    // Live-ins that earlier outlined runs produced are call results now.
+    for (Value &v : members.front()->liveIns)
+      v = replaced.lookup_or(v, v);
+    Run &first = *members.front();
+    auto type = FunctionType::get(&getContext(), ValueRange(first.liveIns).getTypes(),
+                                  ValueRange(first.liveOuts).getTypes());
+    auto layer = func::FuncOp::create(moduleBuilder, first.ops.front()->getLoc(),
+                                      (fn.getSymName() + "_layer" + Twine(n)).str(), type);
+    layer.setPrivate();
+    symbols.insert(layer); // renames on a clash
+    layer->setAttr(lcc::kLayerAttr, moduleBuilder.getStringAttr(pattern));
+    layer->setAttr("lcc.layer_phase", moduleBuilder.getI64IntegerAttr(phase));
+    Block *entry = layer.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockBegin(entry);
+    IRMapping map;
+    map.map(first.liveIns, entry->getArguments());
+    // What the function makes again goes right before its first user, where
+    // it was (lcc-gemm-to-library drops the zero fill right before a GEMM).
+    llvm::SmallPtrSet<Operation *, 8> pending(first.remat.begin(), first.remat.end());
+    std::function<void(Operation *)> makeOperands = [&](Operation *op) {
+      op->walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          if (Operation *def = v.getDefiningOp(); def && pending.erase(def)) {
+            makeOperands(def);
+            body.clone(*def, map);
+          }
+      });
+    };
+    for (Operation *op : first.ops) {
+      makeOperands(op);
+      body.clone(*op, map);
+    }
+    func::ReturnOp::create(body, layer.getLoc(),
+                           llvm::map_to_vector(first.liveOuts, [&](Value v) {
+                             return map.lookup(v);
+                           }));
+    for (Run *run : members) {
+      // A live-in may be the result of a member outlined just before (each
+      // list is mapped once: a call's result is no key of `replaced`).
+      if (run != &first)
+        for (Value &v : run->liveIns)
+          v = replaced.lookup_or(v, v);
+      OpBuilder at(run->ops.front());
+      auto call = func::CallOp::create(at, run->ops.front()->getLoc(), layer, run->liveIns);
+      for (auto [out, result] : llvm::zip(run->liveOuts, call.getResults())) {
+        out.replaceAllUsesWith(result);
+        replaced[out] = result;
+      }
+      // Erased when every class is done, so that no new op takes the
+      // address of one `replaced` still names.
+      llvm::append_range(dead, run->ops);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,160 @@
+//===- Passes.td - lcc train passes ------------------------*- tablegen -*-===//
+//
+// Passes of the training step: autodiff, the optimizer update around it, mixed precision.
+// The order in which passes run is written only in passes/Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_TRAIN_PASSES_TD
+#define LCC_PASSES_TRAIN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LccAutodiffPass : Pass<"lcc-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode autodiff: @F(params, batch) -> loss gives @F_grad";
+  let description = [{
+    For the function named by `function`, whose arguments carry
+    `{lcc.param = "name"}` (trainable unless also `{lcc.frozen}`) and which
+    returns a rank-0 float loss, adds a public function `@<function>_grad`
+    with the same arguments returning the loss and the gradient of every
+    trainable parameter, in argument order, each result tagged
+    `{lcc.grad_of = "name"}`. `@<function>` is left unchanged.
+
+    The forward ops are cloned into the new function and the backward is
+    appended: a reverse sweep that asks each op on a path from a trainable
+    parameter to the loss for its VJP (`VjpOpInterface`), accumulating
+    fan-out with `lcc.add`. Nothing is built for frozen parameters, integer
+    operands or values that do not reach the loss; a parameter that does not
+    influence the loss gets `lcc.fill 0`. An op on such a path without a VJP
+    is an error naming the op. With `seed-arg`, `@<function>_grad` takes one
+    more argument, last, `{lcc.loss_seed}`: the cotangent of the loss, so
+    every backward value is multiplied by it (fp16 loss scaling).
+
+    ```mlir
+    func.func @forward(%w: tensor<4xf32> {lcc.param = "w"}, %x: tensor<4xf32> {lcc.input = "x"}) -> tensor<f32>
+    // adds
+    func.func @forward_grad(...) -> (tensor<f32>, tensor<4xf32> {lcc.grad_of = "w"})
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function to differentiate">,
+    Option<"seedArg", "seed-arg", "bool", /*default=*/"false",
+           "The loss's cotangent (the backward's seed) is a trailing rank-0 argument "
+           "{lcc.loss_seed} of @<function>_grad instead of the constant 1: loss scaling "
+           "passes the scale there">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
+def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "From @F and @F_grad build @train_step: clipping, optimizer, schedule, accumulation";
+  let description = [{
+    Needs `@<function>_grad` (run `lcc-autodiff` first). Adds a public
+    `@train_step` that computes the loss and gradients (the body of
+    `@<function>_grad`, once per micro-batch), clips them by global
+    norm, computes the learning rate from the step counter and applies AdamW
+    or SGD. Everything the step reads or writes is an explicit value:
+
+    ```
+    @train_step(params..., state..., %step: tensor<i64> {lcc.step}, inputs...)
+        -> (trainable params..., state..., loss, grad_norm, lr)
+    ```
+
+    `%step` is 1-based: the number of the update being made (torch's
+    `state["step"]` after its increment). With `accum = K > 1` every input gets
+    a leading dimension K and loss and gradients are averaged over the K
+    micro-batches. The micro-batches are one `scf.for {lcc.micro_batches}`
+    whose body is one copy of `@<function>_grad` on a view of row k of each
+    input, carrying the loss and gradient sums (from zero, so the sums are
+    bitwise those of K clones): compile time does not grow with K; how the
+    later passes treat the loop is in docs/architecture.md. `peel-last` runs
+    the last micro-batch after the loop (the sharded pipelines ask for it:
+    their gradient collectives then overlap its backward). `unroll-accum`
+    clones the body K times instead. Semantics, defaults and formulas:
+    docs/training.md.
+
+    `loss-scale=dynamic` (fp16; needs `lcc-autodiff{seed-arg}`) is
+    torch.amp.GradScaler built into the step: three more rank-0 state values
+    `amp:log2_scale`, `amp:good_steps`, `amp:skipped` (all zero at the start:
+    the scale is `loss-scale-init * 2^log2_scale`) come after the optimizer
+    state. The backward's seed is the scale; the gradients are divided by it
+    in f32. A step whose gradients are not all finite (their global sum of
+    squares is not below +inf) keeps parameters and optimizer state as they
+    were and halves the scale; after `loss-scale-window` finite steps in a
+    row it doubles. Bias corrections count only the steps taken (torch's
+    optimizer step is skipped too); the learning rate schedule counts every
+    step (torch's scheduler steps regardless). An extra output `loss_scale`
+    is the scale this step used.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function (its gradient is @<function>_grad)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", /*default=*/"6e-4", "Peak learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.95", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay; negative means the optimizer's default (0.1 adamw, 0 sgd)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum (0: no buffer)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"clip", "clip", "double", /*default=*/"1.0",
+           "Global gradient-norm clipping threshold (0: off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or cosine (both after linear warmup)">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0", "Linear warmup steps">,
+    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
+           "cosine: the step at which lr reaches min-lr (counted like warmup)">,
+    Option<"minLr", "min-lr", "double", /*default=*/"-1.0",
+           "cosine: final learning rate; negative means 0.1 * lr">,
+    Option<"accum", "accum", "int64_t", /*default=*/"1",
+           "Gradient accumulation: micro-batches per step">,
+    Option<"unrollAccum", "unroll-accum", "bool", /*default=*/"false",
+           "Clone the backward once per micro-batch instead of looping over them "
+           "(the old form, for comparisons: compile time grows with accum)">,
+    Option<"peelLast", "peel-last", "bool", /*default=*/"false",
+           "With accum > 1: the last micro-batch after the loop instead of in it (two "
+           "copies of the backward whatever accum), so that what follows the gradients "
+           "(sharding's collectives) can overlap its backward">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "none, or dynamic (fp16): the backward runs on scale * loss, a step whose "
+           "gradients overflow is skipped and halves the scale">,
+    Option<"lossScaleInit", "loss-scale-init", "double", /*default=*/"65536.0",
+           "dynamic: the first loss scale (torch.amp.GradScaler's 2^16)">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
+           "dynamic: the scale doubles after this many steps without overflow">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def LccPrecisionPass : Pass<"lcc-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: matmul and attention of @forward in bf16/f16, the rest in f32";
+  let description = [{
+    Runs on `@<function>` before `lcc-autodiff` (an error after it). Every f32
+    `lcc.matmul` and `lcc.attention` gets its operands converted to bf16 (or
+    f16) and its result converted back to f32; their lowering multiplies in
+    the low type and accumulates in f32 (tensor-core semantics; on the CPU
+    target the rounding is emulated exactly). Everything else (norms,
+    softmax, GELU, the loss, residual adds) stays f32, as under PyTorch's
+    autocast. Autodiff then builds the backward's matmuls in bf16 as well and
+    returns f32 parameter gradients (the convert's VJP converts back), so the
+    master weights, the optimizer state and the gradient norm stay f32. The
+    module gets `lcc.precision`. `precision=fp32` changes nothing; a function
+    without f32 matmuls gets a warning.
+
+    fp16's narrow range (largest 65504, smallest normal 2^-14) needs loss
+    scaling: the driver pairs `precision=fp16` with
+    `lcc-autodiff{seed-arg}` and `lcc-build-train-step{loss-scale=dynamic}`.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The loss function the policy applies to">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (nothing), bf16 or fp16">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // LCC_PASSES_TRAIN_PASSES_TD

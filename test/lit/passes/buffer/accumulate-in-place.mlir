@@ -1,0 +1,64 @@
+// RUN: lcc-opt %s --lcc-accumulate-in-place --lcc-clone-fills | FileCheck %s
+// Tests passes/buffer/AccumulateInPlace.cpp, and lcc-clone-fills after it (as in
+// the pipelines) on the carried sums' zero fills.
+
+#id = affine_map<(d0) -> (d0)>
+
+// Both sums start from one (CSE-merged) zero fill: each gets a fill of its
+// own. The first sum's next value reads the carried value with the identity
+// map and never its init: it becomes the init (one buffer for the whole
+// loop). The second reads its init (out += g): left alone, as is the loop
+// that is not over micro-batches.
+// CHECK-LABEL: func.func @sums(
+// CHECK:         %[[E0:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill {{.*}} outs(%[[E0]]
+// CHECK:         %[[E1:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT:    %[[Z1:.*]] = linalg.fill {{.*}} outs(%[[E1]]
+// CHECK-NEXT:    %[[E2:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT:    %[[Z2:.*]] = linalg.fill {{.*}} outs(%[[E2]]
+// CHECK-NEXT:    scf.for {{.*}} iter_args(%[[A:.*]] = %[[Z2]], %[[B:.*]] = %[[Z1]])
+// CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<8xf32>, tensor<8xf32>) outs(%[[A]] : tensor<8xf32>)
+// CHECK:           %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>) outs(%[[B]] : tensor<8xf32>)
+// CHECK:           scf.yield %[[S]], %[[T]]
+// CHECK:         } {lcc.micro_batches}
+// CHECK:         scf.for {{.*}} iter_args(%[[C:.*]] = %[[Z]])
+// CHECK:           linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NOT:       outs(%[[C]]
+// CHECK:           scf.yield
+func.func @sums(%g: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r:2 = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z, %b = %z) -> (tensor<8xf32>, tensor<8xf32>) {
+    %row = tensor.extract_slice %g[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %fresh = tensor.empty() : tensor<8xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %row : tensor<8xf32>, tensor<8xf32>) outs(%fresh : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%row : tensor<8xf32>) outs(%b : tensor<8xf32>) {
+    ^bb0(%y: f32, %o: f32):
+      %sum = arith.addf %o, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    scf.yield %s, %t : tensor<8xf32>, tensor<8xf32>
+  } {lcc.micro_batches}
+  %other = scf.for %k = %c0 to %c4 step %c1 iter_args(%c = %z) -> (tensor<8xf32>) {
+    %row = tensor.extract_slice %g[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %fresh = tensor.empty() : tensor<8xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%c, %row : tensor<8xf32>, tensor<8xf32>) outs(%fresh : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    scf.yield %s : tensor<8xf32>
+  }
+  return %r#0, %r#1, %other : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
