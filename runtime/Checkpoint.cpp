@@ -101,9 +101,9 @@ bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile 
     return false;
   }
   std::string name = checkpointFileName(step);
-  SafetensorsStatus st = writeSafetensors(dir + "/" + name, file);
+  Status st = writeSafetensors(dir + "/" + name, file);
   if (!st)
-    return error = st.error, false;
+    return error = st.message(), false;
   return commitCheckpoint(dir, name, keep, error);
 }
 
@@ -127,8 +127,8 @@ static bool loadStepDir(const std::string &target, SafetensorsFile &file, std::s
                    std::to_string(expected) + " (a rank's file is missing)", false;
   std::vector<SafetensorsFile> files(names.size());
   for (size_t i = 0; i < names.size(); ++i)
-    if (SafetensorsStatus st = readSafetensors(target + "/" + names[i], files[i]); !st)
-      return error = st.error, false;
+    if (Status st = readSafetensors(target + "/" + names[i], files[i]); !st)
+      return error = st.message(), false;
   if (!assembleShards(files, file, error))
     return error = target + ": " + error, false;
   return true;
@@ -168,8 +168,8 @@ bool loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string
   // One file; written by one process of a ZeRO program it may still hold
   // pieces (of one part each): put them together.
   SafetensorsFile one;
-  if (SafetensorsStatus st = readSafetensors(used, one); !st)
-    return error = st.error, false;
+  if (Status st = readSafetensors(used, one); !st)
+    return error = st.message(), false;
   if (!assembleShards({one}, file, error))
     return error = used + ": " + error, false;
   return true;

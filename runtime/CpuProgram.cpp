@@ -262,11 +262,11 @@ int64_t memoryPlanBytes(const json::Value &manifest) {
   return planOf(manifest, p) ? p.total : 0;
 }
 
-ProgramStatus Program::load(const std::string &path, Program &out, int64_t world) {
+Status Program::load(const std::string &path, Program &out, int64_t world) {
   TrainBin bin;
-  TrainBinStatus st = TrainBin::open(path, bin);
+  Status st = TrainBin::open(path, bin);
   if (!st)
-    return ProgramStatus::failure(st.error);
+    return Status::failure(st.message());
   return load(bin, path, out, world);
 }
 
@@ -279,9 +279,9 @@ std::vector<int64_t> compiledWorlds(const TrainBin &bin) {
   return worlds;
 }
 
-ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Program &out,
+Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
                             int64_t world) {
-  auto fail = [&](const std::string &msg) { return ProgramStatus::failure(what + ": " + msg); };
+  auto fail = [&](const std::string &msg) { return Status::failure(what + ": " + msg); };
   // A train.bin compiled for several world sizes has one manifest and code
   // per size (manifest.wN, code.wN); otherwise one of each.
   std::string suffix;
@@ -336,9 +336,9 @@ ProgramStatus Program::load(const TrainBin &bin, const std::string &what, Progra
 
   TrainBinBytes params = bin.find("params", "any", -1);
   if (params.found()) {
-    SafetensorsStatus st = parseSafetensors(params.data, params.size, p.initial_);
+    Status st = parseSafetensors(params.data, params.size, p.initial_);
     if (!st)
-      return fail("section params: " + st.error);
+      return fail("section params: " + st.message());
     p.hasInitial_ = true;
   }
 

@@ -11,6 +11,8 @@
 #ifndef LCC_RUNTIME_CPUPROGRAM_H
 #define LCC_RUNTIME_CPUPROGRAM_H
 
+#include "runtime/Status.h"
+
 #include "runtime/HostTensor.h"
 #include "runtime/Json.h"
 #include "runtime/Safetensors.h"
@@ -22,14 +24,6 @@
 #include <vector>
 
 namespace lcc {
-
-/// Success, or a one-line error.
-struct ProgramStatus {
-  bool ok = true;
-  std::string error;
-  static ProgramStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 /// How a buffer holds one rank's part of a whole tensor (lcc.shard); the
 /// rank with index r in `group` holds piece r of `parts`. Two layouts:
@@ -79,9 +73,9 @@ public:
   /// Opens `path`, parses its manifest, loads the code for this CPU. A
   /// train.bin compiled for several world sizes (lcc --world=1,2,4) gives the
   /// variant for `world` ranks (an error naming the sizes it has otherwise).
-  static ProgramStatus load(const std::string &path, Program &out, int64_t world = 1);
+  static Status load(const std::string &path, Program &out, int64_t world = 1);
   /// The same from an open container (the error prefix is `what`).
-  static ProgramStatus load(const TrainBin &bin, const std::string &what, Program &out,
+  static Status load(const TrainBin &bin, const std::string &what, Program &out,
                             int64_t world = 1);
 
   const json::Value &manifest() const { return manifest_; }

@@ -133,9 +133,9 @@ TokenFile &TokenFile::operator=(TokenFile &&other) noexcept {
   return *this;
 }
 
-DataStatus TokenFile::open(const std::string &path, TokenFormat format, TokenFile &out) {
+Status TokenFile::open(const std::string &path, TokenFormat format, TokenFile &out) {
   out.reset();
-  auto fail = [&](const std::string &what) { return DataStatus::failure(path + ": " + what); };
+  auto fail = [&](const std::string &what) { return Status::failure(path + ": " + what); };
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -213,7 +213,7 @@ DataStatus TokenFile::open(const std::string &path, TokenFormat format, TokenFil
   return {};
 }
 
-DataStatus TokenFile::checkVocab(uint32_t vocabSize) const {
+Status TokenFile::checkVocab(uint32_t vocabSize) const {
   // One pass per width so the inner loop is a plain compare the compiler can
   // vectorise: this touches every page of a possibly multi-GB file once.
   size_t bad = count_;
@@ -231,7 +231,7 @@ DataStatus TokenFile::checkVocab(uint32_t vocabSize) const {
   }
   if (bad == count_)
     return {};
-  return DataStatus::failure(path_ + ": token " + std::to_string((*this)[bad]) + " at position " +
+  return Status::failure(path_ + ": token " + std::to_string((*this)[bad]) + " at position " +
                              std::to_string(bad) + " is out of range for the vocabulary size " +
                              std::to_string(vocabSize));
 }
@@ -240,38 +240,38 @@ DataStatus TokenFile::checkVocab(uint32_t vocabSize) const {
 // Dataset
 //===----------------------------------------------------------------------===//
 
-DataStatus Dataset::open(const DatasetOptions &options, Dataset &out) {
+Status Dataset::open(const DatasetOptions &options, Dataset &out) {
   out = Dataset();
   const std::string &path = options.trainPath;
   if (!(options.valFraction >= 0.0 && options.valFraction < 1.0))
-    return DataStatus::failure(path + ": validation fraction " + shortDouble(options.valFraction) +
+    return Status::failure(path + ": validation fraction " + shortDouble(options.valFraction) +
                                " is not in [0, 1)");
   if (options.vocabSize == 0 || options.vocabSize > 0x7fffffffu)
-    return DataStatus::failure(path + ": vocabulary size " + std::to_string(options.vocabSize) +
+    return Status::failure(path + ": vocabulary size " + std::to_string(options.vocabSize) +
                                " is not in [1, 2^31 - 1]");
   if (options.seqLen < 1)
-    return DataStatus::failure(path + ": sequence length " + std::to_string(options.seqLen) +
+    return Status::failure(path + ": sequence length " + std::to_string(options.seqLen) +
                                " is not positive");
 
   Dataset ds;
   ds.trainFile_ = std::make_unique<TokenFile>();
-  if (DataStatus s = TokenFile::open(path, options.format, *ds.trainFile_); !s)
+  if (Status s = TokenFile::open(path, options.format, *ds.trainFile_); !s)
     return s;
-  if (DataStatus s = ds.trainFile_->checkVocab(options.vocabSize); !s)
+  if (Status s = ds.trainFile_->checkVocab(options.vocabSize); !s)
     return s;
   size_t n = ds.trainFile_->size();
 
   if (!options.valPath.empty()) {
     ds.valFile_ = std::make_unique<TokenFile>();
-    if (DataStatus s = TokenFile::open(options.valPath, options.format, *ds.valFile_); !s)
+    if (Status s = TokenFile::open(options.valPath, options.format, *ds.valFile_); !s)
       return s;
-    if (DataStatus s = ds.valFile_->checkVocab(options.vocabSize); !s)
+    if (Status s = ds.valFile_->checkVocab(options.vocabSize); !s)
       return s;
     ds.train_ = TokenSpan(ds.trainFile_.get(), 0, n);
     ds.val_ = TokenSpan(ds.valFile_.get(), 0, ds.valFile_->size());
-    if (DataStatus s = Sampler::checkWindow(ds.train_, options.seqLen, "training data"); !s)
+    if (Status s = Sampler::checkWindow(ds.train_, options.seqLen, "training data"); !s)
       return s;
-    if (DataStatus s = Sampler::checkWindow(ds.val_, options.seqLen, "validation data"); !s)
+    if (Status s = Sampler::checkWindow(ds.val_, options.seqLen, "validation data"); !s)
       return s;
   } else {
     // nanoGPT's prepare.py: train_data = data[:int(n*0.9)], val = the rest.
@@ -283,12 +283,12 @@ DataStatus Dataset::open(const DatasetOptions &options, Dataset &out) {
     ds.val_ = TokenSpan(ds.trainFile_.get(), nTrain, n);
     std::string of = " (the first " + std::to_string(nTrain) + " of " + std::to_string(n) +
                      " tokens)";
-    if (DataStatus s = Sampler::checkWindow(ds.train_, options.seqLen, "training split" + of); !s)
+    if (Status s = Sampler::checkWindow(ds.train_, options.seqLen, "training split" + of); !s)
       return s;
     if (options.valFraction > 0.0) {
       std::string last = " (the last " + shortDouble(options.valFraction * 100) + "% of " +
                          std::to_string(n) + " tokens)";
-      if (DataStatus s = Sampler::checkWindow(ds.val_, options.seqLen, "validation split" + last);
+      if (Status s = Sampler::checkWindow(ds.val_, options.seqLen, "validation split" + last);
           !s)
         return s;
     }
@@ -307,11 +307,11 @@ Sampler::Sampler(TokenSpan split, int64_t batch, int64_t seq, uint64_t seed, Sam
   assert(split.size() >= static_cast<size_t>(seq) + 1 && "split shorter than one window");
 }
 
-DataStatus Sampler::checkWindow(const TokenSpan &split, int64_t seq, const std::string &what) {
+Status Sampler::checkWindow(const TokenSpan &split, int64_t seq, const std::string &what) {
   std::string path = split.file() ? split.file()->path() : std::string("<no file>");
   if (split.size() >= static_cast<uint64_t>(seq) + 1)
     return {};
-  return DataStatus::failure(path + ": the " + what + " has " + std::to_string(split.size()) +
+  return Status::failure(path + ": the " + what + " has " + std::to_string(split.size()) +
                              " tokens, too few for one window of seq_len + 1 = " +
                              std::to_string(seq + 1) + " tokens");
 }

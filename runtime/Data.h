@@ -28,6 +28,8 @@
 #ifndef LCC_RUNTIME_DATA_H
 #define LCC_RUNTIME_DATA_H
 
+#include "runtime/Status.h"
+
 #include "runtime/HostTensor.h"
 
 #include <cstddef>
@@ -38,14 +40,6 @@
 #include <vector>
 
 namespace lcc {
-
-/// Success, or an error message (one line, no trailing newline).
-struct DataStatus {
-  bool ok = true;
-  std::string error;
-  static DataStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 enum class TokenFormat { Auto, U16, U32, Bytes };
 
@@ -71,7 +65,7 @@ public:
 
   /// Maps `path` and checks its layout (size a multiple of the token width,
   /// llm.c header consistent with the size). On failure `out` is left empty.
-  static DataStatus open(const std::string &path, TokenFormat format, TokenFile &out);
+  static Status open(const std::string &path, TokenFormat format, TokenFile &out);
 
   const std::string &path() const { return path_; }
   /// The resolved format: U16, U32 or Bytes (never Auto).
@@ -92,7 +86,7 @@ public:
   }
   /// Checks every token is below `vocabSize`; the error names the first
   /// offending position (token index in the file) and value.
-  DataStatus checkVocab(uint32_t vocabSize) const;
+  Status checkVocab(uint32_t vocabSize) const;
 
 private:
   void reset();
@@ -146,7 +140,7 @@ class Dataset {
 public:
   /// Maps the files, checks the vocabulary once over all tokens and the split
   /// sizes. On failure `out` is left empty.
-  static DataStatus open(const DatasetOptions &options, Dataset &out);
+  static Status open(const DatasetOptions &options, Dataset &out);
 
   const TokenSpan &train() const { return train_; }
   /// Empty when valFraction is 0 and no val file was given.
@@ -198,7 +192,7 @@ public:
 
   /// An error when `split` cannot hold one window of seq + 1 tokens;
   /// `what` names the split in the message ("training split", ...).
-  static DataStatus checkWindow(const TokenSpan &split, int64_t seq, const std::string &what);
+  static Status checkWindow(const TokenSpan &split, int64_t seq, const std::string &what);
 
   /// The batch of step `step`: a pure function of (split, batch, seq, seed,
   /// mode, step).

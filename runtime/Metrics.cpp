@@ -74,8 +74,8 @@ std::vector<std::string> completeLines(const std::string &text) {
   return lines;
 }
 
-MetricsStatus errnoFailure(const std::string &path, const char *what) {
-  return MetricsStatus::failure(path + ": " + what + ": " + std::strerror(errno));
+Status errnoFailure(const std::string &path, const char *what) {
+  return Status::failure(path + ": " + what + ": " + std::strerror(errno));
 }
 
 } // namespace
@@ -126,20 +126,20 @@ bool parseMetricsRow(const std::string &line, MetricsRow &row) {
   return true;
 }
 
-MetricsStatus readMetrics(const std::string &path, std::vector<MetricsRow> &rows) {
+Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows) {
   rows.clear();
   std::string text;
   if (!readAll(path, text))
     return errnoFailure(path, "cannot read");
   std::vector<std::string> lines = completeLines(text);
   if (lines.empty() || lines[0] != metricsHeader())
-    return MetricsStatus::failure(path + ": not a metrics CSV: the first line is not \"" +
+    return Status::failure(path + ": not a metrics CSV: the first line is not \"" +
                                   metricsHeader() + "\"");
   for (size_t i = 1; i < lines.size(); ++i) {
     MetricsRow row;
     if (!parseMetricsRow(lines[i], row)) {
       rows.clear();
-      return MetricsStatus::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
+      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
                                     lines[i] + "\"");
     }
     rows.push_back(row);
@@ -147,11 +147,12 @@ MetricsStatus readMetrics(const std::string &path, std::vector<MetricsRow> &rows
   return {};
 }
 
-MetricsWriter::~MetricsWriter() { close(); }
+// A close that fails here has no caller to tell; callers that care close first.
+MetricsWriter::~MetricsWriter() { (void)close(); }
 
 MetricsWriter &MetricsWriter::operator=(MetricsWriter &&other) noexcept {
   if (this != &other) {
-    close();
+    (void)close();
     path_ = std::move(other.path_);
     fd_ = other.fd_;
     other.fd_ = -1;
@@ -159,8 +160,8 @@ MetricsWriter &MetricsWriter::operator=(MetricsWriter &&other) noexcept {
   return *this;
 }
 
-MetricsStatus MetricsWriter::openAppend(const std::string &path, MetricsWriter &out) {
-  out.close();
+Status MetricsWriter::openAppend(const std::string &path, MetricsWriter &out) {
+  (void)out.close(); // the file `out` had before, if any
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0)
     return errnoFailure(path, "cannot open for appending");
@@ -169,20 +170,20 @@ MetricsStatus MetricsWriter::openAppend(const std::string &path, MetricsWriter &
   return {};
 }
 
-MetricsStatus MetricsWriter::create(const std::string &path, MetricsWriter &out) {
-  out.close();
+Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
+  (void)out.close(); // the file `out` had before, if any
   // Written atomically like the resume path, so both start from a complete
   // header even if the process dies right away.
   std::string header = std::string(metricsHeader()) + "\n";
   std::string error;
   if (!writeFileAtomically(path, header.data(), header.size(), error))
-    return MetricsStatus::failure(error);
+    return Status::failure(error);
   return openAppend(path, out);
 }
 
-MetricsStatus MetricsWriter::resume(const std::string &path, int64_t resumeStep,
+Status MetricsWriter::resume(const std::string &path, int64_t resumeStep,
                                     MetricsWriter &out) {
-  out.close();
+  (void)out.close(); // the file `out` had before, if any
   std::string text;
   if (!readAll(path, text)) {
     if (errno == ENOENT)
@@ -191,13 +192,13 @@ MetricsStatus MetricsWriter::resume(const std::string &path, int64_t resumeStep,
   }
   std::vector<std::string> lines = completeLines(text);
   if (lines.empty() || lines[0] != metricsHeader())
-    return MetricsStatus::failure(path + ": not a metrics CSV (the first line is not \"" +
+    return Status::failure(path + ": not a metrics CSV (the first line is not \"" +
                                   metricsHeader() + "\"), refusing to truncate it");
   std::string kept = lines[0] + "\n";
   for (size_t i = 1; i < lines.size(); ++i) {
     MetricsRow row;
     if (!parseMetricsRow(lines[i], row))
-      return MetricsStatus::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
+      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
                                     lines[i] + "\"");
     // Rows after the checkpoint are rewritten by the resumed run. The lines
     // are kept verbatim, not reformatted, so resuming changes nothing else.
@@ -207,13 +208,13 @@ MetricsStatus MetricsWriter::resume(const std::string &path, int64_t resumeStep,
   // Atomic: a crash here must not lose the rows before the checkpoint.
   std::string error;
   if (!writeFileAtomically(path, kept.data(), kept.size(), error))
-    return MetricsStatus::failure(error);
+    return Status::failure(error);
   return openAppend(path, out);
 }
 
-MetricsStatus MetricsWriter::append(const MetricsRow &row) {
+Status MetricsWriter::append(const MetricsRow &row) {
   if (fd_ < 0)
-    return MetricsStatus::failure(path_ + ": metrics file is not open");
+    return Status::failure(path_ + ": metrics file is not open");
   std::string line = formatMetricsRow(row) + "\n";
   // One write for the whole line: with O_APPEND the kernel places it at the
   // end in one piece. A short write (disk full) is completed in a loop.
@@ -230,7 +231,7 @@ MetricsStatus MetricsWriter::append(const MetricsRow &row) {
   return {};
 }
 
-MetricsStatus MetricsWriter::close() {
+Status MetricsWriter::close() {
   if (fd_ < 0)
     return {};
   int fd = fd_;

@@ -23,6 +23,8 @@
 #ifndef LCC_RUNTIME_METRICS_H
 #define LCC_RUNTIME_METRICS_H
 
+#include "runtime/Status.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,14 +32,6 @@
 #include <vector>
 
 namespace lcc {
-
-/// Success, or an error message (one line, no trailing newline).
-struct MetricsStatus {
-  bool ok = true;
-  std::string error;
-  static MetricsStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 struct MetricsRow {
   int64_t step = 0;
@@ -58,7 +52,7 @@ bool parseMetricsRow(const std::string &line, MetricsRow &row);
 
 /// Reads a metrics CSV. A last line without its newline (a row cut by a
 /// crash) is ignored; any other malformed line is an error naming its number.
-MetricsStatus readMetrics(const std::string &path, std::vector<MetricsRow> &rows);
+Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows);
 
 /// Appends rows to a metrics CSV. Move-only; closes the file on destruction.
 class MetricsWriter {
@@ -71,25 +65,25 @@ public:
   MetricsWriter &operator=(const MetricsWriter &) = delete;
 
   /// Starts a new CSV at `path` (replacing any file there) with the header.
-  static MetricsStatus create(const std::string &path, MetricsWriter &out);
+  static Status create(const std::string &path, MetricsWriter &out);
 
   /// Continues the CSV of a run resumed after step `resumeStep`: the file is
   /// rewritten atomically with its header and the rows with step <=
   /// resumeStep (a row cut by a crash is dropped too), and new rows are
   /// appended after them. A missing file is created as by `create`; a file
   /// with another header is an error (it is not ours to truncate).
-  static MetricsStatus resume(const std::string &path, int64_t resumeStep, MetricsWriter &out);
+  static Status resume(const std::string &path, int64_t resumeStep, MetricsWriter &out);
 
   /// Writes one row (one write(2), so it reaches the kernel at once).
-  MetricsStatus append(const MetricsRow &row);
+  Status append(const MetricsRow &row);
   /// Closes the file; later appends fail. Also done by the destructor.
-  MetricsStatus close();
+  Status close();
 
   bool isOpen() const { return fd_ >= 0; }
   const std::string &path() const { return path_; }
 
 private:
-  static MetricsStatus openAppend(const std::string &path, MetricsWriter &out);
+  static Status openAppend(const std::string &path, MetricsWriter &out);
 
   std::string path_;
   int fd_ = -1;

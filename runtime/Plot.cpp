@@ -178,9 +178,9 @@ Axis makeAxis(double lo, double hi, int targetTicks) {
   return a;
 }
 
-PlotStatus checkSeries(const PlotSeries &s, const char *name) {
+Status checkSeries(const PlotSeries &s, const char *name) {
   if (s.x.size() != s.y.size())
-    return PlotStatus::failure(std::string(name) + " series has " + std::to_string(s.x.size()) +
+    return Status::failure(std::string(name) + " series has " + std::to_string(s.x.size()) +
                                " x values but " + std::to_string(s.y.size()) + " y values");
   return {};
 }
@@ -191,15 +191,15 @@ bool finitePoint(const PlotSeries &s, size_t i) {
 
 } // namespace
 
-PlotStatus renderLossPlot(const PlotSeries &train, const PlotSeries &val,
+Status renderLossPlot(const PlotSeries &train, const PlotSeries &val,
                           const PlotOptions &options, PlotImage &out) {
   out = PlotImage();
   if (options.width < 200 || options.height < 150)
-    return PlotStatus::failure("plot size " + std::to_string(options.width) + "x" +
+    return Status::failure("plot size " + std::to_string(options.width) + "x" +
                                std::to_string(options.height) + " is below 200x150");
-  if (PlotStatus s = checkSeries(train, "train"); !s)
+  if (Status s = checkSeries(train, "train"); !s)
     return s;
-  if (PlotStatus s = checkSeries(val, "val"); !s)
+  if (Status s = checkSeries(val, "val"); !s)
     return s;
 
   // Data bounds over both series' finite points.
@@ -215,7 +215,7 @@ PlotStatus renderLossPlot(const PlotSeries &train, const PlotSeries &val,
         trainPoints += s == &train;
       }
   if (trainPoints == 0)
-    return PlotStatus::failure("nothing to plot: no finite train loss value");
+    return Status::failure("nothing to plot: no finite train loss value");
 
   PlotImage img;
   img.width = options.width;
@@ -243,7 +243,7 @@ PlotStatus renderLossPlot(const PlotSeries &train, const PlotSeries &val,
   }
   img.plotRight = img.width - 1 - right;
   if (img.plotRight - img.plotLeft < 50 || img.plotBottom - img.plotTop < 50)
-    return PlotStatus::failure("plot size " + std::to_string(options.width) + "x" +
+    return Status::failure("plot size " + std::to_string(options.width) + "x" +
                                std::to_string(options.height) + " leaves no room for the plot");
 
   auto px = [&](double x) {
@@ -340,17 +340,17 @@ bool plotSupportsPng() {
 #endif
 }
 
-PlotStatus writeLossPlot(const std::string &path, const PlotSeries &train, const PlotSeries &val,
+Status writeLossPlot(const std::string &path, const PlotSeries &train, const PlotSeries &val,
                          const PlotOptions &options) {
 #ifndef LCC_HAVE_PNG
   (void)train;
   (void)val;
   (void)options;
-  return PlotStatus::failure(path + ": built without libpng");
+  return Status::failure(path + ": built without libpng");
 #else
   PlotImage img;
-  if (PlotStatus s = renderLossPlot(train, val, options, img); !s)
-    return PlotStatus::failure(path + ": " + s.error);
+  if (Status s = renderLossPlot(train, val, options, img); !s)
+    return Status::failure(path + ": " + s.message());
   // libpng's simplified API: no setjmp/longjmp across C++ frames.
   png_image image;
   std::memset(&image, 0, sizeof image);
@@ -361,14 +361,14 @@ PlotStatus writeLossPlot(const std::string &path, const PlotSeries &train, const
   png_alloc_size_t size = 0;
   // A first call with no buffer computes the size.
   if (!png_image_write_to_memory(&image, nullptr, &size, 0, img.rgb.data(), 0, nullptr))
-    return PlotStatus::failure(path + ": PNG encoding failed: " + image.message);
+    return Status::failure(path + ": PNG encoding failed: " + image.message);
   std::vector<uint8_t> bytes(size);
   if (!png_image_write_to_memory(&image, bytes.data(), &size, 0, img.rgb.data(), 0, nullptr))
-    return PlotStatus::failure(path + ": PNG encoding failed: " + image.message);
+    return Status::failure(path + ": PNG encoding failed: " + image.message);
   png_image_free(&image);
   std::string error;
   if (!writeFileAtomically(path, bytes.data(), size, error))
-    return PlotStatus::failure(error);
+    return Status::failure(error);
   return {};
 #endif
 }

@@ -13,6 +13,8 @@
 #ifndef LCC_RUNTIME_PLOT_H
 #define LCC_RUNTIME_PLOT_H
 
+#include "runtime/Status.h"
+
 #include "runtime/Metrics.h"
 
 #include <cstdint>
@@ -21,14 +23,6 @@
 #include <vector>
 
 namespace lcc {
-
-/// Success, or an error message (one line, no trailing newline).
-struct PlotStatus {
-  bool ok = true;
-  std::string error;
-  static PlotStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 /// Points (x[i], y[i]); x and y have the same length. Non-finite y values (a
 /// diverged loss) are skipped and break the line.
@@ -58,12 +52,12 @@ struct PlotImage {
 
 /// Draws the chart. `val` may be empty. Errors: mismatched x/y lengths, no
 /// finite train point, a too small size.
-PlotStatus renderLossPlot(const PlotSeries &train, const PlotSeries &val,
+Status renderLossPlot(const PlotSeries &train, const PlotSeries &val,
                           const PlotOptions &options, PlotImage &out);
 
 /// Renders and writes a PNG to `path` atomically (a temporary file renamed
 /// over it). Without libpng: the error "<path>: built without libpng".
-PlotStatus writeLossPlot(const std::string &path, const PlotSeries &train,
+Status writeLossPlot(const std::string &path, const PlotSeries &train,
                          const PlotSeries &val = {}, const PlotOptions &options = {});
 
 /// Whether this build can write PNG files.

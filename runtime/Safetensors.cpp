@@ -27,7 +27,6 @@ constexpr uint64_t kMaxHeaderBytes = 100u * 1000u * 1000u;
 // Deeper than any real model; bounds the element-count arithmetic too.
 constexpr size_t kMaxRank = 64;
 
-using Status = SafetensorsStatus;
 
 struct DtypeInfo {
   const char *name;
@@ -358,7 +357,7 @@ Status parseMetadata(Cursor &c, std::map<std::string, std::string> &out) {
 
 } // namespace
 
-SafetensorsStatus parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) {
+Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) {
   out = SafetensorsFile();
   if (size < 8)
     return Status::failure("file is " + std::to_string(size) +
@@ -414,7 +413,7 @@ SafetensorsStatus parseSafetensors(const uint8_t *data, size_t size, Safetensors
   return {};
 }
 
-SafetensorsStatus readSafetensors(const std::string &path, SafetensorsFile &out) {
+Status readSafetensors(const std::string &path, SafetensorsFile &out) {
   out = SafetensorsFile();
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -430,11 +429,11 @@ SafetensorsStatus readSafetensors(const std::string &path, SafetensorsFile &out)
     return Status::failure(path + ": read error");
   Status s = parseSafetensors(bytes.data(), bytes.size(), out);
   if (!s)
-    s.error = path + ": " + s.error;
+    return Status::failure(path + ": " + s.message());
   return s;
 }
 
-SafetensorsStatus serializeSafetensors(const SafetensorsFile &file, std::vector<uint8_t> &out) {
+Status serializeSafetensors(const SafetensorsFile &file, std::vector<uint8_t> &out) {
   out.clear();
   std::string header = "{";
   bool first = true;
@@ -483,10 +482,10 @@ SafetensorsStatus serializeSafetensors(const SafetensorsFile &file, std::vector<
   return {};
 }
 
-SafetensorsStatus writeSafetensors(const std::string &path, const SafetensorsFile &file) {
+Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
   std::vector<uint8_t> bytes;
   if (Status s = serializeSafetensors(file, bytes); !s)
-    return Status::failure(path + ": " + s.error);
+    return Status::failure(path + ": " + s.message());
   std::string error;
   if (!writeFileAtomically(path, bytes.data(), bytes.size(), error))
     return Status::failure(error);

@@ -19,6 +19,8 @@
 #ifndef LCC_RUNTIME_SAFETENSORS_H
 #define LCC_RUNTIME_SAFETENSORS_H
 
+#include "runtime/Status.h"
+
 #include "runtime/HostTensor.h"
 
 #include <cstdint>
@@ -36,29 +38,21 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-/// Success, or an error message (one line, no trailing newline).
-struct SafetensorsStatus {
-  bool ok = true;
-  std::string error;
-  static SafetensorsStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
-
 /// Parses an in-memory file. On failure `out` is left empty.
-SafetensorsStatus parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out);
+Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out);
 
 /// Reads `path`. Errors are prefixed with the path.
-SafetensorsStatus readSafetensors(const std::string &path, SafetensorsFile &out);
+Status readSafetensors(const std::string &path, SafetensorsFile &out);
 
 /// The bytes of a file holding `file` (tensors in name order, packed, the
 /// header padded with spaces to a multiple of 8 bytes as the reference
 /// implementation does, so data stays aligned).
-SafetensorsStatus serializeSafetensors(const SafetensorsFile &file, std::vector<uint8_t> &out);
+Status serializeSafetensors(const SafetensorsFile &file, std::vector<uint8_t> &out);
 
 /// Writes `file` to `path` atomically: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory. A crash
 /// leaves either the old file or the new one, never a partial one.
-SafetensorsStatus writeSafetensors(const std::string &path, const SafetensorsFile &file);
+Status writeSafetensors(const std::string &path, const SafetensorsFile &file);
 
 } // namespace lcc
 

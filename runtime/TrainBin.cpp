@@ -29,7 +29,7 @@
 namespace lcc {
 namespace {
 
-using Status = TrainBinStatus;
+using Status = Status;
 
 constexpr uint8_t kMagic[8] = {'L', 'C', 'C', 'T', 'R', 'A', 'I', 'N'};
 
@@ -256,7 +256,7 @@ void TrainBin::reset() {
   sections_.clear();
 }
 
-TrainBinStatus TrainBin::open(const std::string &path, TrainBin &out) {
+Status TrainBin::open(const std::string &path, TrainBin &out) {
   out.reset();
   auto fail = [&](const std::string &what) { return Status::failure(path + ": " + what); };
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer;
@@ -298,12 +298,12 @@ TrainBinStatus TrainBin::open(const std::string &path, TrainBin &out) {
   Status s = out.validate();
   if (!s) {
     out.reset();
-    return fail(s.error);
+    return fail(s.message());
   }
   return s;
 }
 
-TrainBinStatus TrainBin::parse(const uint8_t *data, size_t size, TrainBin &out) {
+Status TrainBin::parse(const uint8_t *data, size_t size, TrainBin &out) {
   out.reset();
   if (size > 0) {
     // A copy in 64-byte aligned memory: payloads are aligned in memory as they
@@ -322,7 +322,7 @@ TrainBinStatus TrainBin::parse(const uint8_t *data, size_t size, TrainBin &out) 
   return s;
 }
 
-TrainBinStatus TrainBin::validate() {
+Status TrainBin::validate() {
   const uint8_t *d = base_;
   const size_t n = size_;
   if (n == 0)
@@ -492,7 +492,7 @@ TrainBinBytes TrainBin::bytes(const TrainBinSection &section) const {
 // Writer
 //===----------------------------------------------------------------------===//
 
-TrainBinStatus TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
+Status TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
                                           std::vector<uint8_t> bytes) {
   if (const char *why = labelProblem(name))
     return Status::failure(std::string("bad section name (") + why + ")");
@@ -508,7 +508,7 @@ TrainBinStatus TrainBinWriter::addSection(std::string name, std::string target, 
   return {};
 }
 
-TrainBinStatus TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
+Status TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
                                           const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   return addSection(std::move(name), std::move(target), rank, std::move(bytes));
@@ -549,7 +549,7 @@ void TrainBinWriter::layout(std::vector<uint8_t> &head, std::vector<uint64_t> &o
   putU32(h + kHCrc, crc32c(h, kHCrc));
 }
 
-TrainBinStatus TrainBinWriter::serialize(std::vector<uint8_t> &out) const {
+Status TrainBinWriter::serialize(std::vector<uint8_t> &out) const {
   std::vector<uint64_t> offsets;
   uint64_t fileSize = 0;
   layout(out, offsets, fileSize);
@@ -561,7 +561,7 @@ TrainBinStatus TrainBinWriter::serialize(std::vector<uint8_t> &out) const {
   return {};
 }
 
-TrainBinStatus TrainBinWriter::write(const std::string &path) const {
+Status TrainBinWriter::write(const std::string &path) const {
   static const uint8_t kZeros[kTrainBinAlignment] = {};
   std::vector<uint8_t> head;
   std::vector<uint64_t> offsets;

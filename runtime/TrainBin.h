@@ -16,6 +16,8 @@
 #ifndef LCC_RUNTIME_TRAINBIN_H
 #define LCC_RUNTIME_TRAINBIN_H
 
+#include "runtime/Status.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,14 +36,6 @@ constexpr size_t kTrainBinHeaderSize = 64;
 constexpr size_t kTrainBinEntrySize = 96;
 /// Longest section name / target in bytes (UTF-8).
 constexpr size_t kTrainBinMaxLabel = 32;
-
-/// Success, or an error message (one line, no trailing newline).
-struct TrainBinStatus {
-  bool ok = true;
-  std::string error;
-  static TrainBinStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
 /// final xor 0xFFFFFFFF): crc32c("123456789") == 0xE3069283. `crc` continues
@@ -81,12 +75,12 @@ public:
   /// Maps `path` read-only and validates all of it (header, table, every
   /// payload checksum). Errors are prefixed with "<path>: ". On failure `out`
   /// is left empty.
-  static TrainBinStatus open(const std::string &path, TrainBin &out);
+  static Status open(const std::string &path, TrainBin &out);
 
   /// Validates an in-memory file. The bytes are copied into a 64-byte aligned
   /// buffer owned by `out`, so `data` need not outlive it. On failure `out`
   /// is left empty.
-  static TrainBinStatus parse(const uint8_t *data, size_t size, TrainBin &out);
+  static Status parse(const uint8_t *data, size_t size, TrainBin &out);
 
   /// The best section for a rank running on a target: among the sections
   /// called `name`, an exact `rank` beats rank -1, and then an exact `target`
@@ -106,7 +100,7 @@ public:
 
 private:
   void reset();
-  TrainBinStatus validate();
+  Status validate();
 
   const uint8_t *base_ = nullptr;
   size_t size_ = 0;
@@ -123,18 +117,18 @@ public:
   /// Adds a section. Errors: a name or target that is empty, longer than 32
   /// bytes, not UTF-8 or contains a control character; rank < -1; a second
   /// section with the same (name, target, rank).
-  TrainBinStatus addSection(std::string name, std::string target, int32_t rank,
+  Status addSection(std::string name, std::string target, int32_t rank,
                             std::vector<uint8_t> bytes);
-  TrainBinStatus addSection(std::string name, std::string target, int32_t rank,
+  Status addSection(std::string name, std::string target, int32_t rank,
                             const uint8_t *data, size_t size);
 
   /// The file's bytes.
-  TrainBinStatus serialize(std::vector<uint8_t> &out) const;
+  Status serialize(std::vector<uint8_t> &out) const;
 
   /// Writes the file atomically (runtime/AtomicFile.h): readers of `path`
   /// see the old file or the new one, never a partial one. Errors are
   /// prefixed with "<path>: ".
-  TrainBinStatus write(const std::string &path) const;
+  Status write(const std::string &path) const;
 
 private:
   struct Pending {

@@ -10,14 +10,14 @@
 
 namespace lcc {
 
-ProgramStatus Trainer::create(const Program &program, Trainer &out) {
+Status Trainer::create(const Program &program, Trainer &out) {
   Trainer t;
   t.program_ = &program;
   t.init_ = program.entry("init");
   t.step_ = program.entry("train_step");
   t.forward_ = program.entry("forward");
   if (!t.init_ || !t.step_ || !t.forward_)
-    return ProgramStatus::failure("the program lacks @init, @train_step or @forward");
+    return Status::failure("the program lacks @init, @train_step or @forward");
   for (const Slot &s : t.init_->slots) {
     t.paramNames_.push_back(s.name);
     t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
@@ -42,7 +42,7 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
     } else if (s.role == Slot::Output) {
       t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
     } else if (s.role == Slot::Param && !t.current_.count(s.name)) {
-      return ProgramStatus::failure("@train_step uses parameter '" + s.name +
+      return Status::failure("@train_step uses parameter '" + s.name +
                                     "' that @init does not produce");
     }
   }
@@ -52,7 +52,7 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
         size_t bytes = (size_t(s.shape.empty() ? 0 : s.shape[0]) + 63) / 64 * 64;
         void *p = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
         if (!p)
-          return ProgramStatus::failure("cannot allocate the " + std::to_string(bytes) +
+          return Status::failure("cannot allocate the " + std::to_string(bytes) +
                                         "-byte arena of @" + e->name);
         t.arenas_.emplace(e->name, std::unique_ptr<uint8_t, void (*)(void *)>(
                                        static_cast<uint8_t *>(p), std::free));
@@ -67,7 +67,7 @@ ProgramStatus Trainer::create(const Program &program, Trainer &out) {
   return {};
 }
 
-ProgramStatus Trainer::run(const EntryPoint &entry,
+Status Trainer::run(const EntryPoint &entry,
                            const std::map<std::string, const HostTensor *> &inputs, bool swap) {
   if (cuda_)
     return runOnDevice(entry, inputs, swap);
@@ -88,7 +88,7 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
     case Slot::Input: {
       auto it = inputs.find(s.name);
       if (it == inputs.end() || !it->second)
-        return ProgramStatus::failure("no data for input '" + s.name + "'");
+        return Status::failure("no data for input '" + s.name + "'");
       t = const_cast<HostTensor *>(it->second); // read-only for the code
       break;
     }
@@ -100,7 +100,7 @@ ProgramStatus Trainer::run(const EntryPoint &entry,
       continue;
     }
     if (!t || t->elementType() != s.dtype || t->shape() != s.shape)
-      return ProgramStatus::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) +
+      return Status::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) +
                                     " '" + s.name + "' has the wrong type or shape");
     buffers.push_back(t->rawData());
   }
@@ -121,7 +121,7 @@ void Trainer::useCuda(GpuDevice *device, bool graphs) {
 /// Where a slot's bytes sit in a staging block ("input:tokens").
 static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
 
-ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
+Status Trainer::runOnDevice(const EntryPoint &entry,
                                    const std::map<std::string, const HostTensor *> &inputs,
                                    bool swap, bool late) {
   GpuDevice &gpu = *cuda_;
@@ -142,7 +142,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
         }
       for (uint8_t *&block : staging_)
         if (!(block = static_cast<uint8_t *>(gpu.allocateHost(std::max<size_t>(stagingBytes_, 64)))))
-          return ProgramStatus::failure("cannot allocate " + std::to_string(stagingBytes_) +
+          return Status::failure("cannot allocate " + std::to_string(stagingBytes_) +
                                         " bytes of pinned host memory for the step's copies");
     }
     staging = staging_[slot];
@@ -156,7 +156,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
     std::memcpy(at, t.rawData(), t.byteSize());
     gpu.upload(p, at, t.byteSize());
   };
-  auto fail = [&](const std::string &m) { return ProgramStatus::failure("@" + entry.name + ": " + m); };
+  auto fail = [&](const std::string &m) { return Status::failure("@" + entry.name + ": " + m); };
   // Device buffers are allocated once, on first use (the eager first step),
   // so a captured graph's addresses stay valid.
   auto ensure = [&](std::map<std::string, uint64_t> &m, const std::string &key, size_t bytes) {
@@ -191,7 +191,7 @@ ProgramStatus Trainer::runOnDevice(const EntryPoint &entry,
     case Slot::Input: {
       auto it = inputs.find(s.name);
       if (it == inputs.end() || !it->second)
-        return ProgramStatus::failure("no data for input '" + s.name + "'");
+        return Status::failure("no data for input '" + s.name + "'");
       const HostTensor &t = *it->second;
       if (t.elementType() != s.dtype || t.shape() != s.shape)
         return fail("input '" + s.name + "' has the wrong type or shape");
@@ -299,7 +299,7 @@ HostTensor Trainer::local(const std::string &name, const HostTensor &whole) cons
   return cutPiece(whole, s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
 }
 
-ProgramStatus Trainer::init() {
+Status Trainer::init() {
   // Whole initial values first (parameters may be stored as this rank's piece).
   std::map<std::string, HostTensor> whole;
   if (const SafetensorsFile *given = program_->initialParameters()) {
@@ -307,9 +307,9 @@ ProgramStatus Trainer::init() {
     for (const Slot &s : init_->slots) {
       auto it = given->tensors.find(s.name);
       if (it == given->tensors.end())
-        return ProgramStatus::failure("the stored initial parameters lack '" + s.name + "'");
+        return Status::failure("the stored initial parameters lack '" + s.name + "'");
       if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
-        return ProgramStatus::failure("the stored initial value of '" + s.name +
+        return Status::failure("the stored initial value of '" + s.name +
                                       "' has another type or shape than the parameter");
       whole[s.name] = it->second;
     }
@@ -318,7 +318,7 @@ ProgramStatus Trainer::init() {
     current_.clear();
     for (const Slot &s : init_->slots)
       current_.emplace(s.name, HostTensor(s.dtype, s.shape));
-    ProgramStatus st = run(*init_, {}, /*swap=*/false);
+    Status st = run(*init_, {}, /*swap=*/false);
     whole = std::move(current_);
     current_ = std::move(kept);
     if (!st)
@@ -337,10 +337,10 @@ ProgramStatus Trainer::init() {
   return {};
 }
 
-ProgramStatus Trainer::step(const std::map<std::string, const HostTensor *> &inputs,
+Status Trainer::step(const std::map<std::string, const HostTensor *> &inputs,
                             StepResult &out) {
   std::vector<StepResult> done;
-  ProgramStatus st = startStep(inputs, done);
+  Status st = startStep(inputs, done);
   if (st)
     st = finishSteps(done);
   if (st)
@@ -361,19 +361,19 @@ StepResult Trainer::resultFromOutputs() const {
   return r;
 }
 
-ProgramStatus Trainer::startStep(const std::map<std::string, const HostTensor *> &inputs,
+Status Trainer::startStep(const std::map<std::string, const HostTensor *> &inputs,
                                  std::vector<StepResult> &done) {
   stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
   if (cuda_) {
     // Queue this step first, then read the previous one's results: the GPU
     // has the next step while the host waits, logs and prepares.
     int64_t previous = devicePendingStep_;
-    if (ProgramStatus st = runOnDevice(*step_, inputs, /*swap=*/true, /*late=*/true); !st)
+    if (Status st = runOnDevice(*step_, inputs, /*swap=*/true, /*late=*/true); !st)
       return st;
     devicePendingStep_ = ++steps_;
-    return previous ? collectDevice(previous, done) : ProgramStatus();
+    return previous ? collectDevice(previous, done) : Status();
   }
-  if (ProgramStatus st = run(*step_, inputs, /*swap=*/true); !st)
+  if (Status st = run(*step_, inputs, /*swap=*/true); !st)
     return st;
   StepResult r = resultFromOutputs();
   r.step = ++steps_;
@@ -383,12 +383,12 @@ ProgramStatus Trainer::startStep(const std::map<std::string, const HostTensor *>
   return {};
 }
 
-ProgramStatus Trainer::finishSteps(std::vector<StepResult> &done) {
+Status Trainer::finishSteps(std::vector<StepResult> &done) {
   done.insert(done.end(), pending_.begin(), pending_.end());
   pending_.clear();
   int64_t n = devicePendingStep_;
   devicePendingStep_ = 0;
-  return n ? collectDevice(n, done) : ProgramStatus();
+  return n ? collectDevice(n, done) : Status();
 }
 
 void Trainer::forgetPending() {
@@ -400,10 +400,10 @@ void Trainer::forgetPending() {
   devicePendingStep_ = 0;
 }
 
-ProgramStatus Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
+Status Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
   std::string error;
   if (!cuda_->waitEvent(int(n % 2), error))
-    return ProgramStatus::failure("@train_step: on the GPU: " + error);
+    return Status::failure("@train_step: on the GPU: " + error);
   for (const Slot &s : step_->slots)
     if (s.role == Slot::Output) {
       HostTensor &t = outputs_[s.name];
@@ -415,9 +415,9 @@ ProgramStatus Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
   return {};
 }
 
-ProgramStatus Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs,
+Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs,
                                 double &loss) {
-  if (ProgramStatus st = run(*forward_, inputs, /*swap=*/false); !st)
+  if (Status st = run(*forward_, inputs, /*swap=*/false); !st)
     return st;
   loss = outputs_["loss"].getDouble(0);
   return {};
@@ -476,14 +476,14 @@ SafetensorsFile Trainer::snapshot(bool withState,
   return f;
 }
 
-ProgramStatus Trainer::restore(const SafetensorsFile &file) {
+Status Trainer::restore(const SafetensorsFile &file) {
   auto it = file.metadata.find("lcc.step");
   if (it == file.metadata.end())
-    return ProgramStatus::failure("not an lcc checkpoint (no lcc.step in its metadata)");
+    return Status::failure("not an lcc checkpoint (no lcc.step in its metadata)");
   int64_t step = 0;
   for (char c : it->second) {
     if (c < '0' || c > '9' || step > (int64_t(1) << 50))
-      return ProgramStatus::failure("bad lcc.step '" + it->second + "' in the checkpoint");
+      return Status::failure("bad lcc.step '" + it->second + "' in the checkpoint");
     step = step * 10 + (c - '0');
   }
   std::vector<std::string> names = paramNames_;
@@ -491,7 +491,7 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
   for (const std::string &n : names) {
     auto t = file.tensors.find(n);
     if (t == file.tensors.end())
-      return ProgramStatus::failure("the checkpoint has no tensor '" + n +
+      return Status::failure("the checkpoint has no tensor '" + n +
                                     "' (was it saved from another model or optimizer?)");
     // The checkpoint holds whole tensors (assembleShards); partitioned ones
     // are cut for this run's layout, whatever layout wrote them.
@@ -501,7 +501,7 @@ ProgramStatus Trainer::restore(const SafetensorsFile &file) {
                           ? HostTensor(mine.elementType(), mine.shape())
                           : HostTensor(mine.elementType(), layout->second.wholeShape());
     if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
-      return ProgramStatus::failure("checkpoint tensor '" + n + "' is " +
+      return Status::failure("checkpoint tensor '" + n + "' is " +
                                     t->second.typeString() + ", the model needs " +
                                     want.typeString());
   }

@@ -35,7 +35,7 @@ class Trainer {
 public:
   /// Binds to `program` (which must outlive the trainer) and allocates the
   /// buffers its manifest describes.
-  static ProgramStatus create(const Program &program, Trainer &out);
+  static Status create(const Program &program, Trainer &out);
 
   /// This process's rank in each process group (ZeRO: which piece of a
   /// partitioned tensor it holds); groups not named are rank 0. Set before
@@ -54,10 +54,10 @@ public:
   int64_t graphReplays() const { return replays_; }
 
   /// Fresh parameters from @init, zero optimizer state, step 0.
-  ProgramStatus init();
+  Status init();
   /// One optimizer update with `inputs` (by name, shaped as @train_step
   /// takes them: [K, ...] when the model accumulates K micro-batches).
-  ProgramStatus step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out);
+  Status step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out);
   /// The same without waiting for it: starts the update and appends to
   /// `done` the results that are ready, in step order. On a GPU these are
   /// the previous update's (read back through pinned memory while this one
@@ -65,14 +65,14 @@ public:
   /// this update's own, unless setLateResults emulates the GPU's order.
   /// finishSteps() waits for the rest; until then only startStep may be
   /// called (evaluation, snapshots and restores need the GPU idle).
-  ProgramStatus startStep(const std::map<std::string, const HostTensor *> &inputs,
+  Status startStep(const std::map<std::string, const HostTensor *> &inputs,
                           std::vector<StepResult> &done);
-  ProgramStatus finishSteps(std::vector<StepResult> &done);
+  Status finishSteps(std::vector<StepResult> &done);
   /// CPU: hold each step's results back until the next startStep or
   /// finishSteps, as a GPU run delivers them (for testing callers).
   void setLateResults(bool late) { lateResults_ = late; }
   /// The loss of @forward on one batch ([...] without the K dimension).
-  ProgramStatus evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss);
+  Status evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss);
 
   /// Completed updates (the next step passes stepCount() + 1 to the code).
   int64_t stepCount() const { return steps_; }
@@ -89,7 +89,7 @@ public:
   /// is cut into this run's piece where this run partitions it, so a
   /// checkpoint loads at any world size and sharding mode. Every tensor
   /// must be present with the same whole shape and type.
-  ProgramStatus restore(const SafetensorsFile &file);
+  Status restore(const SafetensorsFile &file);
   /// How `name` is partitioned, or null when this run holds it whole.
   const ShardSpec *layout(const std::string &name) const {
     auto it = layouts_.find(name);
@@ -134,7 +134,7 @@ private:
   /// `whole` cut to this rank's piece when `name` is partitioned.
   HostTensor local(const std::string &name, const HostTensor &whole) const;
 
-  ProgramStatus run(const EntryPoint &entry,
+  Status run(const EntryPoint &entry,
                     const std::map<std::string, const HostTensor *> &inputs, bool swap);
 
   // The GPU side (runtime/cuda/GpuDevice.h): device buffers by name, in the
@@ -149,7 +149,7 @@ private:
   /// `late`: the step's inputs go through pinned staging and its outputs
   /// come back into it, with an event instead of a synchronization
   /// (collectDevice reads them).
-  ProgramStatus runOnDevice(const EntryPoint &entry,
+  Status runOnDevice(const EntryPoint &entry,
                             const std::map<std::string, const HostTensor *> &inputs, bool swap,
                             bool late = false);
   // Started steps whose results are not read yet (at most one on a GPU: its
@@ -164,7 +164,7 @@ private:
   size_t stagingBytes_ = 0;
   StepResult resultFromOutputs() const;
   /// Waits for step n's copies and takes its results from the staging slot.
-  ProgramStatus collectDevice(int64_t n, std::vector<StepResult> &done);
+  Status collectDevice(int64_t n, std::vector<StepResult> &done);
   /// Drops unread results (init, restore: a new run).
   void forgetPending();
   void pullHost() const;

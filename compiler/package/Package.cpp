@@ -305,7 +305,7 @@ llvm::Error writePackage(const std::vector<Package> &packages, const std::string
   if (packages.empty())
     return error("nothing to write");
   TrainBinWriter writer;
-  TrainBinStatus st;
+  Status st;
   for (const Package &package : packages) {
     std::string suffix = package.world ? ".w" + std::to_string(package.world) : "";
     std::string text = json::serialize(package.manifest, 1);
@@ -334,7 +334,7 @@ llvm::Error writePackage(const std::vector<Package> &packages, const std::string
   if (st)
     st = writer.write(path);
   if (!st)
-    return error(st.error);
+    return error(st.message());
   return llvm::Error::success();
 }
 

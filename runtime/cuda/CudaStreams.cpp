@@ -87,8 +87,8 @@ void CudaSession::Impl::wait(const std::function<CUresult()> &query,
       return;
     }
     for (dist::Communicator *g : enqueuedOn)
-      if (dist::DistStatus st = g->pollEnqueued(); !st)
-        abandon(g->worldRank(), st.error);
+      if (Status st = g->pollEnqueued(); !st)
+        abandon(g->worldRank(), st.message());
     if (Clock::now() >= deadline)
       abandon((*enqueuedOn.begin())->worldRank(),
               "the step's collectives did not finish within " +
@@ -173,8 +173,8 @@ void CudaSession::collective(const CollectiveCall &call) {
       s.check(s.api.memcpyDtoDAsync(CUdeviceptr(call.out), CUdeviceptr(call.in), bytes, s.comm),
               "cuMemcpyDtoDAsync (a 1-rank collective)");
   } else {
-    if (dist::DistStatus st = group.enqueue(c, s.comm); !st)
-      s.abandon(group.worldRank(), st.error);
+    if (Status st = group.enqueue(c, s.comm); !st)
+      s.abandon(group.worldRank(), st.message());
     s.enqueuedOn.insert(&group);
   }
   if (call.start) {

@@ -22,12 +22,12 @@ namespace {
 struct Engine {
   struct Job {
     int64_t ticket;
-    std::function<DistStatus()> run;
+    std::function<Status()> run;
   };
   struct Ticket {
     int64_t in, out;
     bool done = false;
-    DistStatus status;
+    Status status;
     int worldRank = 0;
   };
   std::mutex mutex;
@@ -45,7 +45,7 @@ struct Engine {
       queue.pop_front();
       busy = true;
       lock.unlock();
-      DistStatus status = job.run();
+      Status status = job.run();
       lock.lock();
       busy = false;
       Ticket &t = tickets[job.ticket];
@@ -122,9 +122,9 @@ Reduction reductionOf(Communicator &c, const char *op, int64_t reduction) {
   return Reduction(reduction);
 }
 
-void check(Communicator &c, const DistStatus &s) {
+void check(Communicator &c, const Status &s) {
   if (!s)
-    die(c.worldRank(), s.error);
+    die(c.worldRank(), s.message());
 }
 
 /// The compiled code broke the start/wait protocol: a compiler bug, not a
@@ -155,7 +155,7 @@ void emulateLatency() {
 
 /// Queues `run` under `ticket` for the communication thread.
 void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
-           std::function<DistStatus()> run) {
+           std::function<Status()> run) {
   Engine &e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
   if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)
@@ -322,12 +322,12 @@ void lcc_wait(int64_t ticket, int64_t in, int64_t out) {
     internalError("wait for collective ticket " + std::to_string(ticket) +
                   " names other buffers than its start");
   e.changed.wait(lock, [&] { return it->second.done; });
-  DistStatus status = std::move(it->second.status);
+  Status status = std::move(it->second.status);
   int rank = it->second.worldRank;
   e.tickets.erase(it);
   lock.unlock();
   if (!status)
-    die(rank, status.error);
+    die(rank, status.message());
 }
 
 } // extern "C"

@@ -54,7 +54,7 @@ std::string assignment(const char *name, const char *value) {
 
 } // namespace
 
-DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lookup,
+Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup,
                              DistEnv &out) {
   auto get = [&](const char *name) -> const char * {
     const char *v = lookup(name);
@@ -70,18 +70,18 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
   if (from) {
     const char *rank = get(from->rank), *size = get(from->size);
     if (!rank || !size)
-      return DistStatus::failure(std::string(rank ? from->rank : from->size) + " is set but " +
+      return Status::failure(std::string(rank ? from->rank : from->size) + " is set but " +
                                  (rank ? from->size : from->rank) + " is not");
     long long r, n;
     if (!parseInt(size, n))
-      return DistStatus::failure(assignment(from->size, size) + " is not an integer");
+      return Status::failure(assignment(from->size, size) + " is not an integer");
     if (n < 1 || n > (1 << 24))
-      return DistStatus::failure(assignment(from->size, size) +
+      return Status::failure(assignment(from->size, size) +
                                  " is not a world size (1..16777216)");
     if (!parseInt(rank, r))
-      return DistStatus::failure(assignment(from->rank, rank) + " is not an integer");
+      return Status::failure(assignment(from->rank, rank) + " is not an integer");
     if (r < 0 || r >= n)
-      return DistStatus::failure(assignment(from->rank, rank) + " is out of range for " +
+      return Status::failure(assignment(from->rank, rank) + " is out of range for " +
                                  assignment(from->size, size) + " (0.." + std::to_string(n - 1) +
                                  ")");
     env.rank = int(r);
@@ -97,9 +97,9 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
   if (local) {
     long long l;
     if (!parseInt(local, l))
-      return DistStatus::failure(assignment(localName, local) + " is not an integer");
+      return Status::failure(assignment(localName, local) + " is not an integer");
     if (l < 0 || l >= (1 << 24))
-      return DistStatus::failure(assignment(localName, local) + " is not a local rank (>= 0)");
+      return Status::failure(assignment(localName, local) + " is not a local rank (>= 0)");
     env.localRank = int(l);
   }
 
@@ -108,7 +108,7 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
     std::string missing = !addr && !port ? "MASTER_ADDR and MASTER_PORT"
                           : !addr        ? "MASTER_ADDR"
                                          : "MASTER_PORT";
-    return DistStatus::failure(assignment(from->size, get(from->size)) + " needs " + missing +
+    return Status::failure(assignment(from->size, get(from->size)) + " needs " + missing +
                                " (the address and port of rank 0's rendezvous store)");
   }
   if (addr)
@@ -116,9 +116,9 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
   if (port) {
     long long p;
     if (!parseInt(port, p))
-      return DistStatus::failure(assignment("MASTER_PORT", port) + " is not an integer");
+      return Status::failure(assignment("MASTER_PORT", port) + " is not an integer");
     if (p < 1 || p > 65535)
-      return DistStatus::failure(assignment("MASTER_PORT", port) + " is not a port (1..65535)");
+      return Status::failure(assignment("MASTER_PORT", port) + " is not a port (1..65535)");
     env.masterPort = int(p);
   }
 
@@ -128,7 +128,7 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
     double s = std::strtod(t, &end);
     if (errno != 0 || *end != '\0' || std::isspace(static_cast<unsigned char>(*t)) ||
         !std::isfinite(s) || s <= 0 || s > 1e7)
-      return DistStatus::failure(assignment("LCC_DIST_TIMEOUT", t) +
+      return Status::failure(assignment("LCC_DIST_TIMEOUT", t) +
                                  " is not a number of seconds (> 0)");
     env.timeoutSeconds = s;
   }
@@ -136,7 +136,7 @@ DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lo
   return {};
 }
 
-DistStatus distEnvFromEnvironment(DistEnv &out) {
+Status distEnvFromEnvironment(DistEnv &out) {
   return distEnvFromLookup([](const char *name) { return std::getenv(name); }, out);
 }
 
@@ -178,31 +178,31 @@ const char *streamCollectiveName(StreamCollective::Kind kind) {
   return "collective";
 }
 
-DistStatus Communicator::enqueue(const StreamCollective &c, void *) {
+Status Communicator::enqueue(const StreamCollective &c, void *) {
   return failure(streamCollectiveName(c.kind),
                  std::string("the ") + backend() +
                      " backend moves host buffers, and a CUDA train.bin's collectives are on "
                      "device buffers (run lcc-run with --backend nccl)");
 }
 
-DistStatus Communicator::subgroupRank(const std::string &name, const std::vector<int> &members,
+Status Communicator::subgroupRank(const std::string &name, const std::vector<int> &members,
                                       int &groupRank) const {
   groupRank = -1;
   for (size_t i = 0; i < members.size(); ++i) {
     if (members[i] < 0 || members[i] >= size())
-      return DistStatus::failure("group '" + name + "': rank " + std::to_string(members[i]) +
+      return Status::failure("group '" + name + "': rank " + std::to_string(members[i]) +
                                  " is not in group '" + this->name() + "'");
     if (members[i] == rank())
       groupRank = int(i);
   }
   if (groupRank < 0)
-    return DistStatus::failure("group '" + name + "' does not contain this rank");
+    return Status::failure("group '" + name + "' does not contain this rank");
   return {};
 }
 
-DistStatus Communicator::failure(const char *op, const std::string &cause) const {
+Status Communicator::failure(const char *op, const std::string &cause) const {
   int n = size();
-  return DistStatus::failure(std::string(op) + " on group '" + name_ + "' (" + std::to_string(n) +
+  return Status::failure(std::string(op) + " on group '" + name_ + "' (" + std::to_string(n) +
                              (n == 1 ? " rank" : " ranks") + ") failed: " + cause);
 }
 
@@ -241,15 +241,15 @@ static std::string countTypeReduction(int64_t count, ElementType type, bool redu
   return "";
 }
 
-DistStatus Communicator::checkReduce(const char *op, const void *in, const void *out, int64_t count,
+Status Communicator::checkReduce(const char *op, const void *in, const void *out, int64_t count,
                                      ElementType type, Reduction red) const {
   std::string why = countTypeReduction(count, type, true, red);
   if (why.empty() && count > 0 && (!in || !out))
     why = "null buffer";
-  return why.empty() ? DistStatus() : failure(op, why);
+  return why.empty() ? Status() : failure(op, why);
 }
 
-DistStatus Communicator::checkGather(const char *op, const void *in, const void *out,
+Status Communicator::checkGather(const char *op, const void *in, const void *out,
                                      int64_t countPerRank, ElementType type, bool reduce,
                                      Reduction red) const {
   std::string why = countTypeReduction(countPerRank, type, reduce, red);
@@ -262,10 +262,10 @@ DistStatus Communicator::checkGather(const char *op, const void *in, const void 
     if (reduce ? overlap(in, whole, out, part) : overlap(in, part, out, whole))
       why = "the input and output buffers overlap";
   }
-  return why.empty() ? DistStatus() : failure(op, why);
+  return why.empty() ? Status() : failure(op, why);
 }
 
-DistStatus Communicator::checkBroadcast(const void *in, const void *out, int64_t count,
+Status Communicator::checkBroadcast(const void *in, const void *out, int64_t count,
                                         ElementType type, int root) const {
   std::string why = countTypeReduction(count, type, false, Reduction::Sum);
   if (why.empty() && (root < 0 || root >= size()))
@@ -273,10 +273,10 @@ DistStatus Communicator::checkBroadcast(const void *in, const void *out, int64_t
           std::to_string(size() - 1) + ")";
   if (why.empty() && count > 0 && (!out || (rank() == root && !in)))
     why = "null buffer";
-  return why.empty() ? DistStatus() : failure("broadcast", why);
+  return why.empty() ? Status() : failure("broadcast", why);
 }
 
-DistStatus Communicator::checkPeer(const char *op, const void *buf, int64_t count, ElementType type,
+Status Communicator::checkPeer(const char *op, const void *buf, int64_t count, ElementType type,
                                    int peer, bool allowSelf) const {
   std::string why = countTypeReduction(count, type, false, Reduction::Sum);
   if (why.empty() && (peer < 0 || peer >= size()))
@@ -286,7 +286,7 @@ DistStatus Communicator::checkPeer(const char *op, const void *buf, int64_t coun
     why = "peer " + std::to_string(peer) + " is this rank itself";
   if (why.empty() && count > 0 && !buf)
     why = "null buffer";
-  return why.empty() ? DistStatus() : failure(op, why);
+  return why.empty() ? Status() : failure(op, why);
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,7 +295,7 @@ DistStatus Communicator::checkPeer(const char *op, const void *buf, int64_t coun
 
 namespace {
 
-DistStatus hostCopy(void *dst, const void *src, size_t bytes) {
+Status hostCopy(void *dst, const void *src, size_t bytes) {
   std::memmove(dst, src, bytes);
   return {};
 }
@@ -308,43 +308,43 @@ public:
   int size() const override { return 1; }
   const char *backend() const override { return "local"; }
 
-  DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
+  Status allReduce(const void *in, void *out, int64_t count, ElementType type,
                        Reduction op) override {
-    if (DistStatus s = checkReduce("all_reduce", in, out, count, type, op); !s)
+    if (Status s = checkReduce("all_reduce", in, out, count, type, op); !s)
       return s;
     return copy("all_reduce", out, in, count, type);
   }
-  DistStatus allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
-    if (DistStatus s =
+  Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
+    if (Status s =
             checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
         !s)
       return s;
     return copy("all_gather", out, in, countPerRank, type);
   }
-  DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
+  Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
                            Reduction op) override {
-    if (DistStatus s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
+    if (Status s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
       return s;
     return copy("reduce_scatter", out, in, countPerRank, type);
   }
-  DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
                        int root) override {
-    if (DistStatus s = checkBroadcast(in, out, count, type, root); !s)
+    if (Status s = checkBroadcast(in, out, count, type, root); !s)
       return s;
     return copy("broadcast", out, in, count, type);
   }
-  DistStatus send(const void *in, int64_t count, ElementType type, int peer) override {
-    if (DistStatus s = checkPeer("send", in, count, type, peer, true); !s)
+  Status send(const void *in, int64_t count, ElementType type, int peer) override {
+    if (Status s = checkPeer("send", in, count, type, peer, true); !s)
       return s;
     std::vector<char> message(size_t(count) * elementSize(type));
     if (!message.empty())
-      if (DistStatus s = copy_(message.data(), in, message.size()); !s)
-        return failure("send", s.error);
+      if (Status s = copy_(message.data(), in, message.size()); !s)
+        return failure("send", s.message());
     queue_.push_back(std::move(message));
     return {};
   }
-  DistStatus recv(void *out, int64_t count, ElementType type, int peer) override {
-    if (DistStatus s = checkPeer("recv", out, count, type, peer, true); !s)
+  Status recv(void *out, int64_t count, ElementType type, int peer) override {
+    if (Status s = checkPeer("recv", out, count, type, peer, true); !s)
       return s;
     if (queue_.empty())
       return failure("recv", "no matching send (a 1-rank group receives only what it sent "
@@ -356,27 +356,27 @@ public:
       return failure("recv", "the matching send has " + std::to_string(message.size()) +
                                  " bytes, the receive expects " + std::to_string(bytes));
     if (bytes)
-      if (DistStatus s = copy_(out, message.data(), bytes); !s)
-        return failure("recv", s.error);
+      if (Status s = copy_(out, message.data(), bytes); !s)
+        return failure("recv", s.message());
     return {};
   }
-  DistStatus barrier() override { return {}; }
-  DistStatus subgroup(const std::string &name, const std::vector<int> &members, const std::string &,
+  Status barrier() override { return {}; }
+  Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &,
                       std::unique_ptr<Communicator> &out) override {
     if (members.size() != 1 || members[0] != 0)
-      return DistStatus::failure("group '" + name + "' has ranks outside the 1-rank group '" +
+      return Status::failure("group '" + name + "' has ranks outside the 1-rank group '" +
                                  this->name() + "'");
     out.reset(new LocalCommunicator(name, worldRank(), copy_));
     return {};
   }
 
 private:
-  DistStatus copy(const char *op, void *out, const void *in, int64_t count, ElementType type) {
+  Status copy(const char *op, void *out, const void *in, int64_t count, ElementType type) {
     size_t bytes = size_t(count) * elementSize(type);
     if (bytes == 0 || in == out)
       return {};
-    DistStatus s = copy_(out, in, bytes);
-    return s ? s : failure(op, s.error);
+    Status s = copy_(out, in, bytes);
+    return s ? s : failure(op, s.message());
   }
 
   CopyFn copy_;
@@ -393,21 +393,21 @@ std::unique_ptr<Communicator> makeLocalCommunicator(std::string name, int worldR
 // Factories
 //===----------------------------------------------------------------------===//
 
-DistStatus createWorld(const DistEnv &env, const std::string &backend,
+Status createWorld(const DistEnv &env, const std::string &backend,
                        std::unique_ptr<Communicator> &world) {
   if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
-    return DistStatus::failure("rank " + std::to_string(env.rank) +
+    return Status::failure("rank " + std::to_string(env.rank) +
                                " is out of range for world size " + std::to_string(env.worldSize));
   if (env.worldSize > 1 && (env.masterPort < 1 || env.masterPort > 65535 || env.masterAddr.empty()))
-    return DistStatus::failure("a world of " + std::to_string(env.worldSize) +
+    return Status::failure("a world of " + std::to_string(env.worldSize) +
                                " ranks needs MASTER_ADDR and MASTER_PORT (1..65535)");
   if (!(env.timeoutSeconds > 0))
-    return DistStatus::failure("the distributed timeout must be > 0 seconds");
+    return Status::failure("the distributed timeout must be > 0 seconds");
   if (backend == "gloo")
     return createGlooWorld(env, world);
   if (backend == "nccl")
     return createNcclWorld(env, world);
-  return DistStatus::failure("unknown distributed backend '" + backend +
+  return Status::failure("unknown distributed backend '" + backend +
                              "' (expected gloo or nccl)");
 }
 
@@ -424,18 +424,18 @@ std::vector<int> gridGroupMembers(const std::vector<GroupSpec> &grid, size_t axi
   return members;
 }
 
-DistStatus splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
+Status splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
                        std::vector<std::unique_ptr<Communicator>> &groups) {
   int64_t product = 1;
   std::string shape;
   std::set<std::string> names;
   for (const GroupSpec &g : grid) {
     if (g.name.empty())
-      return DistStatus::failure("a process group has no name");
+      return Status::failure("a process group has no name");
     if (!names.insert(g.name).second)
-      return DistStatus::failure("process group '" + g.name + "' is listed twice");
+      return Status::failure("process group '" + g.name + "' is listed twice");
     if (g.size < 1)
-      return DistStatus::failure("process group '" + g.name + "' has size " +
+      return Status::failure("process group '" + g.name + "' has size " +
                                  std::to_string(g.size) + " (must be >= 1)");
     product *= g.size;
     if (product > INT32_MAX)
@@ -443,7 +443,7 @@ DistStatus splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
     shape += (shape.empty() ? "" : " x ") + g.name + "=" + std::to_string(g.size);
   }
   if (product != world.size())
-    return DistStatus::failure("process grid " + (shape.empty() ? std::string("()") : shape) +
+    return Status::failure("process grid " + (shape.empty() ? std::string("()") : shape) +
                                " has " + std::to_string(product) + " ranks but the world has " +
                                std::to_string(world.size()));
   int split = world.nextSplitIndex();
@@ -454,12 +454,12 @@ DistStatus splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
     std::string tag =
         "split" + std::to_string(split) + "/" + grid[axis].name + "/" + std::to_string(members[0]);
     std::unique_ptr<Communicator> group;
-    if (DistStatus s = world.subgroup(grid[axis].name, members, tag, group); !s)
+    if (Status s = world.subgroup(grid[axis].name, members, tag, group); !s)
       return s;
     result.push_back(std::move(group));
   }
   // As after createWorld: no rank leaves while another still reads keys.
-  if (DistStatus s = world.barrier(); !s)
+  if (Status s = world.barrier(); !s)
     return s;
   groups = std::move(result);
   return {};
@@ -468,19 +468,19 @@ DistStatus splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
 // Backends missing from this build keep their factories, with an error.
 #ifndef LCC_HAVE_GLOO
 bool haveGloo() { return false; }
-DistStatus createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
+Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
   if (env.worldSize == 1) { // nothing to connect
     world = makeLocalCommunicator("world", 0);
     return {};
   }
-  return DistStatus::failure("the gloo backend is not available: built without Gloo "
+  return Status::failure("the gloo backend is not available: built without Gloo "
                              "(install libgloo-dev and reconfigure)");
 }
 #endif
 #ifndef LCC_HAVE_NCCL
 bool haveNccl() { return false; }
-DistStatus createNcclWorld(const DistEnv &, std::unique_ptr<Communicator> &) {
-  return DistStatus::failure("the nccl backend is not available: built without NCCL");
+Status createNcclWorld(const DistEnv &, std::unique_ptr<Communicator> &) {
+  return Status::failure("the nccl backend is not available: built without NCCL");
 }
 #endif
 

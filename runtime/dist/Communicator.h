@@ -24,7 +24,7 @@
 // NCCL's order is fixed by its algorithm for a given group, size and
 // topology (and identical on every rank), but it is not rank order.
 //
-// Errors are values (DistStatus with a one-line message). Rejected arguments
+// Errors are values (Status with a one-line message). Rejected arguments
 // change nothing, but after a failed transfer (a peer died, a timeout) the
 // communicator is broken, since the peers' state is unknown: every later
 // call fails with the first cause; destroy it.
@@ -36,6 +36,8 @@
 #ifndef LCC_RUNTIME_DIST_COMMUNICATOR_H
 #define LCC_RUNTIME_DIST_COMMUNICATOR_H
 
+#include "runtime/Status.h"
+
 #include "runtime/HostTensor.h"
 
 #include <cstdint>
@@ -46,13 +48,6 @@
 
 namespace lcc {
 namespace dist {
-
-struct DistStatus {
-  bool ok = true;
-  std::string error;
-  static DistStatus failure(std::string message) { return {false, std::move(message)}; }
-  explicit operator bool() const { return ok; }
-};
 
 //===----------------------------------------------------------------------===//
 // Rendezvous environment
@@ -78,9 +73,9 @@ struct DistEnv {
 /// An empty variable counts as unset. Numbers must parse completely; errors
 /// name the variable and its value ("RANK=4 is out of range for
 /// WORLD_SIZE=4 (0..3)").
-DistStatus distEnvFromEnvironment(DistEnv &out);
+Status distEnvFromEnvironment(DistEnv &out);
 /// The same over any lookup (nullptr = unset): tests use tables.
-DistStatus distEnvFromLookup(const std::function<const char *(const char *)> &lookup, DistEnv &out);
+Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup, DistEnv &out);
 
 //===----------------------------------------------------------------------===//
 // The interface
@@ -120,34 +115,34 @@ public:
   // All counts are elements. `in` and `out` may be the same pointer for
   // allReduce and broadcast; for allGather/reduceScatter they must not overlap
   // (checked). Buffers are host memory for gloo, device memory for nccl.
-  virtual DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
+  virtual Status allReduce(const void *in, void *out, int64_t count, ElementType type,
                                Reduction op) = 0;
   /// out = concatenation of every rank's `in` (countPerRank each), in rank order.
-  virtual DistStatus allGather(const void *in, void *out, int64_t countPerRank,
+  virtual Status allGather(const void *in, void *out, int64_t countPerRank,
                                ElementType type) = 0;
   /// `in` holds size()*countPerRank; rank r gets part r reduced over the ranks.
-  virtual DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank,
+  virtual Status reduceScatter(const void *in, void *out, int64_t countPerRank,
                                    ElementType type, Reduction op) = 0;
   /// Root's `in` to every rank's `out` (`in` is read on the root only).
-  virtual DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
+  virtual Status broadcast(const void *in, void *out, int64_t count, ElementType type,
                                int root) = 0;
   /// Point to point; the k-th send to a peer matches that peer's k-th recv
   /// from this rank. Both block until the transfer is done, and a send may
   /// wait for the peer to post its recv (Gloo and NCCL both can), so a ring
   /// must alternate (even ranks send first, odd ranks receive first).
-  virtual DistStatus send(const void *in, int64_t count, ElementType type, int peer) = 0;
-  virtual DistStatus recv(void *out, int64_t count, ElementType type, int peer) = 0;
-  virtual DistStatus barrier() = 0;
+  virtual Status send(const void *in, int64_t count, ElementType type, int peer) = 0;
+  virtual Status recv(void *out, int64_t count, ElementType type, int peer) = 0;
+  virtual Status barrier() = 0;
 
   /// Stream-ordered collectives on device buffers, for the CUDA target's
   /// step (runtime/cuda/CudaSession.cpp): `c` is enqueued on `stream` (a
   /// CUstream, which is also a cudaStream_t) and not waited for, so a CUDA
   /// graph can capture it. Only "nccl" groups can; the others say so. The
   /// arguments are checked as the blocking calls check them.
-  virtual DistStatus enqueue(const StreamCollective &c, void *stream);
+  virtual Status enqueue(const StreamCollective &c, void *stream);
   /// Whether work enqueued so far failed (NCCL's asynchronous error); does
   /// not wait. After a failure the group is broken, as above.
-  virtual DistStatus pollEnqueued() { return {}; }
+  virtual Status pollEnqueued() { return {}; }
   /// Gives up on work enqueued (a peer stopped answering): NCCL aborts the
   /// communicator, which frees its kernels stuck on the GPU. The group is
   /// broken afterwards, with `cause`.
@@ -158,7 +153,7 @@ public:
   /// exactly the members, with the same arguments; `tag` must be unique per
   /// subgroup over the life of the world (it names the group's store keys).
   /// splitGroups is the usual caller.
-  virtual DistStatus subgroup(const std::string &name, const std::vector<int> &members,
+  virtual Status subgroup(const std::string &name, const std::vector<int> &members,
                               const std::string &tag, std::unique_ptr<Communicator> &out) = 0;
 
   /// The group's name in messages ("world", "dp", ...); installGroups renames.
@@ -173,19 +168,19 @@ protected:
   Communicator(std::string name, int worldRank) : name_(std::move(name)), worldRank_(worldRank) {}
 
   /// "<op> on group '<name>' (<size> ranks) failed: <cause>".
-  DistStatus failure(const char *op, const std::string &cause) const;
+  Status failure(const char *op, const std::string &cause) const;
   /// subgroup's check of `members` (ranks of this group, this rank among
   /// them); `groupRank` is this rank's place in the new group.
-  DistStatus subgroupRank(const std::string &name, const std::vector<int> &members,
+  Status subgroupRank(const std::string &name, const std::vector<int> &members,
                           int &groupRank) const;
   // Argument checks shared by the backends (the message is the whole error).
-  DistStatus checkReduce(const char *op, const void *in, const void *out, int64_t count,
+  Status checkReduce(const char *op, const void *in, const void *out, int64_t count,
                          ElementType type, Reduction red) const;
-  DistStatus checkGather(const char *op, const void *in, const void *out, int64_t countPerRank,
+  Status checkGather(const char *op, const void *in, const void *out, int64_t countPerRank,
                          ElementType type, bool reduce, Reduction red) const;
-  DistStatus checkBroadcast(const void *in, const void *out, int64_t count, ElementType type,
+  Status checkBroadcast(const void *in, const void *out, int64_t count, ElementType type,
                             int root) const;
-  DistStatus checkPeer(const char *op, const void *buf, int64_t count, ElementType type, int peer,
+  Status checkPeer(const char *op, const void *buf, int64_t count, ElementType type, int peer,
                        bool allowSelf) const;
 
 private:
@@ -195,7 +190,7 @@ private:
 };
 
 /// Copies `bytes` between buffers of a backend's memory (host: memmove).
-using CopyFn = DistStatus (*)(void *dst, const void *src, size_t bytes);
+using CopyFn = Status (*)(void *dst, const void *src, size_t bytes);
 
 /// A group of one rank: every collective is a copy (in -> out when they
 /// differ); send to itself queues a copy that its next recv from itself
@@ -210,7 +205,7 @@ std::unique_ptr<Communicator> makeLocalCommunicator(std::string name, int worldR
 /// has connected. The gloo backend sets SIGPIPE to SIG_IGN when it is at its
 /// default: Gloo writes with writev(), and a dead peer must become an error,
 /// not kill this process.
-DistStatus createWorld(const DistEnv &env, const std::string &backend,
+Status createWorld(const DistEnv &env, const std::string &backend,
                        std::unique_ptr<Communicator> &world);
 
 struct GroupSpec {
@@ -223,7 +218,7 @@ struct GroupSpec {
 /// this rank's group of each entry, in grid order. The product of the sizes
 /// must be the world size. Collective over the world: every rank calls it
 /// with the same grid.
-DistStatus splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
+Status splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
                        std::vector<std::unique_ptr<Communicator>> &groups);
 /// The world ranks in `grid`'s group `axis` that contain world rank `rank`,
 /// in group-rank order (pure arithmetic, exposed for tests and the compiler).

@@ -24,7 +24,7 @@
 // Gloo reports failures by throwing (IoException for a closed or timed-out
 // peer, EnforceNotMet for misuse). This file is compiled with -fexceptions
 // and nothing thrown leaves it: every entry point catches and turns the
-// exception into a DistStatus naming the operation, the group and the peer.
+// exception into a Status naming the operation, the group and the peer.
 // A timed-out transfer marks the whole Gloo context failed (Gloo signals all
 // its pairs), so the communicator reports itself broken afterwards.
 //
@@ -77,9 +77,9 @@ public:
   }
 
 private:
-  static void check(const DistStatus &s) {
+  static void check(const Status &s) {
     if (!s)
-      throw gloo::IoException(s.error);
+      throw gloo::IoException(s.message());
   }
   TcpStore &store_;
 };
@@ -104,13 +104,13 @@ std::string seconds(double s) {
 /// The address of this host's interface that routes to MASTER_ADDR: the
 /// peers reach this rank where rank 0's store was reachable (for a loopback
 /// MASTER_ADDR, loopback). A UDP connect sends nothing; it only routes.
-DistStatus localAddressFor(const std::string &host, int port, std::string &out) {
+Status localAddressFor(const std::string &host, int port, std::string &out) {
   addrinfo hints{}, *list = nullptr;
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
   int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list);
   if (rc != 0)
-    return DistStatus::failure("cannot resolve MASTER_ADDR=" + host + ": " + gai_strerror(rc));
+    return Status::failure("cannot resolve MASTER_ADDR=" + host + ": " + gai_strerror(rc));
   std::string error = "no address";
   for (addrinfo *a = list; a; a = a->ai_next) {
     int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -135,7 +135,7 @@ DistStatus localAddressFor(const std::string &host, int port, std::string &out) 
     ::close(fd);
   }
   ::freeaddrinfo(list);
-  return DistStatus::failure("no local interface reaches MASTER_ADDR=" + host + ": " + error);
+  return Status::failure("no local interface reaches MASTER_ADDR=" + host + ": " + error);
 }
 
 // Slots (Gloo's tags) of our transfers: collectives count up in one space
@@ -207,21 +207,21 @@ public:
   int size() const override { return context_->size; }
   const char *backend() const override { return "gloo"; }
 
-  DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
+  Status allReduce(const void *in, void *out, int64_t count, ElementType type,
                        Reduction op) override;
-  DistStatus allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override;
-  DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
+  Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override;
+  Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
                            Reduction op) override;
-  DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
                        int root) override;
-  DistStatus send(const void *in, int64_t count, ElementType type, int peer) override;
-  DistStatus recv(void *out, int64_t count, ElementType type, int peer) override;
-  DistStatus barrier() override;
-  DistStatus subgroup(const std::string &name, const std::vector<int> &members,
+  Status send(const void *in, int64_t count, ElementType type, int peer) override;
+  Status recv(void *out, int64_t count, ElementType type, int peer) override;
+  Status barrier() override;
+  Status subgroup(const std::string &name, const std::vector<int> &members,
                       const std::string &tag, std::unique_ptr<Communicator> &out) override;
 
   /// Connects a Gloo context over the store's keys under `tag`.
-  static DistStatus connect(const std::string &name, int worldRank, int rank, int size,
+  static Status connect(const std::string &name, int worldRank, int rank, int size,
                             const std::string &tag, std::shared_ptr<TcpStore> store,
                             std::shared_ptr<gloo::transport::Device> device, double timeout,
                             std::unique_ptr<Communicator> &out);
@@ -235,14 +235,14 @@ private:
   };
   /// Posts every transfer, then waits for each (one deadline for all); the
   /// first failure names its peer.
-  DistStatus exchange(const char *op, const std::vector<Transfer> &transfers, uint64_t slot);
+  Status exchange(const char *op, const std::vector<Transfer> &transfers, uint64_t slot);
   uint64_t nextCollectiveSlot() { return kCollectiveSlot | (collectiveSeq_++ & kSlotMask); }
-  DistStatus broken(const char *op) const {
+  Status broken(const char *op) const {
     return failure(op, "the group failed earlier (" + brokenCause_ + ")");
   }
   /// Reduce-scatter of `parts` (offset, count per rank, in elements) of
   /// `in`; rank r's reduced part goes to `out`.
-  DistStatus reduceScatterParts(const char *op, const char *in, char *out,
+  Status reduceScatterParts(const char *op, const char *in, char *out,
                                 const std::vector<int64_t> &offsets,
                                 const std::vector<int64_t> &counts, ElementType type,
                                 Reduction red);
@@ -257,7 +257,7 @@ private:
   std::vector<char> scratch_;
 };
 
-DistStatus GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &transfers,
+Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &transfers,
                                       uint64_t slot) {
   if (!brokenCause_.empty())
     return broken(op);
@@ -304,7 +304,7 @@ DistStatus GlooCommunicator::exchange(const char *op, const std::vector<Transfer
   return failure(op, cause);
 }
 
-DistStatus GlooCommunicator::reduceScatterParts(const char *op, const char *in, char *out,
+Status GlooCommunicator::reduceScatterParts(const char *op, const char *in, char *out,
                                                 const std::vector<int64_t> &offsets,
                                                 const std::vector<int64_t> &counts,
                                                 ElementType type, Reduction red) {
@@ -324,7 +324,7 @@ DistStatus GlooCommunicator::reduceScatterParts(const char *op, const char *in, 
     if (mine)
       transfers.push_back({j, false, scratch_.data() + size_t(j) * mine, mine});
   }
-  DistStatus s = exchange(op, transfers, nextCollectiveSlot());
+  Status s = exchange(op, transfers, nextCollectiveSlot());
   if (!s || !mine)
     return s;
   std::memcpy(scratch_.data() + size_t(r) * mine, in + offsets[size_t(r)] * int64_t(es), mine);
@@ -335,9 +335,9 @@ DistStatus GlooCommunicator::reduceScatterParts(const char *op, const char *in, 
   return {};
 }
 
-DistStatus GlooCommunicator::allReduce(const void *in, void *out, int64_t count, ElementType type,
+Status GlooCommunicator::allReduce(const void *in, void *out, int64_t count, ElementType type,
                                        Reduction op) {
-  if (DistStatus s = checkReduce("all_reduce", in, out, count, type, op); !s)
+  if (Status s = checkReduce("all_reduce", in, out, count, type, op); !s)
     return s;
   const int n = size(), r = rank();
   const int64_t es = int64_t(elementSize(type));
@@ -347,7 +347,7 @@ DistStatus GlooCommunicator::allReduce(const void *in, void *out, int64_t count,
   for (int j = 0; j < n; ++j)
     counts[size_t(j)] = offsets[size_t(j) + 1] - offsets[size_t(j)];
   char *o = static_cast<char *>(out);
-  DistStatus s = reduceScatterParts("all_reduce", static_cast<const char *>(in),
+  Status s = reduceScatterParts("all_reduce", static_cast<const char *>(in),
                                     o + offsets[size_t(r)] * es, offsets, counts, type, op);
   if (!s)
     return s;
@@ -364,9 +364,9 @@ DistStatus GlooCommunicator::allReduce(const void *in, void *out, int64_t count,
   return exchange("all_reduce", transfers, nextCollectiveSlot());
 }
 
-DistStatus GlooCommunicator::reduceScatter(const void *in, void *out, int64_t countPerRank,
+Status GlooCommunicator::reduceScatter(const void *in, void *out, int64_t countPerRank,
                                            ElementType type, Reduction op) {
-  if (DistStatus s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
+  if (Status s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
     return s;
   const int n = size();
   std::vector<int64_t> offsets(static_cast<size_t>(n)),
@@ -377,9 +377,9 @@ DistStatus GlooCommunicator::reduceScatter(const void *in, void *out, int64_t co
                             static_cast<char *>(out), offsets, counts, type, op);
 }
 
-DistStatus GlooCommunicator::allGather(const void *in, void *out, int64_t countPerRank,
+Status GlooCommunicator::allGather(const void *in, void *out, int64_t countPerRank,
                                        ElementType type) {
-  if (DistStatus s = checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
+  if (Status s = checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
       !s)
     return s;
   const int n = size(), r = rank();
@@ -399,9 +399,9 @@ DistStatus GlooCommunicator::allGather(const void *in, void *out, int64_t countP
   return exchange("all_gather", transfers, nextCollectiveSlot());
 }
 
-DistStatus GlooCommunicator::broadcast(const void *in, void *out, int64_t count, ElementType type,
+Status GlooCommunicator::broadcast(const void *in, void *out, int64_t count, ElementType type,
                                        int root) {
-  if (DistStatus s = checkBroadcast(in, out, count, type, root); !s)
+  if (Status s = checkBroadcast(in, out, count, type, root); !s)
     return s;
   const size_t bytes = size_t(count) * elementSize(type);
   std::vector<Transfer> transfers;
@@ -419,8 +419,8 @@ DistStatus GlooCommunicator::broadcast(const void *in, void *out, int64_t count,
   return exchange("broadcast", transfers, nextCollectiveSlot());
 }
 
-DistStatus GlooCommunicator::send(const void *in, int64_t count, ElementType type, int peer) {
-  if (DistStatus s = checkPeer("send", in, count, type, peer, false); !s)
+Status GlooCommunicator::send(const void *in, int64_t count, ElementType type, int peer) {
+  if (Status s = checkPeer("send", in, count, type, peer, false); !s)
     return s;
   const size_t bytes = size_t(count) * elementSize(type);
   if (!bytes)
@@ -430,8 +430,8 @@ DistStatus GlooCommunicator::send(const void *in, int64_t count, ElementType typ
                   slot);
 }
 
-DistStatus GlooCommunicator::recv(void *out, int64_t count, ElementType type, int peer) {
-  if (DistStatus s = checkPeer("recv", out, count, type, peer, false); !s)
+Status GlooCommunicator::recv(void *out, int64_t count, ElementType type, int peer) {
+  if (Status s = checkPeer("recv", out, count, type, peer, false); !s)
     return s;
   const size_t bytes = size_t(count) * elementSize(type);
   if (!bytes)
@@ -440,7 +440,7 @@ DistStatus GlooCommunicator::recv(void *out, int64_t count, ElementType type, in
   return exchange("recv", {{peer, false, static_cast<char *>(out), bytes}}, slot);
 }
 
-DistStatus GlooCommunicator::barrier() {
+Status GlooCommunicator::barrier() {
   const int n = size(), r = rank();
   static char token = 1;
   std::vector<char> got(static_cast<size_t>(n));
@@ -454,7 +454,7 @@ DistStatus GlooCommunicator::barrier() {
   return exchange("barrier", transfers, nextCollectiveSlot());
 }
 
-DistStatus GlooCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
+Status GlooCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
                                      const std::string &tag, std::shared_ptr<TcpStore> store,
                                      std::shared_ptr<gloo::transport::Device> device,
                                      double timeout, std::unique_ptr<Communicator> &out) {
@@ -473,14 +473,14 @@ DistStatus GlooCommunicator::connect(const std::string &name, int worldRank, int
   } catch (...) {
     cause = "unknown error";
   }
-  return DistStatus::failure("connecting group '" + name + "' (" + std::to_string(size) +
+  return Status::failure("connecting group '" + name + "' (" + std::to_string(size) +
                              " ranks) failed: " + cause);
 }
 
-DistStatus GlooCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
+Status GlooCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
                                       const std::string &tag, std::unique_ptr<Communicator> &out) {
   int groupRank;
-  if (DistStatus s = subgroupRank(name, members, groupRank); !s)
+  if (Status s = subgroupRank(name, members, groupRank); !s)
     return s;
   if (members.size() == 1) {
     out = makeLocalCommunicator(name, worldRank());
@@ -494,7 +494,7 @@ DistStatus GlooCommunicator::subgroup(const std::string &name, const std::vector
 
 bool haveGloo() { return true; }
 
-DistStatus createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
+Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
   if (env.worldSize == 1) {
     world = makeLocalCommunicator("world", 0);
     return {};
@@ -506,7 +506,7 @@ DistStatus createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &wo
   if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL)
     std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<TcpStore> owned;
-  DistStatus s =
+  Status s =
       TcpStore::create(env.masterAddr, env.masterPort, env.rank == 0, env.timeoutSeconds, owned);
   if (!s)
     return s;
@@ -521,11 +521,11 @@ DistStatus createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &wo
   try {
     device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception &e) {
-    return DistStatus::failure("cannot open a Gloo TCP device on " +
+    return Status::failure("cannot open a Gloo TCP device on " +
                                (attr.iface.empty() ? attr.hostname : attr.iface) + ": " +
                                stripLocation(e.what()));
   } catch (...) {
-    return DistStatus::failure("cannot open a Gloo TCP device");
+    return Status::failure("cannot open a Gloo TCP device");
   }
   std::unique_ptr<Communicator> comm;
   if (!(s = GlooCommunicator::connect("world", env.rank, env.rank, env.worldSize, "world", store,

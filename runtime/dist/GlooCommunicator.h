@@ -17,7 +17,7 @@ namespace dist {
 /// Gloo" for worlds of more than one rank).
 bool haveGloo();
 /// The world over Gloo's TCP transport; see createWorld.
-DistStatus createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world);
+Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world);
 
 } // namespace dist
 } // namespace lcc

@@ -133,9 +133,9 @@ std::string seconds(double s) {
 
 /// cudaMemcpyDefault: the copy of 1-rank groups (and their send-to-self
 /// queue in host memory) works between any host and device pointers.
-DistStatus deviceCopy(void *dst, const void *src, size_t bytes) {
+Status deviceCopy(void *dst, const void *src, size_t bytes) {
   cudaError_t e = api().cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-  return e == cudaSuccess ? DistStatus() : DistStatus::failure("cudaMemcpy: " + cudaText(e));
+  return e == cudaSuccess ? Status() : Status::failure("cudaMemcpy: " + cudaText(e));
 }
 
 ncclDataType_t ncclType(ElementType type) {
@@ -222,25 +222,25 @@ public:
   int size() const override { return size_; }
   const char *backend() const override { return "nccl"; }
 
-  DistStatus allReduce(const void *in, void *out, int64_t count, ElementType type,
+  Status allReduce(const void *in, void *out, int64_t count, ElementType type,
                        Reduction op) override {
     return blocking({StreamCollective::AllReduce, in, out, count, type, op, 0});
   }
-  DistStatus allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
+  Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
     return blocking({StreamCollective::AllGather, in, out, countPerRank, type, Reduction::Sum, 0});
   }
-  DistStatus reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
+  Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
                            Reduction op) override {
     return blocking({StreamCollective::ReduceScatter, in, out, countPerRank, type, op, 0});
   }
-  DistStatus broadcast(const void *in, void *out, int64_t count, ElementType type,
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
                        int root) override {
     return blocking({StreamCollective::Broadcast, in, out, count, type, Reduction::Sum, root});
   }
-  DistStatus send(const void *in, int64_t count, ElementType type, int peer) override {
+  Status send(const void *in, int64_t count, ElementType type, int peer) override {
     return blocking({StreamCollective::Send, in, nullptr, count, type, Reduction::Sum, peer});
   }
-  DistStatus recv(void *out, int64_t count, ElementType type, int peer) override {
+  Status recv(void *out, int64_t count, ElementType type, int peer) override {
     return blocking({StreamCollective::Recv, nullptr, out, count, type, Reduction::Sum, peer});
   }
   /// The CUDA target's step: on its stream, not waited for (a graph
@@ -248,9 +248,9 @@ public:
   /// when the call returns (ncclInProgress); that is waited for here, on
   /// the host, since the next call on the communicator must not start
   /// before it.
-  DistStatus enqueue(const StreamCollective &c, void *stream) override {
+  Status enqueue(const StreamCollective &c, void *stream) override {
     const char *op = streamCollectiveName(c.kind);
-    if (DistStatus s = check(c); !s)
+    if (Status s = check(c); !s)
       return s;
     if (!brokenCause_.empty())
       return failure(op, "the group failed earlier (" + brokenCause_ + ")");
@@ -268,7 +268,7 @@ public:
       }
     return {};
   }
-  DistStatus pollEnqueued() override {
+  Status pollEnqueued() override {
     if (!brokenCause_.empty())
       return failure("collective", "the group failed earlier (" + brokenCause_ + ")");
     ncclResult_t state = ncclSuccess;
@@ -282,25 +282,25 @@ public:
   }
   void abortEnqueued(const std::string &cause) override {
     if (brokenCause_.empty())
-      broken("collective", cause);
+      (void)broken("collective", cause); // recorded: later calls report it
   }
   /// NCCL has no barrier: a one-element all-reduce does the same.
-  DistStatus barrier() override {
+  Status barrier() override {
     return run("barrier", 1, [&] {
       return api().ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_);
     });
   }
-  DistStatus subgroup(const std::string &name, const std::vector<int> &members,
+  Status subgroup(const std::string &name, const std::vector<int> &members,
                       const std::string &tag, std::unique_ptr<Communicator> &out) override;
 
   /// Creates the stream and scratch, then the communicator (non-blocking,
   /// polled with the timeout).
-  static DistStatus connect(const std::string &name, int worldRank, int rank, int size,
+  static Status connect(const std::string &name, int worldRank, int rank, int size,
                             const ncclUniqueId &id, std::shared_ptr<TcpStore> store, double timeout,
                             std::unique_ptr<Communicator> &out);
 
 private:
-  DistStatus check(const StreamCollective &c) const {
+  Status check(const StreamCollective &c) const {
     const char *op = streamCollectiveName(c.kind);
     switch (c.kind) {
     case StreamCollective::AllReduce:
@@ -341,8 +341,8 @@ private:
   /// The blocking calls also serve lcc-run itself (gathering a partitioned
   /// tensor for an export), which passes host memory; NCCL moves device
   /// memory only, so such buffers go through temporary device copies.
-  DistStatus blocking(const StreamCollective &c) {
-    if (DistStatus s = check(c); !s)
+  Status blocking(const StreamCollective &c) {
+    if (Status s = check(c); !s)
       return s;
     const char *op = streamCollectiveName(c.kind);
     bool hostIn = c.in && !onDevice(c.in), hostOut = c.out && !onDevice(c.out);
@@ -370,7 +370,7 @@ private:
         return release(), failure(op, "staging host memory on the device failed");
       d.out = dout;
     }
-    DistStatus st = run(op, c.count, [&] { return issue(d, stream_); });
+    Status st = run(op, c.count, [&] { return issue(d, stream_); });
     if (st && hostOut &&
         api().cudaMemcpy(c.out, dout, outBytes, cudaMemcpyDeviceToHost) != cudaSuccess)
       st = failure(op, "copying the result back to host memory failed");
@@ -385,7 +385,7 @@ private:
     }
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
   }
-  template <typename Enqueue> DistStatus run(const char *op, int64_t count, Enqueue enqueue) {
+  template <typename Enqueue> Status run(const char *op, int64_t count, Enqueue enqueue) {
     if (!brokenCause_.empty())
       return failure(op, "the group failed earlier (" + brokenCause_ + ")");
     if (count == 0)
@@ -402,8 +402,8 @@ private:
                             api().ncclGetLastError(comm_));
     return finish(op);
   }
-  DistStatus finish(const char *op);
-  DistStatus broken(const char *op, const std::string &cause) {
+  Status finish(const char *op);
+  Status broken(const char *op, const std::string &cause) {
     brokenCause_ = cause;
     api().ncclCommAbort(comm_);
     comm_ = nullptr;
@@ -419,7 +419,7 @@ private:
   std::string brokenCause_;
 };
 
-DistStatus NcclCommunicator::finish(const char *op) {
+Status NcclCommunicator::finish(const char *op) {
   Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(timeout_));
   int spins = 0;
@@ -447,18 +447,18 @@ DistStatus NcclCommunicator::finish(const char *op) {
   }
 }
 
-DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
+Status NcclCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
                                      const ncclUniqueId &id, std::shared_ptr<TcpStore> store,
                                      double timeout, std::unique_ptr<Communicator> &out) {
   std::string prefix =
       "connecting group '" + name + "' (" + std::to_string(size) + " ranks) with NCCL failed: ";
   cudaStream_t stream = nullptr;
   if (cudaError_t e = api().cudaStreamCreate(&stream); e != cudaSuccess)
-    return DistStatus::failure(prefix + "cudaStreamCreate: " + cudaText(e));
+    return Status::failure(prefix + "cudaStreamCreate: " + cudaText(e));
   void *scratch = nullptr;
   if (cudaError_t e = api().cudaMalloc(&scratch, sizeof(int64_t)); e != cudaSuccess) {
     api().cudaStreamDestroy(stream);
-    return DistStatus::failure(prefix + "cudaMalloc: " + cudaText(e));
+    return Status::failure(prefix + "cudaMalloc: " + cudaText(e));
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
@@ -475,7 +475,7 @@ DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int
   if (!why.empty()) {
     api().cudaStreamDestroy(stream);
     api().cudaFree(scratch);
-    return DistStatus::failure(prefix + why);
+    return Status::failure(prefix + why);
   }
   out.reset(new NcclCommunicator(name, worldRank, rank, size, std::move(store), comm, stream,
                                  static_cast<int *>(scratch), timeout));
@@ -483,32 +483,32 @@ DistStatus NcclCommunicator::connect(const std::string &name, int worldRank, int
 }
 
 /// Member 0 makes the id and publishes it under `key`; the others read it.
-DistStatus shareId(TcpStore &store, bool make, const std::string &key, ncclUniqueId &id) {
+Status shareId(TcpStore &store, bool make, const std::string &key, ncclUniqueId &id) {
   if (make) {
     if (ncclResult_t r = api().ncclGetUniqueId(&id); r != ncclSuccess)
-      return DistStatus::failure(std::string("ncclGetUniqueId: ") + api().ncclGetErrorString(r));
+      return Status::failure(std::string("ncclGetUniqueId: ") + api().ncclGetErrorString(r));
     return store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
   }
   std::vector<char> bytes;
-  if (DistStatus s = store.get(key, bytes); !s)
+  if (Status s = store.get(key, bytes); !s)
     return s;
   if (bytes.size() != sizeof id.internal)
-    return DistStatus::failure("store key '" + key + "' does not hold an NCCL unique id");
+    return Status::failure("store key '" + key + "' does not hold an NCCL unique id");
   std::memcpy(id.internal, bytes.data(), bytes.size());
   return {};
 }
 
-DistStatus NcclCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
+Status NcclCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
                                       const std::string &tag, std::unique_ptr<Communicator> &out) {
   int groupRank;
-  if (DistStatus s = subgroupRank(name, members, groupRank); !s)
+  if (Status s = subgroupRank(name, members, groupRank); !s)
     return s;
   if (members.size() == 1) {
     out = makeLocalCommunicator(name, worldRank(), deviceCopy);
     return {};
   }
   ncclUniqueId id;
-  if (DistStatus s = shareId(*store_, groupRank == 0, tag + "/nccl-id", id); !s)
+  if (Status s = shareId(*store_, groupRank == 0, tag + "/nccl-id", id); !s)
     return s;
   return connect(name, worldRank(), groupRank, int(members.size()), id, store_, timeout_, out);
 }
@@ -517,9 +517,9 @@ DistStatus NcclCommunicator::subgroup(const std::string &name, const std::vector
 
 bool haveNccl() { return true; }
 
-DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
+Status createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
   if (std::string why = loadLibraries(); !why.empty())
-    return DistStatus::failure("the nccl backend needs NCCL and the CUDA runtime: " + why);
+    return Status::failure("the nccl backend needs NCCL and the CUDA runtime: " + why);
   int devices = 0;
   cudaError_t e = api().cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0) {
@@ -527,22 +527,22 @@ DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &wo
                                        : "cudaGetDeviceCount: " + cudaText(e);
     if (e == cudaErrorInsufficientDriver)
       why += "; is the NVIDIA driver installed?";
-    return DistStatus::failure("the nccl backend needs a CUDA device, and none is usable: " + why);
+    return Status::failure("the nccl backend needs a CUDA device, and none is usable: " + why);
   }
   // One GPU per process: LOCAL_RANK's, or the only one this process sees.
   int device = devices == 1 ? 0 : env.localRank;
   if (device >= devices)
-    return DistStatus::failure("LOCAL_RANK=" + std::to_string(env.localRank) + " but only " +
+    return Status::failure("LOCAL_RANK=" + std::to_string(env.localRank) + " but only " +
                                std::to_string(devices) + " CUDA devices are visible");
   if ((e = api().cudaSetDevice(device)) != cudaSuccess)
-    return DistStatus::failure("api().cudaSetDevice(" + std::to_string(device) +
+    return Status::failure("api().cudaSetDevice(" + std::to_string(device) +
                                "): " + cudaText(e));
   if (env.worldSize == 1) {
     world = makeLocalCommunicator("world", 0, deviceCopy);
     return {};
   }
   std::unique_ptr<TcpStore> owned;
-  DistStatus s =
+  Status s =
       TcpStore::create(env.masterAddr, env.masterPort, env.rank == 0, env.timeoutSeconds, owned);
   if (!s)
     return s;

@@ -19,7 +19,7 @@ namespace dist {
 bool haveNccl();
 /// Selects this process's CUDA device and connects the world with NCCL;
 /// without a usable CUDA device, an error saying so.
-DistStatus createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world);
+Status createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world);
 
 } // namespace dist
 } // namespace lcc

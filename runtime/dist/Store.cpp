@@ -94,7 +94,7 @@ bool writeAll(int fd, const char *data, size_t size) {
 
 class StoreServer {
 public:
-  static DistStatus start(int port, std::unique_ptr<StoreServer> &out);
+  static Status start(int port, std::unique_ptr<StoreServer> &out);
   ~StoreServer();
   int port() const { return port_; }
 
@@ -113,7 +113,7 @@ private:
   std::map<std::string, std::vector<char>> data_; // only the server thread touches it
 };
 
-DistStatus StoreServer::start(int port, std::unique_ptr<StoreServer> &out) {
+Status StoreServer::start(int port, std::unique_ptr<StoreServer> &out) {
   auto fail = [&](const char *what) {
     int err = errno;
     std::string msg = "cannot serve the rendezvous store on port " + std::to_string(port) + ": ";
@@ -121,7 +121,7 @@ DistStatus StoreServer::start(int port, std::unique_ptr<StoreServer> &out) {
       msg += "port in use (another job or a stale process holds MASTER_PORT)";
     else
       msg += std::string(what) + ": " + std::strerror(err);
-    return DistStatus::failure(msg);
+    return Status::failure(msg);
   };
   std::unique_ptr<StoreServer> server(new StoreServer());
   // Dual-stack IPv6 socket on all interfaces, so MASTER_ADDR may be any of
@@ -335,19 +335,19 @@ StoreServer::Parse StoreServer::handleOne(Client &client, size_t &consumed) {
 // Client
 //===----------------------------------------------------------------------===//
 
-DistStatus TcpStore::create(const std::string &host, int port, bool serve, double timeoutSeconds,
+Status TcpStore::create(const std::string &host, int port, bool serve, double timeoutSeconds,
                             std::unique_ptr<TcpStore> &out) {
   std::unique_ptr<TcpStore> store(new TcpStore());
   store->host_ = host;
   store->port_ = port;
   store->timeout_ = timeoutSeconds;
   if (serve) {
-    DistStatus s = StoreServer::start(port, store->server_);
+    Status s = StoreServer::start(port, store->server_);
     if (!s)
       return s;
     store->port_ = store->server_->port();
   }
-  DistStatus s = store->connectToServer();
+  Status s = store->connectToServer();
   if (!s)
     return s;
   out = std::move(store);
@@ -364,7 +364,7 @@ std::string TcpStore::where() const {
   return "the rendezvous store at " + host_ + ":" + std::to_string(port_);
 }
 
-DistStatus TcpStore::connectToServer() {
+Status TcpStore::connectToServer() {
   Clock::time_point deadline = deadlineAfter(timeout_);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -411,7 +411,7 @@ DistStatus TcpStore::connectToServer() {
       ::freeaddrinfo(list);
     }
     if (msLeft(deadline) == 0)
-      return DistStatus::failure("cannot reach " + where() + " within " + seconds(timeout_) + ": " +
+      return Status::failure("cannot reach " + where() + " within " + seconds(timeout_) + ": " +
                                  lastError + " (is rank 0 running? MASTER_ADDR/MASTER_PORT)");
     // Rank 0 may simply not be up yet.
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(pauseMs, msLeft(deadline))));
@@ -419,20 +419,20 @@ DistStatus TcpStore::connectToServer() {
   }
 }
 
-DistStatus TcpStore::request(const std::string &message, std::vector<char> &reply,
+Status TcpStore::request(const std::string &message, std::vector<char> &reply,
                              size_t fixedReply, bool lengthPrefixed) {
   if (fd_ < 0)
-    return DistStatus::failure("lost the connection to " + where());
+    return Status::failure("lost the connection to " + where());
   auto lost = [&](const std::string &why) {
     ::close(fd_);
     fd_ = -1;
-    return DistStatus::failure(why);
+    return Status::failure(why);
   };
   if (!writeAll(fd_, message.data(), message.size()))
     return lost(where() + " closed the connection (rank 0 exited?)");
   // The server answers at once; only a dead or stuck server makes us wait.
   Clock::time_point deadline = deadlineAfter(timeout_);
-  auto readExact = [&](char *dst, size_t n) -> DistStatus {
+  auto readExact = [&](char *dst, size_t n) -> Status {
     while (n > 0) {
       pollfd p{fd_, POLLIN, 0};
       int r = ::poll(&p, 1, msLeft(deadline));
@@ -451,7 +451,7 @@ DistStatus TcpStore::request(const std::string &message, std::vector<char> &repl
     return {};
   };
   reply.resize(fixedReply);
-  DistStatus s = readExact(reply.data(), fixedReply);
+  Status s = readExact(reply.data(), fixedReply);
   if (!s || !lengthPrefixed || reply[0] == 0)
     return s;
   char lenBytes[8];
@@ -464,9 +464,9 @@ DistStatus TcpStore::request(const std::string &message, std::vector<char> &repl
   return readExact(reply.data() + 1, len);
 }
 
-DistStatus TcpStore::set(const std::string &key, const std::vector<char> &value) {
+Status TcpStore::set(const std::string &key, const std::vector<char> &value) {
   if (key.size() > kMaxKey || value.size() > kMaxValue)
-    return DistStatus::failure("store key '" + key + "' or its value is too large");
+    return Status::failure("store key '" + key + "' or its value is too large");
   std::string msg("S");
   putKey(msg, key);
   putU64(msg, value.size());
@@ -476,29 +476,29 @@ DistStatus TcpStore::set(const std::string &key, const std::vector<char> &value)
   return request(msg, reply, 1, false);
 }
 
-DistStatus TcpStore::check(const std::vector<std::string> &keys, bool &present) {
+Status TcpStore::check(const std::vector<std::string> &keys, bool &present) {
   std::string msg("C");
   putU32(msg, uint32_t(keys.size()));
   for (const std::string &k : keys)
     putKey(msg, k);
   std::vector<char> reply;
-  DistStatus s = request(msg, reply, 1, false);
+  Status s = request(msg, reply, 1, false);
   present = s && reply[0] != 0;
   return s;
 }
 
-DistStatus TcpStore::wait(const std::vector<std::string> &keys, double timeoutSeconds) {
+Status TcpStore::wait(const std::vector<std::string> &keys, double timeoutSeconds) {
   if (timeoutSeconds <= 0)
     timeoutSeconds = timeout_;
   if (keys.size() > kMaxKeys)
-    return DistStatus::failure("too many store keys in one wait");
+    return Status::failure("too many store keys in one wait");
   Clock::time_point deadline = deadlineAfter(timeoutSeconds);
   double pauseMs = 0.2;
   for (;;) {
     bool present = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      DistStatus s = check(keys, present);
+      Status s = check(keys, present);
       if (!s)
         return s;
     }
@@ -510,7 +510,7 @@ DistStatus TcpStore::wait(const std::vector<std::string> &keys, double timeoutSe
         names += (i ? ", '" : "'") + keys[i] + "'";
       if (keys.size() > 4)
         names += ", ...";
-      return DistStatus::failure("timed out after " + seconds(timeoutSeconds) + " waiting for key" +
+      return Status::failure("timed out after " + seconds(timeoutSeconds) + " waiting for key" +
                                  (keys.size() > 1 ? "s " : " ") + names + " in " + where());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(pauseMs * 1000)));
@@ -518,7 +518,7 @@ DistStatus TcpStore::wait(const std::vector<std::string> &keys, double timeoutSe
   }
 }
 
-DistStatus TcpStore::get(const std::string &key, std::vector<char> &value) {
+Status TcpStore::get(const std::string &key, std::vector<char> &value) {
   Clock::time_point deadline = deadlineAfter(timeout_);
   double pauseMs = 0.2;
   std::string msg("G");
@@ -527,7 +527,7 @@ DistStatus TcpStore::get(const std::string &key, std::vector<char> &value) {
     std::vector<char> reply;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      DistStatus s = request(msg, reply, 1, true);
+      Status s = request(msg, reply, 1, true);
       if (!s)
         return s;
     }
@@ -536,20 +536,20 @@ DistStatus TcpStore::get(const std::string &key, std::vector<char> &value) {
       return {};
     }
     if (Clock::now() >= deadline)
-      return DistStatus::failure("timed out after " + seconds(timeout_) + " waiting for key '" +
+      return Status::failure("timed out after " + seconds(timeout_) + " waiting for key '" +
                                  key + "' in " + where());
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(pauseMs * 1000)));
     pauseMs = std::min(pauseMs * 2, 10.0);
   }
 }
 
-DistStatus TcpStore::add(const std::string &key, int64_t delta, int64_t &result) {
+Status TcpStore::add(const std::string &key, int64_t delta, int64_t &result) {
   std::string msg("A");
   putKey(msg, key);
   putU64(msg, uint64_t(delta));
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<char> reply;
-  DistStatus s = request(msg, reply, 8, false);
+  Status s = request(msg, reply, 8, false);
   if (s)
     result = int64_t(getLE(reply.data(), 8));
   return s;

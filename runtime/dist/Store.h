@@ -47,18 +47,18 @@ public:
   /// Connects to host:port. With `serve`, first starts the server on `port`
   /// (all interfaces, SO_REUSEADDR; port 0 picks a free one, see port()).
   /// `timeoutSeconds` bounds connecting and is the default for get().
-  static DistStatus create(const std::string &host, int port, bool serve, double timeoutSeconds,
+  static Status create(const std::string &host, int port, bool serve, double timeoutSeconds,
                            std::unique_ptr<TcpStore> &out);
   ~TcpStore();
 
-  DistStatus set(const std::string &key, const std::vector<char> &value);
+  Status set(const std::string &key, const std::vector<char> &value);
   /// Waits up to the store's timeout for `key`, then reads it.
-  DistStatus get(const std::string &key, std::vector<char> &value);
+  Status get(const std::string &key, std::vector<char> &value);
   /// Waits until every key is present (timeoutSeconds <= 0: the store's).
-  DistStatus wait(const std::vector<std::string> &keys, double timeoutSeconds);
+  Status wait(const std::vector<std::string> &keys, double timeoutSeconds);
   /// Atomically adds `delta` to the counter `key` (absent = 0); `result` is
   /// the new value.
-  DistStatus add(const std::string &key, int64_t delta, int64_t &result);
+  Status add(const std::string &key, int64_t delta, int64_t &result);
 
   double timeoutSeconds() const { return timeout_; }
   /// The port clients connect to (the bound one when created with port 0).
@@ -66,10 +66,10 @@ public:
 
 private:
   TcpStore() = default;
-  DistStatus connectToServer();
-  DistStatus request(const std::string &message, std::vector<char> &reply, size_t fixedReply,
+  Status connectToServer();
+  Status request(const std::string &message, std::vector<char> &reply, size_t fixedReply,
                      bool lengthPrefixed);
-  DistStatus check(const std::vector<std::string> &keys, bool &present);
+  Status check(const std::vector<std::string> &keys, bool &present);
   std::string where() const;
 
   std::unique_ptr<StoreServer> server_;

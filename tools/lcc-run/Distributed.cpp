@@ -49,8 +49,8 @@ bool manifestWorldMatches(const json::Value &manifest, int64_t world, std::strin
 
 bool checkWorld(const std::string &program, int64_t world, std::string &error) {
   TrainBin bin;
-  if (TrainBinStatus st = TrainBin::open(program, bin); !st)
-    return error = st.error, false;
+  if (Status st = TrainBin::open(program, bin); !st)
+    return error = st.message(), false;
   std::vector<int64_t> worlds = compiledWorlds(bin);
   if (!worlds.empty()) {
     if (std::find(worlds.begin(), worlds.end(), world) != worlds.end())
@@ -85,8 +85,8 @@ bool joinJob(const json::Value &manifest, const std::string &backend, double tim
       out.groups.push_back(name->asString());
     }
   dist::DistEnv env;
-  if (dist::DistStatus st = dist::distEnvFromEnvironment(env); !st)
-    return error = st.error, false;
+  if (Status st = dist::distEnvFromEnvironment(env); !st)
+    return error = st.message(), false;
   if (timeoutSeconds > 0) // --timeout wins over $LCC_DIST_TIMEOUT
     env.timeoutSeconds = timeoutSeconds;
   if (!manifestWorldMatches(manifest, env.worldSize, error))
@@ -96,11 +96,11 @@ bool joinJob(const json::Value &manifest, const std::string &backend, double tim
   out.timeoutSeconds = env.timeoutSeconds;
   if (env.worldSize == 1)
     return true; // collectives of 1-rank groups copy; nothing to connect
-  if (dist::DistStatus st = dist::createWorld(env, backend, gWorld); !st)
-    return error = "rank " + std::to_string(env.rank) + ": " + st.error, false;
+  if (Status st = dist::createWorld(env, backend, gWorld); !st)
+    return error = "rank " + std::to_string(env.rank) + ": " + st.message(), false;
   std::vector<std::unique_ptr<dist::Communicator>> comms;
-  if (dist::DistStatus st = dist::splitGroups(*gWorld, grid, comms); !st)
-    return error = "rank " + std::to_string(env.rank) + ": " + st.error, false;
+  if (Status st = dist::splitGroups(*gWorld, grid, comms); !st)
+    return error = "rank " + std::to_string(env.rank) + ": " + st.message(), false;
   for (size_t i = 0; i < comms.size(); ++i)
     out.groupRanks[grid[i].name] = comms[i]->rank();
   dist::installGroups(std::move(comms), out.groups);
@@ -110,8 +110,8 @@ bool joinJob(const json::Value &manifest, const std::string &backend, double tim
 bool barrier(const DistributedRun &run, std::string &error) {
   if (!run.active() || !gWorld)
     return true;
-  if (dist::DistStatus st = gWorld->barrier(); !st)
-    return error = "rank " + std::to_string(run.rank) + ": " + st.error, false;
+  if (Status st = gWorld->barrier(); !st)
+    return error = "rank " + std::to_string(run.rank) + ": " + st.message(), false;
   return true;
 }
 
@@ -178,9 +178,9 @@ bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, in
   std::map<std::string, std::string> m = meta;
   m["lcc.world"] = std::to_string(run.world);
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/run.rank == 0);
-  if (SafetensorsStatus st = writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
+  if (Status st = writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
       !st)
-    return error = st.error, false;
+    return error = st.message(), false;
   // Only a checkpoint every rank finished writing may become `latest`.
   if (!barrier(run, error))
     return false;

@@ -123,8 +123,8 @@ bool evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batc
   for (int64_t b = 0; b < batches; ++b) {
     fill(sampler, uint64_t(b), 0, feed);
     double loss;
-    if (ProgramStatus st = trainer.evalLoss(inputsOf(feed), loss); !st)
-      return error = st.error, false;
+    if (Status st = trainer.evalLoss(inputsOf(feed), loss); !st)
+      return error = st.message(), false;
     sum += loss;
   }
   mean = sum / double(batches);
@@ -176,13 +176,13 @@ int main(int argc, char **argv) {
   Program program;
   // The job's size picks the code when the train.bin has one per world size.
   dist::DistEnv env;
-  if (dist::DistStatus st = dist::distEnvFromEnvironment(env); !st)
-    return fail("lcc-run: error: " + st.error);
-  if (ProgramStatus st = Program::load(opt.program, program, env.worldSize); !st)
-    return fail("lcc-run: error: " + st.error);
+  if (Status st = dist::distEnvFromEnvironment(env); !st)
+    return fail("lcc-run: error: " + st.message());
+  if (Status st = Program::load(opt.program, program, env.worldSize); !st)
+    return fail("lcc-run: error: " + st.message());
   Trainer trainer;
-  if (ProgramStatus st = Trainer::create(program, trainer); !st)
-    return fail("lcc-run: error: " + opt.program + ": " + st.error);
+  if (Status st = Trainer::create(program, trainer); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.message());
   // The collectives move the step's buffers: host memory on the CPU (Gloo),
   // device memory on the GPU (NCCL).
   // (An emulated GPU's memory is host memory.)
@@ -265,8 +265,8 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: unknown --format '" + opt.format + "', expected auto, u16, "
                 "u32 or bytes");
   Dataset data;
-  if (DataStatus st = Dataset::open(dopt, data); !st)
-    return fail("lcc-run: error: " + st.error);
+  if (Status st = Dataset::open(dopt, data); !st)
+    return fail("lcc-run: error: " + st.message());
 
   // Start: fresh init, or a checkpoint (which also brings back the data seed
   // and order).
@@ -277,8 +277,8 @@ int main(int argc, char **argv) {
     std::string used;
     if (!loadCheckpoint(opt.resume, ckpt, used, error))
       return fail("lcc-run: error: " + error);
-    if (ProgramStatus st = trainer.restore(ckpt); !st)
-      return fail("lcc-run: error: " + used + ": " + st.error);
+    if (Status st = trainer.restore(ckpt); !st)
+      return fail("lcc-run: error: " + used + ": " + st.message());
     auto s = ckpt.metadata.find("lcc.data_seed");
     if (!opt.seed && s != ckpt.metadata.end())
       seed = std::strtoull(s->second.c_str(), nullptr, 10);
@@ -292,8 +292,8 @@ int main(int argc, char **argv) {
     if (!opt.quiet)
       std::printf("resumed from %s at step %lld\n", used.c_str(),
                   static_cast<long long>(trainer.stepCount()));
-  } else if (ProgramStatus st = trainer.init(); !st) {
-    return fail("lcc-run: error: " + st.error);
+  } else if (Status st = trainer.init(); !st) {
+    return fail("lcc-run: error: " + st.message());
   }
 
   Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed,
@@ -308,10 +308,10 @@ int main(int argc, char **argv) {
 
   MetricsWriter csv;
   if (!opt.csv.empty() && lead) {
-    MetricsStatus st = opt.resume.empty() ? MetricsWriter::create(opt.csv, csv)
+    Status st = opt.resume.empty() ? MetricsWriter::create(opt.csv, csv)
                                           : MetricsWriter::resume(opt.csv, trainer.stepCount(), csv);
     if (!st)
-      return fail("lcc-run: error: " + st.error);
+      return fail("lcc-run: error: " + st.message());
   }
   std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)},
                                              {"lcc.data_order", sampleModeName(order)}};
@@ -393,8 +393,8 @@ int main(int argc, char **argv) {
     }
     rows.push_back(row);
     if (csv.isOpen())
-      if (MetricsStatus st = csv.append(row); !st)
-        return error = "lcc-run: error: " + st.error, code = 2, false;
+      if (Status st = csv.append(row); !st)
+        return error = "lcc-run: error: " + st.message(), code = 2, false;
     if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
       double perStep = elapsed / double(s - first + 1);
       std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
@@ -418,11 +418,11 @@ int main(int argc, char **argv) {
     for (int64_t k = 0; k < stepFeed.micro; ++k)
       fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
     std::vector<StepResult> done;
-    ProgramStatus st = trainer.startStep(inputsOf(stepFeed), done);
+    Status st = trainer.startStep(inputsOf(stepFeed), done);
     if (st && (evalAt(s) || saveAt(s) || s == opt.steps))
       st = trainer.finishSteps(done);
     if (!st)
-      return fail("lcc-run: internal error: " + st.error), 3;
+      return fail("lcc-run: internal error: " + st.message()), 3;
     for (const StepResult &r : done)
       if (int code = 0; !handle(r, code))
         return fail(error), code;
@@ -440,14 +440,14 @@ int main(int argc, char **argv) {
   if (!lead)
     return 0;
   if (!opt.exportPath.empty()) {
-    SafetensorsStatus st = writeSafetensors(opt.exportPath, weights);
+    Status st = writeSafetensors(opt.exportPath, weights);
     if (!st)
-      return fail("lcc-run: error: " + st.error);
+      return fail("lcc-run: error: " + st.message());
   }
   if (!opt.exportOnnx.empty()) {
     TrainBin file;
-    if (TrainBinStatus st = TrainBin::open(opt.program, file); !st)
-      return fail("lcc-run: error: " + st.error);
+    if (Status st = TrainBin::open(opt.program, file); !st)
+      return fail("lcc-run: error: " + st.message());
     TrainBinBytes model = file.find("onnx", "any", -1);
     if (!model.data)
       return fail("lcc-run: error: --export-onnx: " + opt.program +
@@ -455,16 +455,18 @@ int main(int argc, char **argv) {
     if (!exportOnnx(model.data, model.size, weights, opt.exportOnnx, error))
       return fail("lcc-run: error: --export-onnx: " + error);
   }
-  if (csv.isOpen())
-    csv.close();
+  if (csv.isOpen()) {
+    if (Status st = csv.close(); !st)
+      return fail("lcc-run: error: " + st.message());
+  }
   if (!opt.plot.empty()) {
     std::vector<MetricsRow> all = rows;
     if (!opt.csv.empty())
-      readMetrics(opt.csv, all); // a resumed run plots the whole history
+      (void)readMetrics(opt.csv, all); // a resumed run plots the whole history, if readable
     PlotSeries train, val;
     lossSeriesFromMetrics(all, train, val);
-    if (PlotStatus st = writeLossPlot(opt.plot, train, val); !st)
-      return fail("lcc-run: error: " + st.error);
+    if (Status st = writeLossPlot(opt.plot, train, val); !st)
+      return fail("lcc-run: error: " + st.message());
   }
   int64_t ran = opt.steps - first + 1;
   std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f", 

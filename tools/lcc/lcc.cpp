@@ -471,8 +471,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     lcc::SafetensorsFile params;
     for (auto &[name, value] : initialParameters)
       params.tensors[name] = std::move(value);
-    if (lcc::SafetensorsStatus st = lcc::serializeSafetensors(params, package->initParams); !st)
-      return fail("lcc: error: cannot store the initial parameters: " + st.error);
+    if (lcc::Status st = lcc::serializeSafetensors(params, package->initParams); !st)
+      return fail("lcc: error: cannot store the initial parameters: " + st.message());
   }
   package->onnxModel.assign(onnxSource.bytes_begin(), onnxSource.bytes_end());
   packages.insert(packages.begin(), std::move(*package));

@@ -90,16 +90,16 @@ struct Session {
   lcc::HostTensor tokens{lcc::ElementType::I32, {2, 16}}, targets{lcc::ElementType::I32, {2, 16}};
 
   bool open() {
-    if (lcc::ProgramStatus st = lcc::Program::load(kTrainBin, program); !st)
-      return ADD_FAILURE() << st.error, false;
-    if (lcc::ProgramStatus st = lcc::Trainer::create(program, trainer); !st)
-      return ADD_FAILURE() << st.error, false;
+    if (lcc::Status st = lcc::Program::load(kTrainBin, program); !st)
+      return ADD_FAILURE() << st.message(), false;
+    if (lcc::Status st = lcc::Trainer::create(program, trainer); !st)
+      return ADD_FAILURE() << st.message(), false;
     lcc::DatasetOptions d;
     d.trainPath = kCorpus;
     d.vocabSize = 256;
     d.seqLen = 16;
-    if (lcc::DataStatus st = lcc::Dataset::open(d, data); !st)
-      return ADD_FAILURE() << st.error, false;
+    if (lcc::Status st = lcc::Dataset::open(d, data); !st)
+      return ADD_FAILURE() << st.message(), false;
     sampler = std::make_unique<lcc::Sampler>(data.train(), 2, 16, /*seed=*/7);
     return true;
   }
@@ -110,9 +110,9 @@ struct Session {
       sampler->fill(uint64_t(trainer.stepCount()), tokens.data<int32_t>(),
                     targets.data<int32_t>());
       lcc::StepResult r;
-      lcc::ProgramStatus st = trainer.step({{"tokens", &tokens}, {"targets", &targets}}, r);
+      lcc::Status st = trainer.step({{"tokens", &tokens}, {"targets", &targets}}, r);
       if (!st) {
-        ADD_FAILURE() << st.error;
+        ADD_FAILURE() << st.message();
         break;
       }
       losses.push_back(r.loss);
@@ -291,19 +291,19 @@ TEST(AotTrain, ManifestFromAnotherVersionIsRefused) {
   std::string path = tmp.file("v7.bin");
   ASSERT_TRUE(bool(w.write(path)));
   lcc::Program program;
-  lcc::ProgramStatus st = lcc::Program::load(path, program);
+  lcc::Status st = lcc::Program::load(path, program);
   ASSERT_FALSE(st);
-  EXPECT_NE(st.error.find("manifest version 7, this lcc-run reads version 1; recompile the model "
+  EXPECT_NE(st.message().find("manifest version 7, this lcc-run reads version 1; recompile the model "
                           "with this lcc"),
             std::string::npos)
-      << st.error;
+      << st.message();
 }
 
 TEST(AotTrain, CorruptOrForeignFilesGiveClearErrors) {
   lcc::Program program;
-  lcc::ProgramStatus st = lcc::Program::load(kCorpus, program);
+  lcc::Status st = lcc::Program::load(kCorpus, program);
   ASSERT_FALSE(st);
-  EXPECT_NE(st.error.find(kCorpus), std::string::npos) << st.error;
+  EXPECT_NE(st.message().find(kCorpus), std::string::npos) << st.message();
   // A flipped byte in the code section is caught by its checksum.
   std::string bytes = readFile(kTrainBin);
   bytes[bytes.size() - 100] ^= 0x40;
@@ -312,7 +312,7 @@ TEST(AotTrain, CorruptOrForeignFilesGiveClearErrors) {
   std::ofstream(path, std::ios::binary) << bytes;
   st = lcc::Program::load(path, program);
   ASSERT_FALSE(st);
-  EXPECT_NE(st.error.find("checksum mismatch"), std::string::npos) << st.error;
+  EXPECT_NE(st.message().find("checksum mismatch"), std::string::npos) << st.message();
 }
 
 } // namespace

@@ -42,8 +42,8 @@ namespace {
 
 const Program &loadProgram(const char *path) {
   auto *p = new Program();
-  ProgramStatus st = Program::load(path, *p);
-  EXPECT_TRUE(st) << st.error;
+  Status st = Program::load(path, *p);
+  EXPECT_TRUE(st) << st.message();
   return *p;
 }
 
@@ -389,8 +389,8 @@ TEST(CudaLaunchSequence, FusedAttentionCallsStayInsideTheirBuffers) {
 /// A sharded gpt-tiny, the code for 2 ranks.
 const Program &loadForTwoRanks(const char *path) {
   auto *q = new Program();
-  ProgramStatus st = Program::load(path, *q, 2);
-  EXPECT_TRUE(st) << st.error;
+  Status st = Program::load(path, *q, 2);
+  EXPECT_TRUE(st) << st.message();
   return *q;
 }
 

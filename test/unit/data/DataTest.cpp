@@ -44,15 +44,15 @@ std::vector<uint8_t> randomBytes(size_t n, uint32_t seed) {
 
 std::string openError(const std::string &path, TokenFormat format) {
   TokenFile f;
-  DataStatus s = TokenFile::open(path, format, f);
+  Status s = TokenFile::open(path, format, f);
   EXPECT_EQ(f.size(), 0u) << "a failed open leaves the file empty";
-  return s ? std::string("<ok>") : s.error;
+  return s ? std::string("<ok>") : s.message();
 }
 
 std::string datasetError(const DatasetOptions &o) {
   Dataset d;
-  DataStatus s = Dataset::open(o, d);
-  return s ? std::string("<ok>") : s.error;
+  Status s = Dataset::open(o, d);
+  return s ? std::string("<ok>") : s.message();
 }
 
 DatasetOptions options(const std::string &path, uint32_t vocab, int64_t seq, double frac = 0.1) {
@@ -517,8 +517,8 @@ TEST(Corpus, KjvGenesisExodusIsSmallAsciiText) {
   EXPECT_NE(text.find("\nExodus 40\n"), std::string::npos);
   // It loads as the demo uses it: bytes, a 256-token vocabulary.
   Dataset d;
-  DataStatus s = Dataset::open(options(p, 256, 64), d);
-  ASSERT_TRUE(s) << s.error;
+  Status s = Dataset::open(options(p, 256, 64), d);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(d.train().file()->format(), TokenFormat::Bytes);
   EXPECT_EQ(d.train().size() + d.val().size(), bytes.size());
 }

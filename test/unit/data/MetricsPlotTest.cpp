@@ -111,7 +111,7 @@ TEST(Metrics, ResumeDropsLaterRows) {
   EXPECT_EQ(kept, before.substr(0, before.find("\n7,") + 1)) << "rows kept verbatim";
   for (int s = 7; s <= 8; ++s)
     ASSERT_TRUE(w.append(row(s, 1.0)));
-  w.close();
+  EXPECT_TRUE(w.close().ok());
   std::vector<MetricsRow> rows;
   ASSERT_TRUE(readMetrics(p, rows));
   EXPECT_EQ(steps(rows), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
@@ -124,13 +124,13 @@ TEST(Metrics, ResumeDropsLaterRows) {
   EXPECT_EQ(rows.size(), 8u);
   ASSERT_TRUE(MetricsWriter::resume(p, 100, w));
   ASSERT_TRUE(w.append(row(9, 0.5)));
-  w.close();
+  EXPECT_TRUE(w.close().ok());
   ASSERT_TRUE(readMetrics(p, rows));
   EXPECT_EQ(steps(rows), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
 
   // Resuming at step 0 keeps only the header.
   ASSERT_TRUE(MetricsWriter::resume(p, 0, w));
-  w.close();
+  EXPECT_TRUE(w.close().ok());
   EXPECT_EQ(readText(p), std::string(metricsHeader()) + "\n");
   // No temporaries are left behind.
   EXPECT_EQ(dir.files(), (std::vector<std::string>{"metrics.csv"}));
@@ -142,16 +142,16 @@ TEST(Metrics, ResumeErrorsAndMissingFile) {
   MetricsWriter w;
   ASSERT_TRUE(MetricsWriter::resume(p, 5, w)) << "a missing file starts fresh";
   ASSERT_TRUE(w.append(row(6, 2.0)));
-  w.close();
+  EXPECT_TRUE(w.close().ok());
   std::vector<MetricsRow> rows;
   ASSERT_TRUE(readMetrics(p, rows));
   EXPECT_EQ(steps(rows), (std::vector<int64_t>{6}));
 
   std::string foreign = dir.file("foreign.csv");
   writeText(foreign, "a,b\n1,2\n");
-  MetricsStatus s = MetricsWriter::resume(foreign, 1, w);
+  Status s = MetricsWriter::resume(foreign, 1, w);
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error, foreign + ": not a metrics CSV (the first line is not \"step,loss,lr,"
+  EXPECT_EQ(s.message(), foreign + ": not a metrics CSV (the first line is not \"step,loss,lr,"
                                "grad_norm,tokens_per_s,val_loss,elapsed_s\"), refusing to "
                                "truncate it");
   EXPECT_EQ(readText(foreign), "a,b\n1,2\n") << "left untouched";
@@ -160,11 +160,11 @@ TEST(Metrics, ResumeErrorsAndMissingFile) {
   writeText(bad, std::string(metricsHeader()) + "\n1,2,3,4,5,,6\n2,x,3,4,5,,6\n");
   s = readMetrics(bad, rows);
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error, bad + ":3: malformed row \"2,x,3,4,5,,6\"");
+  EXPECT_EQ(s.message(), bad + ":3: malformed row \"2,x,3,4,5,,6\"");
   EXPECT_TRUE(rows.empty());
   EXPECT_FALSE(MetricsWriter::resume(bad, 10, w));
   s = readMetrics(dir.file("none.csv"), rows);
-  EXPECT_EQ(s.error, dir.file("none.csv") + ": cannot read: No such file or directory");
+  EXPECT_EQ(s.message(), dir.file("none.csv") + ": cannot read: No such file or directory");
 
   MetricsRow r;
   EXPECT_FALSE(parseMetricsRow("1,2,3,4,5,6", r)) << "six fields";
@@ -274,17 +274,17 @@ TEST(Plot, Errors) {
   PlotSeries bad;
   bad.x = {1, 2};
   bad.y = {1};
-  PlotStatus s = renderLossPlot(bad, {}, PlotOptions{}, img);
-  EXPECT_EQ(s.error, "train series has 2 x values but 1 y values");
+  Status s = renderLossPlot(bad, {}, PlotOptions{}, img);
+  EXPECT_EQ(s.message(), "train series has 2 x values but 1 y values");
   s = renderLossPlot(descending(3), bad, PlotOptions{}, img);
-  EXPECT_EQ(s.error, "val series has 2 x values but 1 y values");
+  EXPECT_EQ(s.message(), "val series has 2 x values but 1 y values");
   PlotSeries nan;
   nan.x = {1, 2};
   nan.y = {NAN, INFINITY};
   s = renderLossPlot(nan, {}, PlotOptions{}, img);
-  EXPECT_EQ(s.error, "nothing to plot: no finite train loss value");
+  EXPECT_EQ(s.message(), "nothing to plot: no finite train loss value");
   s = renderLossPlot(descending(3), {}, PlotOptions{100, 100}, img);
-  EXPECT_EQ(s.error, "plot size 100x100 is below 200x150");
+  EXPECT_EQ(s.message(), "plot size 100x100 is below 200x150");
   // One point, a flat line, NaNs in the middle, the smallest size: all draw.
   PlotSeries one;
   one.x = {5};
@@ -318,8 +318,8 @@ TEST(Plot, WritesAValidPng) {
   val.x = {0, 500, 1000};
   val.y = {5.6, 2.3, 1.9};
   PlotOptions opt{640, 400};
-  PlotStatus s = writeLossPlot(p, train, val, opt);
-  ASSERT_TRUE(s) << s.error;
+  Status s = writeLossPlot(p, train, val, opt);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(dir.files(), (std::vector<std::string>{"loss.png"})) << "no temporary left";
 
   std::vector<uint8_t> bytes = readBytes(p);
@@ -359,14 +359,14 @@ TEST(Plot, WritesAValidPng) {
   EXPECT_NE(readBytes(p), bytes);
   std::string nowhere = dir.file("no/such/dir/loss.png");
   s = writeLossPlot(nowhere, train);
-  EXPECT_EQ(s.error.rfind(nowhere + ": cannot create a temporary file", 0), 0u) << s.error;
+  EXPECT_EQ(s.message().rfind(nowhere + ": cannot create a temporary file", 0), 0u) << s.message();
   s = writeLossPlot(p, PlotSeries{});
-  EXPECT_EQ(s.error, p + ": nothing to plot: no finite train loss value");
+  EXPECT_EQ(s.message(), p + ": nothing to plot: no finite train loss value");
 }
 #else
 TEST(Plot, WithoutLibpngWritingFails) {
   EXPECT_FALSE(plotSupportsPng());
-  PlotStatus s = writeLossPlot("/tmp/x.png", descending(10));
+  Status s = writeLossPlot("/tmp/x.png", descending(10));
   EXPECT_EQ(s.error, "/tmp/x.png: built without libpng");
 }
 #endif

@@ -33,9 +33,9 @@ constexpr int64_t kSum = int64_t(Reduction::Sum), kMax = int64_t(Reduction::Max)
 /// group "dp"; the error, or "" when installed.
 std::string installWorldAsDp(int rank, int n, int port, double timeout = 20) {
   std::unique_ptr<Communicator> world;
-  DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+  Status s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
   if (!s)
-    return s.error;
+    return s.message();
   std::vector<std::unique_ptr<Communicator>> groups;
   groups.push_back(std::move(world));
   installGroups(std::move(groups), {"dp"});
@@ -142,12 +142,12 @@ TEST(DistAbi, InstalledGroups) {
   const int n = 2, port = freePort();
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     std::vector<std::unique_ptr<Communicator>> groups;
     if (!(s = splitGroups(*world, {{"dp", 2}}, groups)))
-      return s.error;
+      return s.message();
     groups.insert(groups.begin(), std::move(world));
     installGroups(std::move(groups), {"", "data"});
     if (installedGroupCount() != 2)

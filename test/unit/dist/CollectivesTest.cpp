@@ -99,10 +99,10 @@ std::vector<ReduceCase> reduceCases() {
 template <typename T>
 std::string runReduce(Communicator &c, const ReduceCase &k, std::string &payload) {
   std::vector<T> in = inputs<T>(c.rank(), k.count), out(in.size());
-  DistStatus s = k.inPlace ? c.allReduce(in.data(), in.data(), k.count, k.type, k.op)
+  Status s = k.inPlace ? c.allReduce(in.data(), in.data(), k.count, k.type, k.op)
                            : c.allReduce(in.data(), out.data(), k.count, k.type, k.op);
   append(payload, k.inPlace ? in : out);
-  return s ? "" : s.error;
+  return s ? "" : s.message();
 }
 
 template <typename T>
@@ -120,9 +120,9 @@ TEST_P(DistAllReduce, EveryTypeAndReductionInRankOrder) {
   const int n = GetParam(), port = freePort();
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     if (world->rank() != rank || world->size() != n || std::string(world->backend()) != "gloo")
       return "wrong world identity";
     for (const ReduceCase &k : reduceCases()) {
@@ -151,10 +151,10 @@ TEST_P(DistAllReduce, EveryTypeAndReductionInRankOrder) {
     // the group: the next collective still works.
     std::vector<int32_t> v(4);
     s = world->allReduce(v.data(), v.data(), 4, ElementType::I32, Reduction::Mean);
-    if (s.error != "all_reduce on group 'world' (" + std::to_string(n) +
+    if (s.message() != "all_reduce on group 'world' (" + std::to_string(n) +
                        " ranks) failed: mean of i32 is not supported (an integer mean would "
                        "truncate; use sum)")
-      return "unexpected: " + s.error;
+      return "unexpected: " + s.message();
     return world->barrier() ? "" : "barrier after a rejected call failed";
   });
   for (int r = 0; r < n; ++r) {
@@ -197,40 +197,40 @@ TEST(DistCollectives, GatherScatterBroadcast) {
     if (rank == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     std::vector<float> g(5 * n);
     if (!(s = world->allGather(inputs<float>(rank, 5).data(), g.data(), 5, ElementType::F32)))
-      return s.error;
+      return s.message();
     append(payload, g);
     std::vector<int64_t> gi(3 * n);
     if (!(s = world->allGather(inputs<int64_t>(rank, 3).data(), gi.data(), 3, ElementType::I64)))
-      return s.error;
+      return s.message();
     append(payload, gi);
     std::vector<float> rsf(7);
     if (!(s = world->reduceScatter(inputs<float>(rank, 7 * n).data(), rsf.data(), 7,
                                    ElementType::F32, Reduction::Sum)))
-      return s.error;
+      return s.message();
     append(payload, rsf);
     std::vector<double> rsd(7);
     if (!(s = world->reduceScatter(inputs<double>(rank, 7 * n).data(), rsd.data(), 7,
                                    ElementType::F64, Reduction::Mean)))
-      return s.error;
+      return s.message();
     append(payload, rsd);
     std::vector<int64_t> rsi(7);
     if (!(s = world->reduceScatter(inputs<int64_t>(rank, 7 * n).data(), rsi.data(), 7,
                                    ElementType::I64, Reduction::Max)))
-      return s.error;
+      return s.message();
     append(payload, rsi);
     // Broadcast from rank 2, out of place, then in place from rank 1.
     std::vector<double> b = inputs<double>(rank, 10), bo(10);
     if (!(s = world->broadcast(b.data(), bo.data(), 10, ElementType::F64, 2)))
-      return s.error;
+      return s.message();
     append(payload, bo);
     std::vector<int32_t> bi = inputs<int32_t>(rank, 6);
     if (!(s = world->broadcast(bi.data(), bi.data(), 6, ElementType::I32, 1)))
-      return s.error;
+      return s.message();
     append(payload, bi);
     return "";
   });
@@ -268,32 +268,32 @@ TEST(DistCollectives, SendRecvRing) {
   const int n = 4, port = freePort();
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     int next = (rank + 1) % n, prev = (rank + n - 1) % n;
     std::vector<float> a = inputs<float>(rank, 9), b = inputs<float>(rank, 4, 100);
     std::vector<float> ga(9), gb(4);
     auto sendBoth = [&] {
-      DistStatus t = world->send(a.data(), 9, ElementType::F32, next);
+      Status t = world->send(a.data(), 9, ElementType::F32, next);
       return t ? world->send(b.data(), 4, ElementType::F32, next) : t;
     };
     auto recvBoth = [&] {
-      DistStatus t = world->recv(ga.data(), 9, ElementType::F32, prev);
+      Status t = world->recv(ga.data(), 9, ElementType::F32, prev);
       return t ? world->recv(gb.data(), 4, ElementType::F32, prev) : t;
     };
     if (rank % 2 == 0) {
       if (!(s = sendBoth()) || !(s = recvBoth()))
-        return s.error;
+        return s.message();
     } else if (!(s = recvBoth()) || !(s = sendBoth())) {
-      return s.error;
+      return s.message();
     }
     append(payload, ga);
     append(payload, gb);
     s = world->send(a.data(), 1, ElementType::F32, rank);
-    if (s.error != "send on group 'world' (4 ranks) failed: peer " + std::to_string(rank) +
+    if (s.message() != "send on group 'world' (4 ranks) failed: peer " + std::to_string(rank) +
                        " is this rank itself")
-      return "unexpected: " + s.error;
+      return "unexpected: " + s.message();
     return "";
   });
   for (int r = 0; r < n; ++r) {
@@ -315,13 +315,13 @@ TEST(DistCollectives, Barrier) {
   };
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(100 * rank));
     std::vector<double> t = {now()};
     if (!(s = world->barrier()))
-      return s.error;
+      return s.message();
     t.push_back(now());
     append(payload, t);
     return "";
@@ -344,20 +344,20 @@ TEST(DistCollectives, GridGroups) {
   const int n = 4, port = freePort();
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
-      return s.error;
+      return s.message();
     std::vector<std::unique_ptr<Communicator>> groups, more;
     if (!(s = splitGroups(*world, {{"dp", 2}, {"tp", 2}}, groups)))
-      return s.error;
+      return s.message();
     if (!(s = splitGroups(*world, {{"all", 4}, {"one", 1}}, more)))
-      return s.error;
+      return s.message();
     std::vector<int64_t> out;
     for (auto *list : {&groups, &more})
       for (auto &g : *list) {
         int64_t mine = rank, sum = 0;
         if (!(s = g->allReduce(&mine, &sum, 1, ElementType::I64, Reduction::Sum)))
-          return s.error;
+          return s.message();
         out.insert(out.end(), {g->rank(), g->size(), sum});
         payload += g->name() + ":" + g->backend() + ";";
       }

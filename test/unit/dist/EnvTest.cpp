@@ -20,7 +20,7 @@ using namespace lcc::dist;
 
 namespace {
 
-DistStatus parse(const std::map<std::string, std::string> &vars, DistEnv &env) {
+Status parse(const std::map<std::string, std::string> &vars, DistEnv &env) {
   return distEnvFromLookup(
       [&](const char *name) -> const char * {
         auto it = vars.find(name);
@@ -104,8 +104,8 @@ TEST(DistEnv, GoodVariableSets) {
   };
   for (const Case &c : cases) {
     DistEnv env;
-    DistStatus s = parse(c.vars, env);
-    ASSERT_TRUE(s) << s.error;
+    Status s = parse(c.vars, env);
+    ASSERT_TRUE(s) << s.message();
     EXPECT_EQ(env.rank, c.rank);
     EXPECT_EQ(env.worldSize, c.world);
     EXPECT_EQ(env.localRank, c.local);
@@ -164,9 +164,9 @@ TEST(DistEnv, BadVariableSetsNameTheVariable) {
   };
   for (const auto &[vars, message] : cases) {
     DistEnv env;
-    DistStatus s = parse(vars, env);
+    Status s = parse(vars, env);
     EXPECT_FALSE(s) << message;
-    EXPECT_EQ(s.error, message);
+    EXPECT_EQ(s.message(), message);
   }
 }
 
@@ -185,8 +185,8 @@ TEST(DistGrid, RowMajorMembers) {
 
 TEST(DistLocal, OneRankGroupsCopy) {
   std::unique_ptr<Communicator> world;
-  DistStatus s = createWorld(DistEnv(), "gloo", world);
-  ASSERT_TRUE(s) << s.error;
+  Status s = createWorld(DistEnv(), "gloo", world);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(world->size(), 1);
   EXPECT_STREQ(world->backend(), "local");
   std::vector<float> in = {1.5f, -2, 3}, out(3);
@@ -203,45 +203,45 @@ TEST(DistLocal, OneRankGroupsCopy) {
   ASSERT_TRUE(world->recv(got.data(), 2, ElementType::I64, 0));
   EXPECT_EQ(got, a);
   s = world->recv(got.data(), 2, ElementType::I64, 0);
-  EXPECT_EQ(s.error, "recv on group 'world' (1 rank) failed: the matching send has 8 bytes, the "
+  EXPECT_EQ(s.message(), "recv on group 'world' (1 rank) failed: the matching send has 8 bytes, the "
                      "receive expects 16");
   s = world->recv(got.data(), 1, ElementType::I64, 0);
-  EXPECT_EQ(s.error, "recv on group 'world' (1 rank) failed: no matching send (a 1-rank group "
+  EXPECT_EQ(s.message(), "recv on group 'world' (1 rank) failed: no matching send (a 1-rank group "
                      "receives only what it sent itself, and nothing was sent)");
   ASSERT_TRUE(world->barrier());
 
   std::vector<std::unique_ptr<Communicator>> groups;
   s = splitGroups(*world, {{"dp", 1}, {"tp", 1}}, groups);
-  ASSERT_TRUE(s) << s.error;
+  ASSERT_TRUE(s) << s.message();
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[1]->name(), "tp");
   s = splitGroups(*world, {{"dp", 2}}, groups);
-  EXPECT_EQ(s.error, "process grid dp=2 has 2 ranks but the world has 1");
+  EXPECT_EQ(s.message(), "process grid dp=2 has 2 ranks but the world has 1");
   s = splitGroups(*world, {{"dp", 1}, {"dp", 1}}, groups);
-  EXPECT_EQ(s.error, "process group 'dp' is listed twice");
+  EXPECT_EQ(s.message(), "process group 'dp' is listed twice");
 }
 
 TEST(DistLocal, ArgumentChecks) {
   std::unique_ptr<Communicator> c = makeLocalCommunicator("dp", 0);
   std::vector<int32_t> v(8);
   std::vector<float> f(8);
-  EXPECT_EQ(c->allReduce(v.data(), v.data(), 8, ElementType::I32, Reduction::Mean).error,
+  EXPECT_EQ(c->allReduce(v.data(), v.data(), 8, ElementType::I32, Reduction::Mean).message(),
             "all_reduce on group 'dp' (1 rank) failed: mean of i32 is not supported (an integer "
             "mean would truncate; use sum)");
-  EXPECT_EQ(c->allReduce(v.data(), v.data(), 8, ElementType::I1, Reduction::Sum).error,
+  EXPECT_EQ(c->allReduce(v.data(), v.data(), 8, ElementType::I1, Reduction::Sum).message(),
             "all_reduce on group 'dp' (1 rank) failed: sum of i1 is not supported (use max for "
             "or, min for and)");
-  EXPECT_EQ(c->allReduce(f.data(), f.data(), -1, ElementType::F32, Reduction::Sum).error,
+  EXPECT_EQ(c->allReduce(f.data(), f.data(), -1, ElementType::F32, Reduction::Sum).message(),
             "all_reduce on group 'dp' (1 rank) failed: count -1 is negative");
-  EXPECT_EQ(c->allReduce(f.data(), f.data(), 1, ElementType(9), Reduction::Sum).error,
+  EXPECT_EQ(c->allReduce(f.data(), f.data(), 1, ElementType(9), Reduction::Sum).message(),
             "all_reduce on group 'dp' (1 rank) failed: unknown element type 9");
-  EXPECT_EQ(c->allGather(f.data(), f.data() + 2, 4, ElementType::F32).error,
+  EXPECT_EQ(c->allGather(f.data(), f.data() + 2, 4, ElementType::F32).message(),
             "all_gather on group 'dp' (1 rank) failed: the input and output buffers overlap");
-  EXPECT_EQ(c->broadcast(f.data(), f.data(), 4, ElementType::F32, 1).error,
+  EXPECT_EQ(c->broadcast(f.data(), f.data(), 4, ElementType::F32, 1).message(),
             "broadcast on group 'dp' (1 rank) failed: root 1 is not a rank of the group (0..0)");
-  EXPECT_EQ(c->send(f.data(), 4, ElementType::F32, -1).error,
+  EXPECT_EQ(c->send(f.data(), 4, ElementType::F32, -1).message(),
             "send on group 'dp' (1 rank) failed: peer -1 is not a rank of the group (0..0)");
-  EXPECT_EQ(c->allReduce(nullptr, f.data(), 4, ElementType::F32, Reduction::Max).error,
+  EXPECT_EQ(c->allReduce(nullptr, f.data(), 4, ElementType::F32, Reduction::Max).message(),
             "all_reduce on group 'dp' (1 rank) failed: null buffer");
   // Zero elements need no buffers.
   EXPECT_TRUE(c->allReduce(nullptr, nullptr, 0, ElementType::F32, Reduction::Sum));
@@ -249,25 +249,25 @@ TEST(DistLocal, ArgumentChecks) {
 
 TEST(DistFactory, Errors) {
   std::unique_ptr<Communicator> world;
-  EXPECT_EQ(createWorld(DistEnv(), "mpi", world).error,
+  EXPECT_EQ(createWorld(DistEnv(), "mpi", world).message(),
             "unknown distributed backend 'mpi' (expected gloo or nccl)");
   DistEnv two;
   two.worldSize = 2;
-  EXPECT_EQ(createWorld(two, "gloo", world).error,
+  EXPECT_EQ(createWorld(two, "gloo", world).message(),
             "a world of 2 ranks needs MASTER_ADDR and MASTER_PORT (1..65535)");
 }
 
 // Here (no GPU) the nccl backend must fail cleanly, whichever way it was built.
 TEST(DistFactory, NcclWithoutGpuIsAClearError) {
   std::unique_ptr<Communicator> world;
-  DistStatus s = createWorld(DistEnv(), "nccl", world);
+  Status s = createWorld(DistEnv(), "nccl", world);
   if (s)
     GTEST_SKIP() << "a CUDA device is present";
   if (haveNccl())
-    EXPECT_EQ(s.error.rfind("the nccl backend needs a CUDA device, and none is usable: ", 0), 0u)
-        << s.error;
+    EXPECT_EQ(s.message().rfind("the nccl backend needs a CUDA device, and none is usable: ", 0), 0u)
+        << s.message();
   else
-    EXPECT_EQ(s.error, "the nccl backend is not available: built without NCCL");
+    EXPECT_EQ(s.message(), "the nccl backend is not available: built without NCCL");
   EXPECT_FALSE(world);
 }
 
@@ -281,8 +281,8 @@ TEST(DistFactoryDeathTest, MissingNcclLibraryIsAClearError) {
       {
         setenv("LCC_NCCL", "/nonexistent/libnccl.so.2", 1);
         std::unique_ptr<Communicator> world;
-        DistStatus s = createWorld(DistEnv(), "nccl", world);
-        std::fprintf(stderr, "%s\n", s.error.c_str());
+        Status s = createWorld(DistEnv(), "nccl", world);
+        std::fprintf(stderr, "%s\n", s.message().c_str());
         std::exit(s ? 1 : 0);
       },
       testing::ExitedWithCode(0),

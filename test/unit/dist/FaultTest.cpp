@@ -29,9 +29,9 @@ TEST(DistFault, DeadPeerIsAnErrorNotAHang) {
       n,
       [&](int rank, std::string &payload) -> std::string {
         std::unique_ptr<Communicator> world;
-        DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+        Status s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
         if (!s)
-          return "setup: " + s.error;
+          return "setup: " + s.message();
         if (rank == 2)
           ::_exit(0);
         auto t0 = std::chrono::steady_clock::now();
@@ -42,10 +42,10 @@ TEST(DistFault, DeadPeerIsAnErrorNotAHang) {
         if (s)
           return "the all-reduce succeeded without rank 2";
         // Broken from now on, with the first cause.
-        DistStatus again = world->barrier();
-        if (again.error.find("the group failed earlier") == std::string::npos)
-          return "after the failure: " + again.error;
-        return s.error;
+        Status again = world->barrier();
+        if (again.message().find("the group failed earlier") == std::string::npos)
+          return "after the failure: " + again.message();
+        return s.message();
       },
       timeout + 10);
   EXPECT_EQ(results[2].exitCode, 0);
@@ -79,9 +79,9 @@ TEST(DistFault, StalledPeerTimesOut) {
       n,
       [&](int rank, std::string &payload) -> std::string {
         std::unique_ptr<Communicator> world;
-        DistStatus s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+        Status s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
         if (!s)
-          return "setup: " + s.error;
+          return "setup: " + s.message();
         if (rank == 2) {
           std::this_thread::sleep_for(std::chrono::milliseconds(2500));
           ::_exit(0);
@@ -91,7 +91,7 @@ TEST(DistFault, StalledPeerTimesOut) {
         s = world->allReduce(v.data(), v.data(), 10, ElementType::F64, Reduction::Sum);
         payload = std::to_string(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        return s ? "the all-reduce succeeded without rank 2" : s.error;
+        return s ? "the all-reduce succeeded without rank 2" : s.message();
       },
       timeout + 10);
   int timedOut = 0;
@@ -113,8 +113,8 @@ TEST(DistFault, MissingRankFailsRendezvous) {
   const int port = freePort();
   auto results = runRanks(1, [&](int, std::string &) -> std::string {
     std::unique_ptr<Communicator> world;
-    DistStatus s = createWorld(loopbackEnv(0, 2, port, 0.5), "gloo", world);
-    return s ? "rendezvous succeeded alone" : s.error;
+    Status s = createWorld(loopbackEnv(0, 2, port, 0.5), "gloo", world);
+    return s ? "rendezvous succeeded alone" : s.message();
   });
   EXPECT_EQ(results[0].exitCode, 1);
   EXPECT_EQ(results[0].error,

@@ -22,8 +22,8 @@ std::vector<char> bytes(const std::string &s) { return std::vector<char>(s.begin
 
 TEST(DistStore, SetGetAddWait) {
   std::unique_ptr<TcpStore> server, client;
-  DistStatus s = TcpStore::create("127.0.0.1", 0, true, 5, server);
-  ASSERT_TRUE(s) << s.error;
+  Status s = TcpStore::create("127.0.0.1", 0, true, 5, server);
+  ASSERT_TRUE(s) << s.message();
   ASSERT_GT(server->port(), 0);
   ASSERT_TRUE(TcpStore::create("localhost", server->port(), false, 5, client));
   ASSERT_TRUE(client->set("a", bytes("hello")));
@@ -63,14 +63,14 @@ TEST(DistStore, TimeoutsAreErrorsNamingTheKey) {
   std::string where = "the rendezvous store at 127.0.0.1:" + std::to_string(store->port());
   std::vector<char> value;
   auto t0 = std::chrono::steady_clock::now();
-  DistStatus s = store->get("missing", value);
+  Status s = store->get("missing", value);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(s.error, "timed out after 0.3 s waiting for key 'missing' in " + where);
+  EXPECT_EQ(s.message(), "timed out after 0.3 s waiting for key 'missing' in " + where);
   EXPECT_GE(took, 0.29);
   EXPECT_LT(took, 2.0);
   ASSERT_TRUE(store->set("here", {}));
   s = store->wait({"here", "x", "y"}, 0.2);
-  EXPECT_EQ(s.error, "timed out after 0.2 s waiting for keys 'here', 'x', 'y' in " + where);
+  EXPECT_EQ(s.message(), "timed out after 0.2 s waiting for keys 'here', 'x', 'y' in " + where);
   // The connection is still good after a timeout.
   EXPECT_TRUE(store->get("here", value));
 }
@@ -79,16 +79,16 @@ TEST(DistStore, PortInUseAndNoServer) {
   std::unique_ptr<TcpStore> first, second;
   ASSERT_TRUE(TcpStore::create("127.0.0.1", 0, true, 1, first));
   int port = first->port();
-  DistStatus s = TcpStore::create("127.0.0.1", port, true, 1, second);
-  EXPECT_EQ(s.error, "cannot serve the rendezvous store on port " + std::to_string(port) +
+  Status s = TcpStore::create("127.0.0.1", port, true, 1, second);
+  EXPECT_EQ(s.message(), "cannot serve the rendezvous store on port " + std::to_string(port) +
                          ": port in use (another job or a stale process holds MASTER_PORT)");
   first.reset(); // the server stops and frees the port
   s = TcpStore::create("127.0.0.1", port, false, 0.3, second);
-  EXPECT_EQ(s.error, "cannot reach the rendezvous store at 127.0.0.1:" + std::to_string(port) +
+  EXPECT_EQ(s.message(), "cannot reach the rendezvous store at 127.0.0.1:" + std::to_string(port) +
                          " within 0.3 s: Connection refused (is rank 0 running? "
                          "MASTER_ADDR/MASTER_PORT)");
   s = TcpStore::create("no-such-host.invalid", port, false, 0.1, second);
-  EXPECT_NE(s.error.find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << s.error;
+  EXPECT_NE(s.message().find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << s.message();
 }
 
 TEST(DistStore, ServerOutlivesItsClientsAndStopsWithClientsConnected) {
@@ -104,8 +104,8 @@ TEST(DistStore, ServerOutlivesItsClientsAndStopsWithClientsConnected) {
   ASSERT_TRUE(TcpStore::create("127.0.0.1", server->port(), false, 2, stays));
   server.reset(); // joins the server thread although a client is connected
   std::vector<char> value;
-  DistStatus s = stays->get("k0", value);
-  EXPECT_NE(s.error.find("closed the connection"), std::string::npos) << s.error;
+  Status s = stays->get("k0", value);
+  EXPECT_NE(s.message().find("closed the connection"), std::string::npos) << s.message();
 }
 
 // Three processes: rank 0 serves late, the others retry; add() counts
@@ -116,18 +116,18 @@ TEST(DistStore, RendezvousAcrossProcesses) {
     if (rank == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     std::unique_ptr<TcpStore> store;
-    DistStatus s = TcpStore::create("127.0.0.1", port, rank == 0, 10, store);
+    Status s = TcpStore::create("127.0.0.1", port, rank == 0, 10, store);
     if (!s)
-      return s.error;
+      return s.message();
     if (!(s = store->set("rank" + std::to_string(rank), bytes(std::to_string(rank * 10)))))
-      return s.error;
+      return s.message();
     int64_t arrived = 0;
     if (!(s = store->add("arrived", 1, arrived)))
-      return s.error;
+      return s.message();
     std::vector<char> value;
     for (int r = 0; r < n; ++r) {
       if (!(s = store->get("rank" + std::to_string(r), value)))
-        return s.error;
+        return s.message();
       payload += std::string(value.begin(), value.end()) + ",";
     }
     // A barrier on counters: everyone arrives ("done"), then rank 0 (the
@@ -136,7 +136,7 @@ TEST(DistStore, RendezvousAcrossProcesses) {
       int64_t v = 0;
       for (int tries = 0; tries < 5000; ++tries) {
         if (!(s = store->add(key, 0, v)))
-          return s.error;
+          return s.message();
         if (v == want)
           return "";
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -144,13 +144,13 @@ TEST(DistStore, RendezvousAcrossProcesses) {
       return std::string(key) + " stuck at " + std::to_string(v);
     };
     if (!(s = store->add("done", 1, arrived)))
-      return s.error;
+      return s.message();
     std::string e = until("done", n);
     if (!e.empty())
       return e;
     if (rank == 0)
       return until("left", n - 1);
-    return (s = store->add("left", 1, arrived)) ? "" : s.error;
+    return (s = store->add("left", 1, arrived)) ? "" : s.message();
   });
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(results[size_t(r)].exitCode, 0) << "rank " << r << ": " << results[size_t(r)].error;

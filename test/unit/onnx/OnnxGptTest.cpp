@@ -48,8 +48,8 @@ const SafetensorsFile &reference() {
   auto it = files.find(family);
   if (it == files.end()) {
     SafetensorsFile f;
-    SafetensorsStatus st = readSafetensors(kDir + family + "_ref.safetensors", f);
-    EXPECT_TRUE(st.ok) << st.error;
+    Status st = readSafetensors(kDir + family + "_ref.safetensors", f);
+    EXPECT_TRUE(st.ok()) << st.message();
     it = files.emplace(family, std::move(f)).first;
   }
   return it->second;

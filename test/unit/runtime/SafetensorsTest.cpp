@@ -41,9 +41,9 @@ std::vector<uint8_t> floatBytes(const std::vector<float> &v) {
 
 std::string parseError(const std::vector<uint8_t> &bytes) {
   SafetensorsFile file;
-  SafetensorsStatus s = parseSafetensors(bytes.data(), bytes.size(), file);
+  Status s = parseSafetensors(bytes.data(), bytes.size(), file);
   EXPECT_TRUE(file.tensors.empty()) << "a failed parse leaves the output empty";
-  return s ? std::string("<ok>") : s.error;
+  return s ? std::string("<ok>") : s.message();
 }
 
 
@@ -66,13 +66,13 @@ TEST(Safetensors, RoundTripThroughAFile) {
   TempDir dir;
   SafetensorsFile in = sampleFile();
   std::string path = dir.path + "/model.safetensors";
-  SafetensorsStatus w = writeSafetensors(path, in);
-  ASSERT_TRUE(w) << w.error;
+  Status w = writeSafetensors(path, in);
+  ASSERT_TRUE(w) << w.message();
   // Atomic write: only the target remains, no temporary beside it.
   EXPECT_EQ(dir.files(), std::vector<std::string>{"model.safetensors"});
   SafetensorsFile out;
-  SafetensorsStatus r = readSafetensors(path, out);
-  ASSERT_TRUE(r) << r.error;
+  Status r = readSafetensors(path, out);
+  ASSERT_TRUE(r) << r.message();
   EXPECT_EQ(out.metadata, in.metadata);
   ASSERT_EQ(out.tensors.size(), in.tensors.size());
   for (const auto &[name, t] : in.tensors) {
@@ -121,8 +121,8 @@ TEST(Safetensors, ReadsTheReferenceLayout) {
   data.insert(data.end(), y.begin(), y.end());
   SafetensorsFile f;
   std::vector<uint8_t> bytes = makeFile(header, data);
-  SafetensorsStatus s = parseSafetensors(bytes.data(), bytes.size(), f);
-  ASSERT_TRUE(s) << s.error;
+  Status s = parseSafetensors(bytes.data(), bytes.size(), f);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(f.metadata.at("format"), "pt");
   EXPECT_EQ(f.tensors.at("x"), HostTensor::fromVector<double>({1}, {-0.125}));
   EXPECT_EQ(f.tensors.at("y"), HostTensor::fromVector<float>({2, 1}, {3.f, 4.f}));
@@ -131,7 +131,7 @@ TEST(Safetensors, ReadsTheReferenceLayout) {
                        "\"data_offsets\" : [ 0 , 8 ] } }\r\n";
   bytes = makeFile(spaced, floatBytes({1.f, 2.f}));
   s = parseSafetensors(bytes.data(), bytes.size(), f);
-  ASSERT_TRUE(s) << s.error;
+  ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(f.tensors.count("w\xc3\xa9"));
   // The empty file of the format.
   bytes = makeFile("{}");
@@ -142,13 +142,13 @@ TEST(Safetensors, ReadsTheReferenceLayout) {
 TEST(Safetensors, ReadsFilesWrittenByPython) {
   std::string dir = std::string(LCC_SOURCE_DIR) + "/test/fixtures/torch/";
   SafetensorsFile batch, weights;
-  SafetensorsStatus s = readSafetensors(dir + "batch.safetensors", batch);
-  ASSERT_TRUE(s) << s.error;
+  Status s = readSafetensors(dir + "batch.safetensors", batch);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(batch.tensors.at("tokens").elementType(), ElementType::I32);
   EXPECT_EQ(batch.tensors.at("tokens").shape(), (std::vector<int64_t>{2, 16}));
   EXPECT_EQ(batch.metadata.count("torch"), 1u);
   s = readSafetensors(dir + "weights.safetensors", weights);
-  ASSERT_TRUE(s) << s.error;
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(weights.tensors.size(), 28u);
   EXPECT_EQ(weights.tensors.at("h.1.mlp.c_fc.weight").shape(), (std::vector<int64_t>{24, 96}));
   EXPECT_EQ(weights.tensors.at("ln_f.bias").elementType(), ElementType::F32);
@@ -232,10 +232,10 @@ TEST(Safetensors, MalformedFiles) {
 
 TEST(Safetensors, FileErrorsNameThePath) {
   SafetensorsFile f;
-  SafetensorsStatus s = readSafetensors("/nonexistent/x.safetensors", f);
-  EXPECT_EQ(s.error, "/nonexistent/x.safetensors: cannot open: No such file or directory");
+  Status s = readSafetensors("/nonexistent/x.safetensors", f);
+  EXPECT_EQ(s.message(), "/nonexistent/x.safetensors: cannot open: No such file or directory");
   s = writeSafetensors("/nonexistent/x.safetensors", sampleFile());
-  EXPECT_EQ(s.error,
+  EXPECT_EQ(s.message(),
             "/nonexistent/x.safetensors: cannot create a temporary file: No such file or directory");
   TempDir dir;
   std::string path = dir.path + "/bad.safetensors";
@@ -243,7 +243,7 @@ TEST(Safetensors, FileErrorsNameThePath) {
   std::fputs("abc", out);
   std::fclose(out);
   s = readSafetensors(path, f);
-  EXPECT_EQ(s.error, path + ": file is 3 bytes, too short for the 8-byte header length");
+  EXPECT_EQ(s.message(), path + ": file is 3 bytes, too short for the 8-byte header length");
 }
 
 // Every prefix of a valid file and many random corruptions must parse or fail
@@ -263,9 +263,9 @@ TEST(Safetensors, TruncationsAndBitFlipsNeverCrash) {
     for (int k = 0; k < flips; ++k)
       b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
     SafetensorsFile f;
-    SafetensorsStatus s = parseSafetensors(b.data(), b.size(), f);
+    Status s = parseSafetensors(b.data(), b.size(), f);
     if (!s)
-      EXPECT_FALSE(s.error.empty());
+      EXPECT_FALSE(s.message().empty());
   }
 }
 

@@ -101,8 +101,8 @@ std::vector<Spec> sampleSpecs() {
 std::vector<uint8_t> sampleFile(const std::vector<Spec> &specs = sampleSpecs()) {
   TrainBinWriter w;
   for (const Spec &s : specs) {
-    TrainBinStatus st = w.addSection(s.name, s.target, s.rank, s.bytes);
-    EXPECT_TRUE(st) << st.error;
+    Status st = w.addSection(s.name, s.target, s.rank, s.bytes);
+    EXPECT_TRUE(st) << st.message();
   }
   std::vector<uint8_t> out;
   EXPECT_TRUE(w.serialize(out));
@@ -111,10 +111,10 @@ std::vector<uint8_t> sampleFile(const std::vector<Spec> &specs = sampleSpecs()) 
 
 std::string parseError(const std::vector<uint8_t> &b) {
   TrainBin tb;
-  TrainBinStatus s = TrainBin::parse(b.data(), b.size(), tb);
+  Status s = TrainBin::parse(b.data(), b.size(), tb);
   if (!s)
     EXPECT_TRUE(tb.sections().empty() && tb.fileData() == nullptr) << "failure leaves it empty";
-  return s ? std::string("<ok>") : s.error;
+  return s ? std::string("<ok>") : s.message();
 }
 
 std::string text(TrainBinBytes b) {
@@ -170,8 +170,8 @@ TEST(TrainBin, RoundTripInMemory) {
   std::vector<Spec> specs = sampleSpecs();
   std::vector<uint8_t> bytes = sampleFile(specs);
   TrainBin tb;
-  TrainBinStatus s = TrainBin::parse(bytes.data(), bytes.size(), tb);
-  ASSERT_TRUE(s) << s.error;
+  Status s = TrainBin::parse(bytes.data(), bytes.size(), tb);
+  ASSERT_TRUE(s) << s.message();
   expectSections(tb, specs);
   EXPECT_EQ(tb.fileSize(), bytes.size());
   EXPECT_EQ(tb.flags(), 0u);
@@ -196,15 +196,15 @@ TEST(TrainBin, RoundTripThroughAFile) {
   for (const Spec &s : specs)
     ASSERT_TRUE(w.addSection(s.name, s.target, s.rank, s.bytes.data(), s.bytes.size()));
   std::string path = dir.path + "/train.bin";
-  TrainBinStatus s = w.write(path);
-  ASSERT_TRUE(s) << s.error;
+  Status s = w.write(path);
+  ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(dir.files(), std::vector<std::string>{"train.bin"});
   std::vector<uint8_t> expected;
   ASSERT_TRUE(w.serialize(expected));
   EXPECT_EQ(readAll(path), expected) << "write() and serialize() give the same bytes";
   TrainBin tb;
   s = TrainBin::open(path, tb);
-  ASSERT_TRUE(s) << s.error;
+  ASSERT_TRUE(s) << s.message();
   expectSections(tb, specs); // pointers into the mapping are 64-aligned
   // The usual permissions (0666 less the umask), not mkstemp's 0600.
   mode_t mask = ::umask(0);
@@ -294,30 +294,30 @@ TEST(TrainBin, LookupPreferences) {
 TEST(TrainBin, WriterErrors) {
   TrainBinWriter w;
   ASSERT_TRUE(w.addSection("plan", "cpu-x86_64", -1, {1}));
-  EXPECT_EQ(w.addSection("plan", "cpu-x86_64", -1, {2}).error,
+  EXPECT_EQ(w.addSection("plan", "cpu-x86_64", -1, {2}).message(),
             "duplicate section 'plan' (cpu-x86_64, rank -1)");
   EXPECT_TRUE(w.addSection("plan", "cpu-x86_64", 0, {2})) << "another rank is another section";
   EXPECT_TRUE(w.addSection("plan", "any", -1, {3})) << "another target is another section";
-  EXPECT_EQ(w.addSection("", "any", -1, {}).error, "bad section name (empty)");
-  EXPECT_EQ(w.addSection(std::string(33, 'n'), "any", -1, {}).error,
+  EXPECT_EQ(w.addSection("", "any", -1, {}).message(), "bad section name (empty)");
+  EXPECT_EQ(w.addSection(std::string(33, 'n'), "any", -1, {}).message(),
             "bad section name (longer than 32 bytes)");
   EXPECT_TRUE(w.addSection(std::string(32, 'n'), "any", -1, {}));
-  EXPECT_EQ(w.addSection("a\nb", "any", -1, {}).error,
+  EXPECT_EQ(w.addSection("a\nb", "any", -1, {}).message(),
             "bad section name (contains a control character)");
-  EXPECT_EQ(w.addSection(std::string("a\0b", 3), "any", -1, {}).error,
+  EXPECT_EQ(w.addSection(std::string("a\0b", 3), "any", -1, {}).message(),
             "bad section name (contains a control character)");
-  EXPECT_EQ(w.addSection("\xc2\x85", "any", -1, {}).error,
+  EXPECT_EQ(w.addSection("\xc2\x85", "any", -1, {}).message(),
             "bad section name (contains a control character)"); // U+0085, C1
-  EXPECT_EQ(w.addSection("\xff", "any", -1, {}).error, "bad section name (not valid UTF-8)");
-  EXPECT_EQ(w.addSection("\xc3", "any", -1, {}).error, "bad section name (not valid UTF-8)");
-  EXPECT_EQ(w.addSection("\xc0\xaf", "any", -1, {}).error, "bad section name (not valid UTF-8)");
-  EXPECT_EQ(w.addSection("\xed\xa0\x80", "any", -1, {}).error,
+  EXPECT_EQ(w.addSection("\xff", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
+  EXPECT_EQ(w.addSection("\xc3", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
+  EXPECT_EQ(w.addSection("\xc0\xaf", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
+  EXPECT_EQ(w.addSection("\xed\xa0\x80", "any", -1, {}).message(),
             "bad section name (not valid UTF-8)"); // a surrogate
   EXPECT_TRUE(w.addSection("\xf0\x9f\x98\x80", "any", -1, {}));
-  EXPECT_EQ(w.addSection("code", "", -1, {}).error, "section 'code': bad target (empty)");
-  EXPECT_EQ(w.addSection("code", "any", -2, {}).error,
+  EXPECT_EQ(w.addSection("code", "", -1, {}).message(), "section 'code': bad target (empty)");
+  EXPECT_EQ(w.addSection("code", "any", -2, {}).message(),
             "section 'code' (any, rank -2): bad rank (must be -1 or >= 0)");
-  EXPECT_EQ(w.write("/nonexistent/train.bin").error,
+  EXPECT_EQ(w.write("/nonexistent/train.bin").message(),
             "/nonexistent/train.bin: cannot create a temporary file: No such file or directory");
 }
 
@@ -453,27 +453,27 @@ TEST(TrainBin, StructuralErrors) {
 
 TEST(TrainBin, FileErrorsNameThePath) {
   TrainBin tb;
-  EXPECT_EQ(TrainBin::open("/nonexistent/train.bin", tb).error,
+  EXPECT_EQ(TrainBin::open("/nonexistent/train.bin", tb).message(),
             "/nonexistent/train.bin: cannot open: No such file or directory");
   TempDir dir;
-  EXPECT_EQ(TrainBin::open(dir.path, tb).error, dir.path + ": not a regular file");
+  EXPECT_EQ(TrainBin::open(dir.path, tb).message(), dir.path + ": not a regular file");
   std::string path = dir.path + "/train.bin";
   writeRaw(path, {});
-  EXPECT_EQ(TrainBin::open(path, tb).error, path + ": not a train.bin: the file is empty");
+  EXPECT_EQ(TrainBin::open(path, tb).message(), path + ": not a train.bin: the file is empty");
   std::vector<uint8_t> b = sampleFile();
   b[b.size() - 1] ^= 0x80; // the last payload: 'optimizer été'
   writeRaw(path, b);
-  TrainBinStatus s = TrainBin::open(path, tb);
-  EXPECT_EQ(s.error.rfind(path + ": corrupted: section 'optimizer \xc3\xa9t\xc3\xa9' (any, rank "
+  Status s = TrainBin::open(path, tb);
+  EXPECT_EQ(s.message().rfind(path + ": corrupted: section 'optimizer \xc3\xa9t\xc3\xa9' (any, rank "
                                  "-1) checksum mismatch (stored 0x",
                           0),
             0u)
-      << s.error;
+      << s.message();
   EXPECT_EQ(tb.fileData(), nullptr);
   b = sampleFile();
   put(b, kVersionAt, 4, 7);
   writeRaw(path, b);
-  EXPECT_EQ(TrainBin::open(path, tb).error,
+  EXPECT_EQ(TrainBin::open(path, tb).message(),
             path + ": train.bin format version 7, this lcc-run reads version 1; recompile the "
                    "model with this lcc");
 }
@@ -537,10 +537,10 @@ TEST(TrainBin, FuzzedFilesNeverCrash) {
     }
     reseal(b);
     TrainBin tb;
-    TrainBinStatus s = TrainBin::parse(b.data(), b.size(), tb);
+    Status s = TrainBin::parse(b.data(), b.size(), tb);
     if (!s) {
-      EXPECT_FALSE(s.error.empty());
-      EXPECT_EQ(s.error.find('\n'), std::string::npos);
+      EXPECT_FALSE(s.message().empty());
+      EXPECT_EQ(s.message().find('\n'), std::string::npos);
       continue;
     }
     ++parsed;
@@ -566,13 +566,13 @@ TEST(TrainBin, AtomicOverwrite) {
   std::thread reader([&] {
     while (!done.load()) {
       TrainBin tb;
-      TrainBinStatus s = TrainBin::open(path, tb);
+      Status s = TrainBin::open(path, tb);
       TrainBinBytes plan = tb.find("plan", "any", 0);
       bool ok = s && plan.found() &&
                 ((plan.size == 100000 && plan.data[99999] == 'a') ||
                  (plan.size == 7000 && plan.data[6999] == 'b' && tb.find("code", "any", 0).found()));
       if (!ok && bad.fetch_add(1) == 0)
-        firstBad = s ? "unexpected contents" : s.error;
+        firstBad = s ? "unexpected contents" : s.message();
       reads.fetch_add(1);
     }
   });
@@ -592,8 +592,8 @@ TEST(TrainBin, AtomicOverwrite) {
   std::string sub = dir.path + "/sub";
   ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
   writeRaw(sub + "/keep", {1, 2, 3});
-  TrainBinStatus s = a.write(sub);
-  EXPECT_EQ(s.error.rfind(sub + ": rename failed: ", 0), 0u) << s.error;
+  Status s = a.write(sub);
+  EXPECT_EQ(s.message().rfind(sub + ": rename failed: ", 0), 0u) << s.message();
   std::vector<std::string> files = dir.files();
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files, (std::vector<std::string>{"sub", "train.bin"}));

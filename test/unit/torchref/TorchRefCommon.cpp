@@ -36,8 +36,8 @@ mlir::MLIRContext &context() {
 
 SafetensorsFile loadFixture(const std::string &name) {
   SafetensorsFile f;
-  SafetensorsStatus s = readSafetensors(kDir + name, f);
-  EXPECT_TRUE(s) << s.error;
+  Status s = readSafetensors(kDir + name, f);
+  EXPECT_TRUE(s) << s.message();
   return f;
 }
 
