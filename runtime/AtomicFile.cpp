@@ -38,9 +38,7 @@ std::string tempSuffix() {
 
 } // namespace
 
-bool writeFileAtomically(const std::string &path, const std::vector<FilePiece> &pieces,
-                         std::string &error) {
-  error.clear();
+Status writeFileAtomically(const std::string &path, const std::vector<FilePiece> &pieces) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
 
@@ -54,16 +52,14 @@ bool writeFileAtomically(const std::string &path, const std::vector<FilePiece> &
     if (fd < 0 && errno != EEXIST)
       break;
   }
-  if (fd < 0) {
-    error = path + ": cannot create a temporary file: " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0)
+    return Status::failure(path + ": cannot create a temporary file: " + std::strerror(errno));
   auto fail = [&](const char *what) {
-    error = path + ": " + what + ": " + std::strerror(errno);
+    Status failed = Status::failure(path + ": " + what + ": " + std::strerror(errno));
     if (fd >= 0)
       ::close(fd);
     ::unlink(tmpPath.c_str());
-    return false;
+    return failed;
   };
 
   for (const FilePiece &piece : pieces) {
@@ -97,12 +93,11 @@ bool writeFileAtomically(const std::string &path, const std::vector<FilePiece> &
     ::fsync(dfd);
     ::close(dfd);
   }
-  return true;
+  return {};
 }
 
-bool writeFileAtomically(const std::string &path, const void *data, size_t size,
-                         std::string &error) {
-  return writeFileAtomically(path, std::vector<FilePiece>{{data, size}}, error);
+Status writeFileAtomically(const std::string &path, const void *data, size_t size) {
+  return writeFileAtomically(path, std::vector<FilePiece>{{data, size}});
 }
 
 } // namespace lcc

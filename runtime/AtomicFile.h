@@ -12,6 +12,8 @@
 #ifndef LCC_RUNTIME_ATOMICFILE_H
 #define LCC_RUNTIME_ATOMICFILE_H
 
+#include "runtime/Status.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -30,13 +32,11 @@ struct FilePiece {
 /// one file system), created with mode 0666 less the umask, written, fsynced,
 /// renamed over `path`, then the directory is fsynced so the rename itself is
 /// durable. On failure the temporary is removed, `path` is untouched, and
-/// `error` is set to one line "<path>: <what failed>: <strerror>".
-bool writeFileAtomically(const std::string &path, const std::vector<FilePiece> &pieces,
-                         std::string &error);
+/// the message is one line "<path>: <what failed>: <strerror>".
+Status writeFileAtomically(const std::string &path, const std::vector<FilePiece> &pieces);
 
 /// The same for one buffer.
-bool writeFileAtomically(const std::string &path, const void *data, size_t size,
-                         std::string &error);
+Status writeFileAtomically(const std::string &path, const void *data, size_t size);
 
 } // namespace lcc
 

@@ -73,11 +73,10 @@ void removeCheckpointDir(const std::string &dir) {
   rmdir(dir.c_str());
 }
 
-bool commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep,
-                      std::string &error) {
+Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep) {
   std::string latest = name + "\n";
-  if (!writeFileAtomically(dir + "/latest", latest.data(), latest.size(), error))
-    return false;
+  if (Status st = writeFileAtomically(dir + "/latest", latest.data(), latest.size()); !st)
+    return st;
   // Zero-padded steps sort numerically; files and step directories of the
   // same step sort together, so the newest `keep` of either layout stay.
   std::vector<std::string> all = listDir(dir, [](const std::string &n) {
@@ -91,65 +90,61 @@ bool commitCheckpoint(const std::string &dir, const std::string &name, int64_t k
     else
       unlink((dir + "/" + all[i]).c_str());
   }
-  return true;
+  return {};
 }
 
-bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                    int64_t keep, std::string &error) {
+Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
+                    int64_t keep) {
   if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    error = "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno);
-    return false;
+    return Status::failure("cannot create checkpoint directory '" + dir + "': " + std::strerror(errno));
   }
   std::string name = checkpointFileName(step);
   Status st = writeSafetensors(dir + "/" + name, file);
   if (!st)
-    return error = st.message(), false;
-  return commitCheckpoint(dir, name, keep, error);
+    return st;
+  return commitCheckpoint(dir, name, keep);
 }
 
 /// The rank files of a step directory, assembled into whole tensors.
-static bool loadStepDir(const std::string &target, SafetensorsFile &file, std::string &error) {
+static Status loadStepDir(const std::string &target, SafetensorsFile &file) {
   std::vector<std::string> names = listDir(target, [](const std::string &n) {
     return n.rfind("rank-", 0) == 0 && n.find("-of-") != std::string::npos &&
            endsWith(n, ".safetensors");
   });
   if (names.empty())
-    return error = target + ": no rank files in this checkpoint", false;
+    return Status::failure(target + ": no rank files in this checkpoint");
   // Every file of one checkpoint says the same world size, and all are there.
   std::string world = names.front().substr(names.front().find("-of-"));
   for (const std::string &n : names)
     if (n.substr(n.find("-of-")) != world)
-      return error = target + ": files of different world sizes (" + names.front() + ", " + n +
-                     ")", false;
+      return Status::failure(target + ": files of different world sizes (" + names.front() + ", " + n +
+                     ")");
   int64_t expected = std::strtoll(world.c_str() + 4, nullptr, 10);
   if (int64_t(names.size()) != expected)
-    return error = target + ": has " + std::to_string(names.size()) + " rank files, expected " +
-                   std::to_string(expected) + " (a rank's file is missing)", false;
+    return Status::failure(target + ": has " + std::to_string(names.size()) + " rank files, expected " +
+                   std::to_string(expected) + " (a rank's file is missing)");
   std::vector<SafetensorsFile> files(names.size());
   for (size_t i = 0; i < names.size(); ++i)
     if (Status st = readSafetensors(target + "/" + names[i], files[i]); !st)
-      return error = st.message(), false;
-  if (!assembleShards(files, file, error))
-    return error = target + ": " + error, false;
-  return true;
+      return st;
+  if (Status st = assembleShards(files, file); !st)
+    return Status::failure(target + ": " + st.message());
+  return {};
 }
 
-bool loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used,
-                    std::string &error) {
+Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used) {
   std::string path = given;
   while (path.size() > 1 && path.back() == '/')
     path.pop_back();
   struct stat sb;
   used = path;
   if (stat(path.c_str(), &sb) != 0) {
-    error = "cannot read checkpoint '" + path + "': " + std::strerror(errno);
-    return false;
+    return Status::failure("cannot read checkpoint '" + path + "': " + std::strerror(errno));
   }
   if (S_ISDIR(sb.st_mode) && !isStepDirName(baseName(path))) {
     FILE *f = std::fopen((path + "/latest").c_str(), "r");
     if (!f) {
-      error = path + ": no 'latest' file, not a checkpoint directory written by lcc-run";
-      return false;
+      return Status::failure(path + ": no 'latest' file, not a checkpoint directory written by lcc-run");
     }
     char buf[256] = {0};
     size_t n = std::fread(buf, 1, sizeof buf - 1, f);
@@ -158,21 +153,20 @@ bool loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string
     while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
       name.pop_back();
     if (!(isCheckpointName(name) || isStepDirName(name)) || name.find('/') != std::string::npos) {
-      error = path + "/latest does not name a checkpoint file or step directory";
-      return false;
+      return Status::failure(path + "/latest does not name a checkpoint file or step directory");
     }
     used = path + "/" + name;
   }
   if (isStepDirName(baseName(used)))
-    return loadStepDir(used, file, error);
+    return loadStepDir(used, file);
   // One file; written by one process of a ZeRO program it may still hold
   // pieces (of one part each): put them together.
   SafetensorsFile one;
   if (Status st = readSafetensors(used, one); !st)
-    return error = st.message(), false;
-  if (!assembleShards({one}, file, error))
-    return error = used + ": " + error, false;
-  return true;
+    return st;
+  if (Status st = assembleShards({one}, file); !st)
+    return Status::failure(used + ": " + st.message());
+  return {};
 }
 
 } // namespace lcc

@@ -29,13 +29,12 @@ std::string checkpointRankFileName(int rank, int world);
 
 /// Writes `file` as DIR/step-<step>.safetensors, then DIR/latest; keeps the
 /// newest `keep` checkpoints. Creates DIR if needed.
-bool saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                    int64_t keep, std::string &error);
+Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
+                    int64_t keep);
 
 /// Makes `name` (a checkpoint in DIR, complete) the one DIR/latest names,
 /// then removes all but the newest `keep` checkpoints of either layout.
-bool commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep,
-                      std::string &error);
+Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep);
 
 /// Removes a step directory and the files in it.
 void removeCheckpointDir(const std::string &dir);
@@ -44,8 +43,7 @@ void removeCheckpointDir(const std::string &dir);
 /// latest) as whole tensors (pieces of partitioned tensors put together).
 /// `used` receives the checkpoint read. A step directory must hold exactly
 /// the W rank files its names say.
-bool loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
-                    std::string &error);
+Status loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used);
 
 } // namespace lcc
 

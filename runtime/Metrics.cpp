@@ -175,9 +175,8 @@ Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
   // Written atomically like the resume path, so both start from a complete
   // header even if the process dies right away.
   std::string header = std::string(metricsHeader()) + "\n";
-  std::string error;
-  if (!writeFileAtomically(path, header.data(), header.size(), error))
-    return Status::failure(error);
+  if (Status s = writeFileAtomically(path, header.data(), header.size()); !s)
+    return s;
   return openAppend(path, out);
 }
 
@@ -206,9 +205,8 @@ Status MetricsWriter::resume(const std::string &path, int64_t resumeStep,
       kept += lines[i] + "\n";
   }
   // Atomic: a crash here must not lose the rows before the checkpoint.
-  std::string error;
-  if (!writeFileAtomically(path, kept.data(), kept.size(), error))
-    return Status::failure(error);
+  if (Status s = writeFileAtomically(path, kept.data(), kept.size()); !s)
+    return s;
   return openAppend(path, out);
 }
 

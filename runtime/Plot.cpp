@@ -366,10 +366,7 @@ Status writeLossPlot(const std::string &path, const PlotSeries &train, const Plo
   if (!png_image_write_to_memory(&image, bytes.data(), &size, 0, img.rgb.data(), 0, nullptr))
     return Status::failure(path + ": PNG encoding failed: " + image.message);
   png_image_free(&image);
-  std::string error;
-  if (!writeFileAtomically(path, bytes.data(), size, error))
-    return Status::failure(error);
-  return {};
+  return writeFileAtomically(path, bytes.data(), size);
 #endif
 }
 

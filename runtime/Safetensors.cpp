@@ -486,10 +486,7 @@ Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
   std::vector<uint8_t> bytes;
   if (Status s = serializeSafetensors(file, bytes); !s)
     return Status::failure(path + ": " + s.message());
-  std::string error;
-  if (!writeFileAtomically(path, bytes.data(), bytes.size(), error))
-    return Status::failure(error);
-  return {};
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 } // namespace lcc

@@ -175,11 +175,10 @@ static bool parseOneShardValue(const std::string &v, ShardSpec &spec, int64_t &i
   return validShardSpec(spec);
 }
 
-bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole,
-                    std::string &error) {
+Status assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole) {
   whole = SafetensorsFile();
   if (files.empty())
-    return error = "no checkpoint files to assemble", false;
+    return Status::failure("no checkpoint files to assemble");
   whole.metadata = files[0].metadata;
   for (auto it = whole.metadata.begin(); it != whole.metadata.end();)
     it = it->first.rfind("lcc.shard.", 0) == 0 ? whole.metadata.erase(it) : std::next(it);
@@ -202,7 +201,7 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
       ShardSpec spec;
       int64_t index = 0, withinIndex = 0;
       if (!parseShardValue(meta->second, spec, index, withinIndex))
-        return error = "bad piece description '" + meta->second + "' of '" + name + "'", false;
+        return Status::failure("bad piece description '" + meta->second + "' of '" + name + "'");
       Pieces &p = sharded[name];
       if (p.byIndex.empty()) {
         p.spec = spec;
@@ -210,19 +209,19 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
       } else if (!sameLayout(p.spec, spec) || bool(p.spec.within) != bool(spec.within) ||
                  (spec.within && !sameLayout(*p.spec.within, *spec.within)) ||
                  p.type != t.elementType()) {
-        return error = "the pieces of '" + name + "' disagree on their layout", false;
+        return Status::failure("the pieces of '" + name + "' disagree on their layout");
       }
       if (t.shape() != shardShape(spec))
-        return error = "piece " + std::to_string(index) + " of '" + name + "' has the wrong size",
-               false;
+        return Status::failure("piece " + std::to_string(index) + " of '" + name +
+                               "' has the wrong size");
       p.byIndex[{withinIndex, index}] = &t;
     }
   for (auto &[name, p] : sharded) {
     int64_t outer = p.spec.within ? p.spec.within->parts : 1;
     if (int64_t(p.byIndex.size()) != p.spec.parts * outer)
-      return error = "the checkpoint has " + std::to_string(p.byIndex.size()) + " of the " +
-                     std::to_string(p.spec.parts * outer) + " pieces of '" + name +
-                     "' (a rank's file is missing)", false;
+      return Status::failure("the checkpoint has " + std::to_string(p.byIndex.size()) + " of the " +
+                             std::to_string(p.spec.parts * outer) + " pieces of '" + name +
+                             "' (a rank's file is missing)");
     // Pieces of each outer piece first (ZeRO's parts of a tensor-parallel
     // piece), then the outer pieces.
     std::vector<HostTensor> middle;
@@ -241,7 +240,7 @@ bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &
       pieces.push_back(&m);
     whole.tensors[name] = joinShards(*p.spec.within, p.type, pieces);
   }
-  return true;
+  return {};
 }
 
 } // namespace lcc

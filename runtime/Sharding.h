@@ -60,8 +60,7 @@ std::string shardMetadataValue(const ShardSpec &spec, int64_t index, int64_t wit
 /// restored; whole tensors are taken from the first file that has them.
 /// Metadata (step, data seed) comes from the first file. Errors name the
 /// tensor and what is missing or inconsistent.
-bool assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole,
-                    std::string &error);
+Status assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole);
 
 } // namespace lcc
 

@@ -576,10 +576,7 @@ Status TrainBinWriter::write(const std::string &path) const {
     pieces.push_back({sections_[i].bytes.data(), sections_[i].bytes.size()});
     at = offsets[i] + sections_[i].bytes.size();
   }
-  std::string error;
-  if (!writeFileAtomically(path, pieces, error))
-    return Status::failure(error);
-  return {};
+  return writeFileAtomically(path, pieces);
 }
 
 } // namespace lcc

@@ -215,38 +215,41 @@ Status Trainer::runOnDevice(const EntryPoint &entry,
     buffers.push_back(reinterpret_cast<void *>(p));
   }
 
-  std::string error;
   CudaBackend *previous = cudaBackend();
   setCudaBackend(cuda_);
   // After one eager step (which also sets up every GEMM plan and buffer),
   // each parameter-set parity is captured once and replayed from then on.
   int parity = int(steps_ % 2);
-  bool ok = true;
+  Status st;
   // After a resume, too, the first step of the process runs eagerly: it
   // allocates and plans what a capture must not, and makes NCCL's first
   // calls (connection set-up; captured point-to-point calls also need an
   // eager one before them).
   if (graphs_ && &entry == step_ && warm_) {
     if (!gpu.hasGraph(parity)) {
-      ok = gpu.beginCapture(error);
-      if (ok)
+      st = gpu.beginCapture();
+      if (st) {
         program_->call(entry, buffers);
-      ok = ok && gpu.endCapture(parity, error);
+        st = gpu.endCapture(parity);
+      }
     }
-    ok = ok && gpu.replay(parity, error);
-    replays_ += ok;
+    if (st)
+      st = gpu.replay(parity);
+    replays_ += st.ok();
   } else {
     program_->call(entry, buffers);
     warm_ |= &entry == step_;
   }
   setCudaBackend(previous);
-  if (!ok)
-    return fail("on the GPU: " + error);
+  if (!st)
+    return fail("on the GPU: " + st.message());
   // A copy into pageable memory returns only when it is done, so it would
   // wait for the step without the timeout that catches a peer that stopped
   // taking part in a collective: wait the polling way first.
-  if (!late && !gpu.synchronize(error))
-    return fail("on the GPU: " + error);
+  if (!late) {
+    if (st = gpu.synchronize(); !st)
+      return fail("on the GPU: " + st.message());
+  }
   // Back to the host: the outputs, and what @init computed.
   for (const Slot &s : entry.slots) {
     if (s.role == Slot::Output) {
@@ -259,8 +262,8 @@ Status Trainer::runOnDevice(const EntryPoint &entry,
     }
   }
   // Late: the host goes on; collectDevice waits for this event.
-  if (late ? !gpu.recordEvent(slot, error) : !gpu.synchronize(error))
-    return fail("on the GPU: " + error);
+  if (st = late ? gpu.recordEvent(slot) : gpu.synchronize(); !st)
+    return fail("on the GPU: " + st.message());
   if (swap) {
     for (const Slot &s : entry.slots)
       if (s.out && (s.role == Slot::Param || s.role == Slot::State)) {
@@ -277,8 +280,7 @@ void Trainer::pullHost() const {
     return;
   for (auto &[n, t] : current_)
     cuda_->download(t.rawData(), devCurrent_.at(n), t.byteSize());
-  std::string ignored; // a failure shows at the next step
-  cuda_->synchronize(ignored);
+  (void)cuda_->synchronize(); // a failure shows at the next step
   hostStale_ = false;
 }
 
@@ -393,17 +395,16 @@ Status Trainer::finishSteps(std::vector<StepResult> &done) {
 
 void Trainer::forgetPending() {
   pending_.clear();
-  if (devicePendingStep_) { // its copies into staging must be done before the slot is reused
-    std::string ignored;    // (a failure shows at the next step)
-    cuda_->synchronize(ignored);
-  }
+  // Its copies into staging must be done before the slot is reused (a
+  // failure shows at the next step).
+  if (devicePendingStep_)
+    (void)cuda_->synchronize();
   devicePendingStep_ = 0;
 }
 
 Status Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
-  std::string error;
-  if (!cuda_->waitEvent(int(n % 2), error))
-    return Status::failure("@train_step: on the GPU: " + error);
+  if (Status st = cuda_->waitEvent(int(n % 2)); !st)
+    return Status::failure("@train_step: on the GPU: " + st.message());
   for (const Slot &s : step_->slots)
     if (s.role == Slot::Output) {
       HostTensor &t = outputs_[s.name];

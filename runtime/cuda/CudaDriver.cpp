@@ -30,8 +30,7 @@ std::string CudaDriver::errorText(Result r) const {
   return "CUresult " + std::to_string(r);
 }
 
-bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
-                    std::string &error) {
+Status loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device) {
   static CudaDriver d;
   static std::string loadError;
   static std::once_flag once;
@@ -60,19 +59,18 @@ bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
       loadError = "cuInit failed: " + d.errorText(r);
   });
   if (!loadError.empty())
-    return error = loadError, false;
+    return Status::failure(loadError);
   int count = 0;
   if (CudaDriver::Result r = d.deviceGetCount(&count); r != 0)
-    return error = "cuDeviceGetCount failed: " + d.errorText(r), false;
+    return Status::failure("cuDeviceGetCount failed: " + d.errorText(r));
   if (count == 0)
-    return error = "the driver sees no CUDA device", false;
+    return Status::failure("the driver sees no CUDA device");
   if (ordinal < 0 || ordinal >= count)
-    return error = "device " + std::to_string(ordinal) + " does not exist (the driver sees " +
-                   std::to_string(count) + ")",
-           false;
+    return Status::failure("device " + std::to_string(ordinal) + " does not exist (the driver sees " +
+                           std::to_string(count) + ")");
   int handle = 0;
   if (CudaDriver::Result r = d.deviceGet(&handle, ordinal); r != 0)
-    return error = "cuDeviceGet failed: " + d.errorText(r), false;
+    return Status::failure("cuDeviceGet failed: " + d.errorText(r));
   char name[256] = {};
   d.deviceGetName(name, sizeof(name), handle);
   device.ordinal = ordinal;
@@ -83,7 +81,7 @@ bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device,
   d.deviceGetAttribute(&device.multiprocessors, kMultiprocessorCount, handle);
   d.deviceGetAttribute(&device.sharedMemoryOptIn, kSharedMemoryPerBlockOptIn, handle);
   driver = &d;
-  return true;
+  return {};
 }
 
 } // namespace lcc

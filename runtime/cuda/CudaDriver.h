@@ -12,6 +12,8 @@
 #define LCC_RUNTIME_CUDA_CUDADRIVER_H
 
 #include <cstdint>
+#include "runtime/Status.h"
+
 #include <string>
 
 namespace lcc {
@@ -52,7 +54,7 @@ void resolveSymbol(void *library, const char *name, F &fn, std::string &missing)
 /// Loads libcuda.so.1 (or $LCC_CUDA_DRIVER, for tests and unusual
 /// installs), initializes it and describes device `ordinal`. Fails with a
 /// one-line reason: no driver library, no device, a driver too old.
-bool loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device, std::string &error);
+Status loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device);
 
 } // namespace lcc
 

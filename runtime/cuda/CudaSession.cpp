@@ -30,11 +30,11 @@ const std::string &CudaSession::loadedFrom() const { std::abort(); }
 uint64_t CudaSession::allocate(size_t) { std::abort(); }
 void CudaSession::upload(uint64_t, const void *, size_t) { std::abort(); }
 void CudaSession::download(void *, uint64_t, size_t) { std::abort(); }
-bool CudaSession::beginCapture(std::string &) { std::abort(); }
-bool CudaSession::endCapture(int, std::string &) { std::abort(); }
+Status CudaSession::beginCapture() { std::abort(); }
+Status CudaSession::endCapture(int) { std::abort(); }
 bool CudaSession::hasGraph(int) const { return false; }
 void CudaSession::dropGraphs() {}
-bool CudaSession::replay(int, std::string &) { std::abort(); }
+Status CudaSession::replay(int) { std::abort(); }
 void CudaSession::launch(int64_t, int64_t, int64_t, const uint64_t *, int64_t) { std::abort(); }
 void CudaSession::gemm(const GemmCall &) { std::abort(); }
 void CudaSession::attention(const AttentionCall &) { std::abort(); }
@@ -59,8 +59,8 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
   auto session = std::unique_ptr<CudaSession>(new CudaSession());
   session->impl_ = std::make_unique<Impl>();
   Impl &s = *session->impl_;
-  if (!loadCudaDriver(ordinal, s.driver, s.device, error))
-    return nullptr;
+  if (Status st = loadCudaDriver(ordinal, s.driver, s.device); !st)
+    return error = st.message(), nullptr;
   void *cuda = s.driver->library;
   std::vector<std::string> ltNames;
   if (const char *o = std::getenv("LCC_CUBLASLT"); o && *o)
@@ -126,8 +126,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
 CudaSession::~CudaSession() {
   if (!impl_ || !impl_->stream)
     return;
-  std::string ignored;
-  synchronize(ignored);
+  (void)synchronize(); // a destructor has no caller to tell
   for (CUdeviceptr p : impl_->allocations)
     impl_->api.memFree(p);
   for (void *p : impl_->hostAllocations)
@@ -160,23 +159,23 @@ void CudaSession::download(void *host, uint64_t device, size_t bytes) {
     impl_->check(impl_->api.memcpyDtoHAsync(host, device, bytes, impl_->stream), "cuMemcpyDtoH");
 }
 
-bool CudaSession::beginCapture(std::string &error) {
+Status CudaSession::beginCapture() {
   if (!impl_->check(impl_->api.streamBeginCapture(impl_->stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
                     "cuStreamBeginCapture"))
-    return error = impl_->error, false;
-  return true;
+    return Status::failure(impl_->error);
+  return {};
 }
 
-bool CudaSession::endCapture(int slot, std::string &error) {
+Status CudaSession::endCapture(int slot) {
   impl_->checkJoined(); // a stream forked in the capture must have joined it
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   if (!impl_->check(impl_->api.streamEndCapture(impl_->stream, &graph), "cuStreamEndCapture") ||
       !impl_->check(impl_->api.graphInstantiate(&exec, graph, 0), "cuGraphInstantiate"))
-    return error = impl_->error, false;
+    return Status::failure(impl_->error);
   impl_->api.graphDestroy(graph); // the executable graph is a copy
   impl_->graphs[slot] = exec;
-  return true;
+  return {};
 }
 
 bool CudaSession::hasGraph(int slot) const { return impl_->graphs.count(slot) > 0; }
@@ -189,10 +188,10 @@ void CudaSession::dropGraphs() {
   impl_->graphs.clear();
 }
 
-bool CudaSession::replay(int slot, std::string &error) {
+Status CudaSession::replay(int slot) {
   if (!impl_->check(impl_->api.graphLaunch(impl_->graphs.at(slot), impl_->stream), "cuGraphLaunch"))
-    return error = impl_->error, false;
-  return true;
+    return Status::failure(impl_->error);
+  return {};
 }
 
 void CudaSession::launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,

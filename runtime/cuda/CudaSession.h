@@ -49,23 +49,23 @@ public:
   void upload(uint64_t device, const void *host, size_t bytes) override;
   void download(void *host, uint64_t device, size_t bytes) override;
   /// Waits for everything issued; false (with `error`) when a kernel faulted.
-  bool synchronize(std::string &error) override;
+  Status synchronize() override;
   /// Page-locked host memory (copies from and to it never wait for the
   /// stream); freed with the session. Null when it cannot be had.
   void *allocateHost(size_t bytes) override;
   /// Marks what is issued so far (`slot`: 0 or 1, reused), and waits for
   /// such a mark: what came after it may still run.
-  bool recordEvent(int slot, std::string &error) override;
-  bool waitEvent(int slot, std::string &error) override;
+  Status recordEvent(int slot) override;
+  Status waitEvent(int slot) override;
 
   /// Graph capture of what is issued in between (slot: which graph).
-  bool beginCapture(std::string &error) override;
-  bool endCapture(int slot, std::string &error) override;
+  Status beginCapture() override;
+  Status endCapture(int slot) override;
   bool hasGraph(int slot) const override;
   /// Forgets the captured graphs (their buffers changed roles: a restored
   /// or re-initialized run); the next steps capture again.
   void dropGraphs() override;
-  bool replay(int slot, std::string &error) override;
+  Status replay(int slot) override;
 
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,
               int64_t argc) override;

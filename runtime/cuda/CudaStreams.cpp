@@ -17,22 +17,21 @@ namespace lcc {
 
 #ifndef LCC_HAVE_CUDA_HEADERS
 
-bool CudaSession::synchronize(std::string &) { std::abort(); }
+Status CudaSession::synchronize() { std::abort(); }
 void *CudaSession::allocateHost(size_t) { std::abort(); }
-bool CudaSession::recordEvent(int, std::string &) { std::abort(); }
-bool CudaSession::waitEvent(int, std::string &) { std::abort(); }
+Status CudaSession::recordEvent(int) { std::abort(); }
+Status CudaSession::waitEvent(int) { std::abort(); }
 void CudaSession::collective(const CollectiveCall &) { std::abort(); }
 void CudaSession::setCollectiveTimeout(double) {}
 
 #else
 
-bool CudaSession::synchronize(std::string &error) {
+Status CudaSession::synchronize() {
   Impl &s = *impl_;
   s.checkJoined();
   s.wait([&] { return s.api.streamQuery(s.stream); },
          [&] { return s.api.streamSynchronize(s.stream); }, "the step on the GPU");
-  error = s.error;
-  return s.error.empty();
+  return s.error.empty() ? Status() : Status::failure(s.error);
 }
 
 void *CudaSession::allocateHost(size_t bytes) {
@@ -49,7 +48,7 @@ void CudaSession::Impl::checkJoined() {
                                   " was started and never waited for");
 }
 
-bool CudaSession::recordEvent(int slot, std::string &error) {
+Status CudaSession::recordEvent(int slot) {
   Impl &s = *impl_;
   s.checkJoined(); // the mark must cover the communication stream's work too
   CUevent &e = s.marks[slot & 1];
@@ -57,18 +56,16 @@ bool CudaSession::recordEvent(int slot, std::string &error) {
     e = s.event();
   if (e)
     s.check(s.api.eventRecord(e, s.stream), "cuEventRecord");
-  error = s.error;
-  return s.error.empty();
+  return s.error.empty() ? Status() : Status::failure(s.error);
 }
 
-bool CudaSession::waitEvent(int slot, std::string &error) {
+Status CudaSession::waitEvent(int slot) {
   Impl &s = *impl_;
   CUevent e = s.marks[slot & 1];
   if (e)
     s.wait([&] { return s.api.eventQuery(e); }, [&] { return s.api.eventSynchronize(e); },
            "the step on the GPU");
-  error = s.error;
-  return s.error.empty();
+  return s.error.empty() ? Status() : Status::failure(s.error);
 }
 
 void CudaSession::Impl::wait(const std::function<CUresult()> &query,

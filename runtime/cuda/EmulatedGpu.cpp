@@ -144,9 +144,8 @@ void EmulatedGpu::download(void *host, uint64_t device, size_t bytes) {
   std::memcpy(host, reinterpret_cast<const void *>(device), bytes);
 }
 
-bool EmulatedGpu::synchronize(std::string &error) {
-  error = error_;
-  return error_.empty();
+Status EmulatedGpu::synchronize() {
+  return error_.empty() ? Status() : Status::failure(error_);
 }
 
 void *EmulatedGpu::allocateHost(size_t bytes) {
@@ -156,24 +155,23 @@ void *EmulatedGpu::allocateHost(size_t bytes) {
   return p;
 }
 
-bool EmulatedGpu::beginCapture(std::string &) {
+Status EmulatedGpu::beginCapture() {
   capturing_ = true;
   recording_.clear();
-  return true;
+  return {};
 }
 
-bool EmulatedGpu::endCapture(int slot, std::string &) {
+Status EmulatedGpu::endCapture(int slot) {
   capturing_ = false;
   graphs_[slot] = std::move(recording_);
   recording_.clear();
-  return true;
+  return {};
 }
 
-bool EmulatedGpu::replay(int slot, std::string &error) {
+Status EmulatedGpu::replay(int slot) {
   for (const std::function<void()> &work : graphs_.at(slot))
     work();
-  error = error_;
-  return error_.empty();
+  return error_.empty() ? Status() : Status::failure(error_);
 }
 
 void EmulatedGpu::issue(std::function<void()> work) {

@@ -40,15 +40,15 @@ public:
   uint64_t allocate(size_t bytes) override;
   void upload(uint64_t device, const void *host, size_t bytes) override;
   void download(void *host, uint64_t device, size_t bytes) override;
-  bool synchronize(std::string &error) override;
+  Status synchronize() override;
   void *allocateHost(size_t bytes) override;
-  bool recordEvent(int, std::string &) override { return true; }
-  bool waitEvent(int, std::string &) override { return true; }
-  bool beginCapture(std::string &error) override;
-  bool endCapture(int slot, std::string &error) override;
+  Status recordEvent(int) override { return {}; }
+  Status waitEvent(int) override { return {}; }
+  Status beginCapture() override;
+  Status endCapture(int slot) override;
   bool hasGraph(int slot) const override { return graphs_.count(slot) > 0; }
   void dropGraphs() override { graphs_.clear(); }
-  bool replay(int slot, std::string &error) override;
+  Status replay(int slot) override;
   void setCollectiveTimeout(double) override {}
 
   void launch(int64_t kernel, int64_t grid, int64_t block, const uint64_t *args,

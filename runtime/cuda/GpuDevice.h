@@ -29,23 +29,23 @@ public:
   virtual void upload(uint64_t device, const void *host, size_t bytes) = 0;
   virtual void download(void *host, uint64_t device, size_t bytes) = 0;
   /// Waits for everything issued; false (with `error`) when a kernel faulted.
-  virtual bool synchronize(std::string &error) = 0;
+  virtual Status synchronize() = 0;
   /// Page-locked host memory (copies from and to it never wait for the
   /// stream); freed with the device. Null when it cannot be had.
   virtual void *allocateHost(size_t bytes) = 0;
   /// Marks what is issued so far (`slot`: 0 or 1, reused), and waits for
   /// such a mark: what came after it may still run.
-  virtual bool recordEvent(int slot, std::string &error) = 0;
-  virtual bool waitEvent(int slot, std::string &error) = 0;
+  virtual Status recordEvent(int slot) = 0;
+  virtual Status waitEvent(int slot) = 0;
 
   /// Graph capture of what is issued in between (slot: which graph).
-  virtual bool beginCapture(std::string &error) = 0;
-  virtual bool endCapture(int slot, std::string &error) = 0;
+  virtual Status beginCapture() = 0;
+  virtual Status endCapture(int slot) = 0;
   virtual bool hasGraph(int slot) const = 0;
   /// Forgets the captured graphs (their buffers changed roles: a restored
   /// or re-initialized run); the next steps capture again.
   virtual void dropGraphs() = 0;
-  virtual bool replay(int slot, std::string &error) = 0;
+  virtual Status replay(int slot) = 0;
 
   /// How long a wait for a step with collectives may take before the peers
   /// are given up (lcc-run's --timeout).

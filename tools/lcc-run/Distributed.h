@@ -41,28 +41,27 @@ struct DistributedRun {
 
 /// Whether `program` has code for `world` ranks; else a one-line error (the
 /// launcher checks before starting any rank).
-bool checkWorld(const std::string &program, int64_t world, std::string &error);
+Status checkWorld(const std::string &program, int64_t world);
 
 /// Joins the job the environment describes (a 1-rank "job" without one) and
 /// installs the manifest's groups. Errors are one line.
-bool joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
-             DistributedRun &out, std::string &error);
+Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
+             DistributedRun &out);
 
 /// Waits for every rank (checkpoint commits).
-bool barrier(const DistributedRun &run, std::string &error);
+Status barrier(const DistributedRun &run);
 
 /// The trainer's parameters (and state when `withState`) as whole tensors on
 /// every rank: partitioned ones are all-gathered over their group.
-bool wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
-                   const std::map<std::string, std::string> &meta, SafetensorsFile &out,
-                   std::string &error);
+Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
+                   const std::map<std::string, std::string> &meta, SafetensorsFile &out);
 
 /// Writes this rank's part of a checkpoint of step `step` into `dir` (see
 /// above); rank 0 commits it in DIR/latest after every rank wrote, and keeps
 /// the newest `keep`.
-bool saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
+Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
                            const Trainer &trainer, const std::map<std::string, std::string> &meta,
-                           int64_t keep, std::string &error);
+                           int64_t keep);
 
 } // namespace lcc::run
 

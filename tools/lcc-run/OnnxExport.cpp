@@ -16,18 +16,16 @@ namespace lcc {
 
 #ifdef LCC_NO_ONNX_PROTO
 // The runtime-only build (LCC_RUNTIME_ONLY, for GPU machines) has no protobuf.
-bool exportOnnx(const uint8_t *, size_t, const SafetensorsFile &, const std::string &,
-                std::string &error) {
-  error = "this lcc-run was built without protobuf (LCC_RUNTIME_ONLY); use --export (safetensors)";
-  return false;
+Status exportOnnx(const uint8_t *, size_t, const SafetensorsFile &, const std::string &) {
+  return Status::failure(
+      "this lcc-run was built without protobuf (LCC_RUNTIME_ONLY); use --export (safetensors)");
 }
 #else
-bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
-                const std::string &path, std::string &error) {
+Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
+                const std::string &path) {
   onnx::ModelProto proto;
   if (!onnx_types::parseWhole(proto, model, size)) {
-    error = "the ONNX model stored in the train.bin does not parse";
-    return false;
+    return Status::failure("the ONNX model stored in the train.bin does not parse");
   }
   // A split tie the compiler trained as one parameter (OnnxTies.h): the
   // copy is written from the trained table, so the export stays tied.
@@ -57,9 +55,8 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
     const HostTensor &w = it != weights.tensors.end() ? it->second : from->second;
     std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
     if (init.data_type() != onnx_types::onnxTypeOf(w.elementType()) || dims != w.shape()) {
-      error = "initializer '" + init.name() + "' has another type or shape than the trained "
-              "parameter";
-      return false;
+      return Status::failure("initializer '" + init.name() + "' has another type or shape than the trained "
+              "parameter");
     }
     // Inline raw data replaces typed fields and external references.
     init.clear_float_data();
@@ -75,21 +72,18 @@ bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weight
   // the original model, not next to the copy.
   for (const onnx::TensorProto &init : proto.graph().initializer())
     if (!written.count(init.name()) && init.data_location() == onnx::TensorProto::EXTERNAL) {
-      error = "initializer '" + init.name() + "' is stored as external data, which the export "
-              "cannot carry yet";
-      return false;
+      return Status::failure("initializer '" + init.name() + "' is stored as external data, which the export "
+              "cannot carry yet");
     }
   for (const auto &[name, tensor] : weights.tensors)
     if (!written.count(name)) {
-      error = "the model has no initializer '" + name + "' for the trained parameter";
-      return false;
+      return Status::failure("the model has no initializer '" + name + "' for the trained parameter");
     }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) {
-    error = "the exported model is too large for one protobuf file (2 GiB)";
-    return false;
+    return Status::failure("the exported model is too large for one protobuf file (2 GiB)");
   }
-  return writeFileAtomically(path, bytes.data(), bytes.size(), error);
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 #endif

@@ -21,8 +21,8 @@ namespace lcc {
 /// `weights` replaced, atomically to `path`. Every weight must match an
 /// initializer of the same element type and shape. False with a one-line
 /// `error` otherwise.
-bool exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
-                const std::string &path, std::string &error);
+Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
+                const std::string &path);
 
 } // namespace lcc
 

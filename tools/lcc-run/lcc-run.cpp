@@ -157,9 +157,8 @@ int main(int argc, char **argv) {
         continue;
       args.push_back(a);
     }
-    std::string error;
-    if (!run::checkWorld(opt.program, opt.ranks, error))
-      return fail("lcc-run: error: " + error);
+    if (Status st = run::checkWorld(opt.program, opt.ranks); !st)
+      return fail("lcc-run: error: " + st.message());
     // The ranks read the same timeout (--timeout, else $LCC_DIST_TIMEOUT).
     double timeout = opt.timeout;
     if (timeout <= 0) {
@@ -206,14 +205,14 @@ int main(int argc, char **argv) {
   } else if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
     CudaDevice device;
-    std::string why;
-    if (!loadCudaDriver(0, driver, device, why))
-      return fail("lcc-run: error: no CUDA device: " + why + "; " + opt.program +
+    if (Status st = loadCudaDriver(0, driver, device); !st)
+      return fail("lcc-run: error: no CUDA device: " + st.message() + "; " + opt.program +
                   " was compiled with --target=cuda (compile without it to train on the CPU)");
     // One GPU per rank, as the nccl backend picks it (NcclCommunicator.cpp):
     // LOCAL_RANK's, or the only one this process sees.
     int devices = 1;
     int ordinal = driver->deviceGetCount(&devices) == 0 && devices > 1 ? env.localRank : 0;
+    std::string why;
     gpu = CudaSession::create(program, ordinal, why);
     if (!gpu)
       return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " + why);
@@ -230,8 +229,8 @@ int main(int argc, char **argv) {
     setenv("NCCL_GRAPH_MIXING_SUPPORT", "0", /*overwrite=*/0);
   std::string error;
   run::DistributedRun job;
-  if (!run::joinJob(program.manifest(), backend, opt.timeout, job, error))
-    return fail("lcc-run: error: " + error), 4; // docs/distributed.md: distributed failures
+  if (Status st = run::joinJob(program.manifest(), backend, opt.timeout, job); !st)
+    return fail("lcc-run: error: " + st.message()), 4; // docs/distributed.md: distributed failures
   if (gpu)
     gpu->setCollectiveTimeout(job.timeoutSeconds);
   trainer.setGroupRanks(job.groupRanks);
@@ -275,8 +274,8 @@ int main(int argc, char **argv) {
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
-    if (!loadCheckpoint(opt.resume, ckpt, used, error))
-      return fail("lcc-run: error: " + error);
+    if (Status st = loadCheckpoint(opt.resume, ckpt, used); !st)
+      return fail("lcc-run: error: " + st.message());
     if (Status st = trainer.restore(ckpt); !st)
       return fail("lcc-run: error: " + used + ": " + st.message());
     auto s = ckpt.metadata.find("lcc.data_seed");
@@ -340,15 +339,16 @@ int main(int argc, char **argv) {
                 static_cast<long long>(trainer.stepMemoryBytes()));
   }
   // A distributed run writes one file per rank (run::saveShardedCheckpoint).
-  auto save = [&](std::string &err) {
+  auto save = [&]() -> Status {
     if (job.active())
       return run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
-                                        opt.keep, err);
+                                        opt.keep);
     // One process: whole tensors (a ZeRO train.bin's 1-rank variant still
     // holds pieces, of one part each).
     SafetensorsFile whole;
-    return run::wholeSnapshot(job, trainer, true, meta, whole, err) &&
-           saveCheckpoint(opt.saveDir, trainer.stepCount(), whole, opt.keep, err);
+    if (Status st = run::wholeSnapshot(job, trainer, true, meta, whole); !st)
+      return st;
+    return saveCheckpoint(opt.saveDir, trainer.stepCount(), whole, opt.keep);
   };
   auto start = Clock::now();
   double lastLoss = NAN, lastVal = NAN;
@@ -408,8 +408,9 @@ int main(int argc, char **argv) {
       std::printf("\n");
       std::fflush(stdout);
     }
-    if (saveAt(s) && !save(error))
-      return error = "lcc-run: error: " + error, code = 2, false;
+    if (saveAt(s))
+      if (Status st = save(); !st)
+        return error = "lcc-run: error: " + st.message(), code = 2, false;
     return true;
   };
   for (int64_t s = first; s <= opt.steps; ++s) {
@@ -429,14 +430,15 @@ int main(int argc, char **argv) {
   }
   double total = std::chrono::duration<double>(Clock::now() - start).count();
 
-  if (!opt.saveDir.empty() && !save(error))
-    return fail("lcc-run: error: " + error);
+  if (!opt.saveDir.empty())
+    if (Status st = save(); !st)
+      return fail("lcc-run: error: " + st.message());
   // Exports hold whole tensors: partitioned ones are gathered (every rank
   // takes part), rank 0 writes.
   SafetensorsFile weights;
   if (!opt.exportPath.empty() || !opt.exportOnnx.empty())
-    if (!run::wholeSnapshot(job, trainer, false, meta, weights, error))
-      return fail("lcc-run: error: " + error);
+    if (Status st = run::wholeSnapshot(job, trainer, false, meta, weights); !st)
+      return fail("lcc-run: error: " + st.message());
   if (!lead)
     return 0;
   if (!opt.exportPath.empty()) {
@@ -452,8 +454,8 @@ int main(int argc, char **argv) {
     if (!model.data)
       return fail("lcc-run: error: --export-onnx: " + opt.program +
                   " was not compiled from an ONNX model");
-    if (!exportOnnx(model.data, model.size, weights, opt.exportOnnx, error))
-      return fail("lcc-run: error: --export-onnx: " + error);
+    if (Status st = exportOnnx(model.data, model.size, weights, opt.exportOnnx); !st)
+      return fail("lcc-run: error: --export-onnx: " + st.message());
   }
   if (csv.isOpen()) {
     if (Status st = csv.close(); !st)

@@ -56,8 +56,10 @@ bool exportModel(const std::string &path, const SafetensorsFile &weights, const 
   auto bytes = llvm::MemoryBuffer::getFile(path, false, false);
   if (!bytes)
     return error = "cannot read " + path, false;
-  return exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
-                    (*bytes)->getBufferSize(), weights, out, error);
+  Status st = exportOnnx(reinterpret_cast<const uint8_t *>((*bytes)->getBufferStart()),
+                         (*bytes)->getBufferSize(), weights, out);
+  error = st.message();
+  return st.ok();
 }
 
 TEST(OnnxExport, TrainedWeightsReplaceTheInitializers) {

@@ -13,6 +13,14 @@ using namespace lcc;
 
 namespace {
 
+/// assembleShards with its message in `error` (the assertions compare it).
+bool assemble(const std::vector<SafetensorsFile> &files, SafetensorsFile &whole,
+              std::string &error) {
+  Status st = assembleShards(files, whole);
+  error = st.message();
+  return st.ok();
+}
+
 HostTensor iota(std::vector<int64_t> shape) {
   HostTensor t(ElementType::F32, std::move(shape));
   for (int64_t i = 0; i < t.numElements(); ++i)
@@ -52,7 +60,7 @@ TEST(Sharding, PiecesReassembleAtEveryPartCount) {
     files[0].tensors["bias"] = iota({4}); // whole tensors pass through
     SafetensorsFile whole;
     std::string error;
-    ASSERT_TRUE(assembleShards(files, whole, error)) << n << ": " << error;
+    ASSERT_TRUE(assemble(files, whole, error)) << n << ": " << error;
     ASSERT_EQ(whole.tensors.at("w").shape(), w.shape());
     EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0) << n;
     EXPECT_EQ(whole.tensors.at("bias").numElements(), 4);
@@ -96,7 +104,7 @@ TEST(Sharding, SplitsAlongADimensionReassemble) {
     }
     SafetensorsFile whole;
     std::string error;
-    ASSERT_TRUE(assembleShards(files, whole, error)) << n << " " << dim << ": " << error;
+    ASSERT_TRUE(assemble(files, whole, error)) << n << " " << dim << ": " << error;
     EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0)
         << n << " parts along " << dim << " in " << blocks << " blocks";
   }
@@ -125,17 +133,17 @@ TEST(Sharding, ZeroPartsOfTensorParallelPiecesReassemble) {
   EXPECT_EQ(files[1].metadata.at(shardMetadataKey("w")), "2:1:3x3|2:0:5x3:0:1");
   SafetensorsFile whole;
   std::string error;
-  ASSERT_TRUE(assembleShards(files, whole, error)) << error;
+  ASSERT_TRUE(assemble(files, whole, error)) << error;
   ASSERT_EQ(whole.tensors.at("w").shape(), w.shape());
   EXPECT_EQ(std::memcmp(whole.tensors.at("w").rawData(), w.rawData(), w.byteSize()), 0);
 
   // One rank's file missing: 3 of the 4 pieces.
   files.pop_back();
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "the checkpoint has 3 of the 4 pieces of 'w' (a rank's file is missing)");
   // A within that does not produce the outer shape is refused.
   files[0].metadata[shardMetadataKey("w")] = "2:0:3x3|2:0:4x3:0:1";
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "bad piece description '2:0:3x3|2:0:4x3:0:1' of 'w'");
 }
 
@@ -144,7 +152,7 @@ TEST(Sharding, MissingPieceIsNamed) {
   files.erase(files.begin() + 2);
   SafetensorsFile whole;
   std::string error;
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "the checkpoint has 3 of the 4 pieces of 'h.0.w' (a rank's file is missing)");
 }
 
@@ -153,17 +161,17 @@ TEST(Sharding, InconsistentPiecesAreRefused) {
   files[1].metadata[shardMetadataKey("w")] = "2:1:9";
   SafetensorsFile whole;
   std::string error;
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "the pieces of 'w' disagree on their layout");
 
   files = piecesOf("w", iota({8}), 2);
   files[1].metadata[shardMetadataKey("w")] = "2:5:8";
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "bad piece description '2:5:8' of 'w'");
 
   files = piecesOf("w", iota({8}), 2);
   files[1].tensors["w"] = iota({3});
-  EXPECT_FALSE(assembleShards(files, whole, error));
+  EXPECT_FALSE(assemble(files, whole, error));
   EXPECT_EQ(error, "piece 1 of 'w' has the wrong size");
 }
 
