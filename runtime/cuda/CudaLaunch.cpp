@@ -20,16 +20,45 @@ CudaBackend &backendOrDie(const char *what) {
   return *current;
 }
 
-GemmCall gemmCall(bool f64, const int64_t (&args)[28], bool bf16 = false, bool f16 = false) {
+} // namespace
+
+// The operand fields in lcc_sgemm's order: base, offset, three batch
+// strides, the row stride and the column stride (of A: M then K; of B: K then
+// N; of C: M then N).
+std::array<int64_t, 28> GemmCall::abi() const {
+  std::array<int64_t, 28> v{batch[0], batch[1], batch[2], m, n, k};
+  size_t i = 6;
+  for (const GemmOperand *o : {&a, &b, &c}) {
+    v[i++] = int64_t(o->base);
+    v[i++] = o->offset;
+    for (int64_t stride : o->batchStride)
+      v[i++] = stride;
+    v[i++] = o->rowStride;
+    v[i++] = o->colStride;
+  }
+  v[27] = accumulate ? 1 : 0;
+  return v;
+}
+
+GemmCall GemmCall::fromAbi(const std::array<int64_t, 28> &v, bool f64, bool bf16, bool f16) {
   GemmCall g;
   g.f64 = f64;
   g.bf16 = bf16;
   g.f16 = f16;
-  for (int i = 0; i < 28; ++i)
-    g.args[i] = args[i];
+  g.batch = {v[0], v[1], v[2]};
+  g.m = v[3], g.n = v[4], g.k = v[5];
+  size_t i = 6;
+  for (GemmOperand *o : {&g.a, &g.b, &g.c}) {
+    o->base = uint64_t(v[i++]);
+    o->offset = v[i++];
+    for (int64_t &stride : o->batchStride)
+      stride = v[i++];
+    o->rowStride = v[i++];
+    o->colStride = v[i++];
+  }
+  g.accumulate = v[27] != 0;
   return g;
 }
-} // namespace
 
 void setCudaBackend(CudaBackend *backend) { current = backend; }
 CudaBackend *cudaBackend() { return current; }
@@ -131,24 +160,24 @@ lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_sgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[28] = LCC_GEMM_ARGS;
-  lcc::backendOrDie("lcc_cuda_sgemm").gemm(lcc::gemmCall(false, args));
+  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  lcc::backendOrDie("lcc_cuda_sgemm").gemm(lcc::GemmCall::fromAbi(args, false, false, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_dgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[28] = LCC_GEMM_ARGS;
-  lcc::backendOrDie("lcc_cuda_dgemm").gemm(lcc::gemmCall(true, args));
+  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  lcc::backendOrDie("lcc_cuda_dgemm").gemm(lcc::GemmCall::fromAbi(args, true, false, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS) {
-  const int64_t args[28] = LCC_GEMM_ARGS;
-  lcc::backendOrDie("lcc_cuda_bf16gemm").gemm(lcc::gemmCall(false, args, /*bf16=*/true));
+  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  lcc::backendOrDie("lcc_cuda_bf16gemm").gemm(lcc::GemmCall::fromAbi(args, false, /*bf16=*/true, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_PARAMS) {
-  const int64_t args[28] = LCC_GEMM_ARGS;
+  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
   lcc::backendOrDie("lcc_cuda_hgemm")
-      .gemm(lcc::gemmCall(false, args, /*bf16=*/false, /*f16=*/true));
+      .gemm(lcc::GemmCall::fromAbi(args, false, false, /*f16=*/true));
 }
 
 extern "C" __attribute__((visibility("default"))) void

@@ -74,19 +74,37 @@ void lcc_cuda_wait(int64_t ticket, int64_t in, int64_t out);
 
 namespace lcc {
 
-/// One GEMM in lcc_sgemm's ABI: batch sizes (3), M, N, K, then for A, B and
-/// C the base pointer, the offset and the strides of the three batch dims
-/// and the two matrix dims, in elements; last beta (1: C += A B, 0: C = A B).
+/// One operand of a GEMM: its element (batch i0, i1, i2; row r, column c) is
+/// at base + (offset + i0*batchStride[0] + i1*batchStride[1] +
+/// i2*batchStride[2] + r*rowStride + c*colStride) elements.
+struct GemmOperand {
+  uint64_t base = 0;
+  int64_t offset = 0;
+  std::array<int64_t, 3> batchStride{};
+  int64_t rowStride = 0, colStride = 0;
+};
+
+/// One GEMM of compiled code, decoded from lcc_sgemm's 28 positional values
+/// (runtime/CpuKernels.h) once, by fromAbi: per batch index, C (m x n) =
+/// A (m x k) B (k x n), added to C when `accumulate`.
 struct GemmCall {
   bool f64 = false;
   bool bf16 = false; // A and B bf16, C f32 (lcc --precision=bf16)
   bool f16 = false;  // A and B f16, C f32 (lcc --precision=fp16)
+  std::array<int64_t, 3> batch{1, 1, 1};
+  int64_t m = 0, n = 0, k = 0;
+  GemmOperand a, b, c;
+  bool accumulate = false; // beta 1; 0 overwrites C without reading it
+
+  /// Operand 0 (A), 1 (B) or 2 (C).
+  const GemmOperand &operand(int which) const { return which == 0 ? a : which == 1 ? b : c; }
   /// Bytes per element of A/B (0, 1) or C (2).
-  size_t elementSize(int operand) const {
-    return f64 ? 8 : ((bf16 || f16) && operand < 2) ? 2 : 4;
+  size_t elementSize(int which) const {
+    return f64 ? 8 : ((bf16 || f16) && which < 2) ? 2 : 4;
   }
-  std::array<int64_t, 28> args{};
-  bool accumulate() const { return args[27] != 0; }
+  /// The call's values in lcc_sgemm's order (what the CPU kernels take).
+  std::array<int64_t, 28> abi() const;
+  static GemmCall fromAbi(const std::array<int64_t, 28> &values, bool f64, bool bf16, bool f16);
 };
 
 /// One fused attention call (runtime/Attention.h's ABI): the forward reads

@@ -297,9 +297,11 @@ void CudaSession::gemm(const GemmCall &call) {
       s.error = g.error;
     return;
   }
-  std::vector<int64_t> key(call.args.begin(), call.args.end());
-  for (int i : {6, 13, 20}) // pointers and offsets do not change the plan
-    key[size_t(i)] = key[size_t(i) + 1] = 0;
+  GemmCall shape = call; // pointers and offsets do not change the plan
+  for (GemmOperand *o : {&shape.a, &shape.b, &shape.c})
+    o->base = 0, o->offset = 0;
+  std::array<int64_t, 28> abi = shape.abi();
+  std::vector<int64_t> key(abi.begin(), abi.end());
   key.push_back(call.f64);
   key.push_back(call.bf16);
   key.push_back(call.f16);
@@ -317,8 +319,8 @@ void CudaSession::gemm(const GemmCall &call) {
   const Impl::Plan &p = s.plan(call, key, g, alignment);
   if (!p.ok)
     return;
-  double oneD = 1.0, betaD = call.accumulate() ? 1.0 : 0.0;
-  float oneF = 1.0f, betaF = call.accumulate() ? 1.0f : 0.0f;
+  double oneD = 1.0, betaD = call.accumulate ? 1.0 : 0.0;
+  float oneF = 1.0f, betaF = call.accumulate ? 1.0f : 0.0f;
   const void *one = call.f64 ? static_cast<const void *>(&oneD) : &oneF;
   const void *beta = call.f64 ? static_cast<const void *>(&betaD) : &betaF;
   for (int64_t i = 0, n = ltCalls(call, g); i < n; ++i) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <ucontext.h>
 
 namespace lcc {
@@ -285,12 +286,9 @@ void EmulatedGpu::run(int64_t kernel, int64_t grid, int64_t block,
 
 void EmulatedGpu::gemm(const GemmCall &call) {
   issue([call] {
-    const auto &a = call.args;
     auto *f = call.f64 ? &lcc_dgemm : call.bf16 ? &lcc_bf16gemm : call.f16 ? &lcc_hgemm
                                                                         : &lcc_sgemm;
-    f(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
-      a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26],
-      a[27]);
+    std::apply(f, call.abi());
   });
 }
 

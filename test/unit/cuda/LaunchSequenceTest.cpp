@@ -115,7 +115,7 @@ std::set<int> slotsTouched(const std::vector<RecordingBackend::Call> &calls, con
   for (const auto &c : calls) {
     if (c.isGemm) {
       for (int operand = 0; operand < 3; ++operand)
-        out.insert(b.slotOf(uint64_t(c.gemm.args[6 + 7 * operand])));
+        out.insert(b.slotOf(c.gemm.operand(operand).base));
       continue;
     }
     for (uint64_t p : c.launch.args)
@@ -169,15 +169,14 @@ TEST(CudaLaunchSequence, LaunchesMatchTheKernelsAndStayInsideTheBuffers) {
 /// The bytes a GEMM's operand (0 A, 1 B, 2 C) reaches: from its first
 /// element to its last, by the sizes and strides of the call.
 std::pair<uint64_t, uint64_t> gemmExtent(const GemmCall &call, int operand) {
-  const auto &a = call.args;
-  int64_t rows[3] = {a[3], a[5], a[3]}, cols[3] = {a[5], a[4], a[4]};
-  const int64_t *o = &a[size_t(6 + 7 * operand)]; // base, offset, 3 batch strides, 2 matrix ones
+  int64_t rows[3] = {call.m, call.k, call.m}, cols[3] = {call.k, call.n, call.n};
+  const GemmOperand &o = call.operand(operand);
   int64_t span = 0;
   for (int d = 0; d < 3; ++d)
-    span += (a[size_t(d)] - 1) * o[2 + d];
-  span += (rows[operand] - 1) * o[5] + (cols[operand] - 1) * o[6];
+    span += (call.batch[size_t(d)] - 1) * o.batchStride[size_t(d)];
+  span += (rows[operand] - 1) * o.rowStride + (cols[operand] - 1) * o.colStride;
   size_t element = call.elementSize(operand);
-  return {uint64_t(o[0]) + uint64_t(o[1]) * element, uint64_t(span + 1) * element};
+  return {o.base + uint64_t(o.offset) * element, uint64_t(span + 1) * element};
 }
 
 TEST(CudaLaunchSequence, GemmsReachOnlyTheirBuffers) {
@@ -220,7 +219,7 @@ TEST(CudaLaunchSequence, StepUpdatesEverythingOnTheDeviceTheSameWayEachTime) {
   ASSERT_EQ(first.size(), second.size());
   for (size_t i = 0; i < first.size(); ++i) {
     EXPECT_EQ(first[i].isGemm, second[i].isGemm);
-    EXPECT_EQ(first[i].gemm.args, second[i].gemm.args);
+    EXPECT_EQ(first[i].gemm.abi(), second[i].gemm.abi());
     EXPECT_EQ(first[i].launch.kernel, second[i].launch.kernel);
     EXPECT_EQ(first[i].launch.args, second[i].launch.args);
   }
@@ -252,7 +251,7 @@ void emulateCuBlasLt(const GemmCall &call, const LtGemm &g) {
             sum += xv * yv;
           }
           float &out = d[i + j * g.ldc];
-          out = call.accumulate() ? out + float(sum) : float(sum);
+          out = call.accumulate ? out + float(sum) : float(sum);
         }
     }
   }
@@ -281,10 +280,7 @@ TEST(CudaLaunchSequence, GemmsMapToCuBlasLtExactly) {
     LtGemm g = planLtGemm(c.gemm);
     ASSERT_EQ(g.error, "") << "GEMM #" << checked;
     std::vector<std::vector<uint8_t>> before = b.bytes;
-    const auto &a = c.gemm.args;
-    lcc_sgemm(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
-              a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24],
-              a[25], a[26], a[27]);
+    std::apply(lcc_sgemm, c.gemm.abi());
     std::vector<std::vector<uint8_t>> reference = b.bytes;
     for (size_t i = 0; i < b.bytes.size(); ++i)
       std::memcpy(b.bytes[i].data(), before[i].data(), before[i].size());
