@@ -1,10 +1,9 @@
 //===- Safetensors.cpp - read and write .safetensors files ----------------===//
 //
-// The header parser is not a general JSON parser: it accepts exactly the
-// shape of a safetensors header (an object of tensor entries, each an object
-// with "dtype", "shape" and "data_offsets", plus an optional "__metadata__"
-// object of strings), which keeps it small and lets every error say what
-// was expected where. Every read goes through Cursor, which checks bounds.
+// The header is read by runtime/Json.h's parser (strict, duplicate keys
+// refused, positions in its errors), then checked against the format: an
+// object of tensor entries, each an object with exactly "dtype", "shape" and
+// "data_offsets", plus an optional "__metadata__" object of strings.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
@@ -47,181 +46,6 @@ const char *dtypeName(ElementType type) {
   return "?";
 }
 
-/// A bounds-checked reader over the header bytes. Errors record the byte
-/// offset within the header so a user can find the spot with a hex viewer.
-class Cursor {
-public:
-  Cursor(const char *data, size_t size) : p(data), n(size) {}
-
-  void skipSpace() {
-    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
-      ++i;
-  }
-  bool atEnd() const { return i >= n; }
-  size_t pos() const { return i; }
-
-  /// Consumes `c` after optional whitespace.
-  bool eat(char c) {
-    skipSpace();
-    if (i < n && p[i] == c) {
-      ++i;
-      return true;
-    }
-    return false;
-  }
-  bool peek(char c) {
-    skipSpace();
-    return i < n && p[i] == c;
-  }
-
-  Status expected(const char *what) {
-    skipSpace();
-    std::string found = i < n ? "'" + std::string(1, p[i]) + "'" : "the end of the header";
-    return Status::failure("header JSON: expected " + std::string(what) + " at byte " +
-                           std::to_string(i) + ", found " + found);
-  }
-
-  /// A JSON string; escapes are decoded (\uXXXX to UTF-8, surrogate pairs
-  /// joined) so names written by any JSON library round-trip.
-  Status string(std::string &out) {
-    out.clear();
-    if (!eat('"'))
-      return expected("a string");
-    while (true) {
-      if (i >= n)
-        return Status::failure("header JSON: unterminated string at byte " + std::to_string(i));
-      char c = p[i++];
-      if (c == '"')
-        return {};
-      if (static_cast<unsigned char>(c) < 0x20)
-        return Status::failure("header JSON: control character in a string at byte " +
-                               std::to_string(i - 1));
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i >= n)
-        return Status::failure("header JSON: unterminated string at byte " + std::to_string(i));
-      char e = p[i++];
-      switch (e) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case '/': out += '/'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'u': {
-        uint32_t cp = 0;
-        if (Status s = hex4(cp); !s)
-          return s;
-        if (cp >= 0xD800 && cp < 0xDC00) {
-          uint32_t lo = 0;
-          if (i + 2 > n || p[i] != '\\' || p[i + 1] != 'u')
-            return Status::failure("header JSON: unpaired surrogate at byte " + std::to_string(i));
-          i += 2;
-          if (Status s = hex4(lo); !s)
-            return s;
-          if (lo < 0xDC00 || lo >= 0xE000)
-            return Status::failure("header JSON: unpaired surrogate at byte " + std::to_string(i));
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return Status::failure("header JSON: unpaired surrogate at byte " + std::to_string(i));
-        }
-        appendUtf8(out, cp);
-        break;
-      }
-      default:
-        return Status::failure("header JSON: bad escape '\\" + std::string(1, e) + "' at byte " +
-                               std::to_string(i - 2));
-      }
-    }
-  }
-
-  /// A non-negative integer without sign, fraction or exponent (all that
-  /// shapes and offsets may be), with overflow checked.
-  Status unsignedInt(uint64_t &out) {
-    skipSpace();
-    size_t start = i;
-    if (i >= n || p[i] < '0' || p[i] > '9')
-      return expected("a non-negative integer");
-    out = 0;
-    while (i < n && p[i] >= '0' && p[i] <= '9') {
-      uint64_t digit = static_cast<uint64_t>(p[i] - '0');
-      if (out > (std::numeric_limits<uint64_t>::max() - digit) / 10)
-        return Status::failure("header JSON: integer too large at byte " + std::to_string(start));
-      out = out * 10 + digit;
-      ++i;
-    }
-    if (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E'))
-      return Status::failure("header JSON: expected an integer at byte " + std::to_string(start) +
-                             ", found a fraction");
-    return {};
-  }
-
-  /// `[int, int, ...]`.
-  Status intList(std::vector<uint64_t> &out, size_t maxItems) {
-    out.clear();
-    if (!eat('['))
-      return expected("'['");
-    if (eat(']'))
-      return {};
-    while (true) {
-      if (out.size() >= maxItems)
-        return Status::failure("header JSON: list longer than " + std::to_string(maxItems) +
-                               " at byte " + std::to_string(i));
-      uint64_t v = 0;
-      if (Status s = unsignedInt(v); !s)
-        return s;
-      out.push_back(v);
-      if (eat(']'))
-        return {};
-      if (!eat(','))
-        return expected("',' or ']'");
-    }
-  }
-
-private:
-  Status hex4(uint32_t &out) {
-    if (i + 4 > n)
-      return Status::failure("header JSON: truncated \\u escape at byte " + std::to_string(i));
-    out = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = p[i++];
-      uint32_t d;
-      if (c >= '0' && c <= '9') d = static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') d = static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') d = static_cast<uint32_t>(c - 'A' + 10);
-      else return Status::failure("header JSON: bad \\u escape at byte " + std::to_string(i - 1));
-      out = out * 16 + d;
-    }
-    return {};
-  }
-
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  const char *p;
-  size_t n;
-  size_t i = 0;
-};
-
 std::string quoted(const std::string &name) { return "'" + name + "'"; }
 
 std::string listString(const std::vector<uint64_t> &v) {
@@ -231,52 +55,49 @@ std::string listString(const std::vector<uint64_t> &v) {
   return s + "]";
 }
 
+/// A list of at most `maxItems` non-negative integers (a shape, offsets).
+bool uintList(const json::Value &v, size_t maxItems, std::vector<uint64_t> &out) {
+  out.clear();
+  if (!v.isArray() || v.size() > maxItems)
+    return false;
+  for (const json::Value &d : v.items()) {
+    if (!d.isInt() || d.asInt() < 0)
+      return false;
+    out.push_back(uint64_t(d.asInt()));
+  }
+  return true;
+}
+
 /// One tensor entry `{"dtype": ..., "shape": [...], "data_offsets": [b, e]}`,
 /// checked against the data section and copied into a HostTensor.
-Status parseEntry(Cursor &c, const std::string &name, const uint8_t *data, uint64_t dataSize,
-                  HostTensor &out) {
+Status parseEntry(const json::Value &entry, const std::string &name, const uint8_t *data,
+                  uint64_t dataSize, HostTensor &out) {
   std::string where = "tensor " + quoted(name) + ": ";
-  if (!c.eat('{'))
-    return c.expected("'{' (a tensor entry)");
-  std::string dtype;
-  std::vector<uint64_t> shape, offsets;
-  bool haveDtype = false, haveShape = false, haveOffsets = false;
-  if (!c.peek('}')) {
-    while (true) {
-      std::string key;
-      if (Status s = c.string(key); !s)
-        return s;
-      if (!c.eat(':'))
-        return c.expected("':'");
-      if (key == "dtype" && !haveDtype) {
-        if (Status s = c.string(dtype); !s)
-          return s;
-        haveDtype = true;
-      } else if (key == "shape" && !haveShape) {
-        if (Status s = c.intList(shape, kMaxRank); !s)
-          return s;
-        haveShape = true;
-      } else if (key == "data_offsets" && !haveOffsets) {
-        if (Status s = c.intList(offsets, 2); !s)
-          return s;
-        haveOffsets = true;
-      } else if (key == "dtype" || key == "shape" || key == "data_offsets") {
-        return Status::failure(where + "duplicate field " + quoted(key));
-      } else {
-        return Status::failure(where + "unknown field " + quoted(key));
-      }
-      if (c.peek('}'))
-        break;
-      if (!c.eat(','))
-        return c.expected("',' or '}'");
-    }
-  }
-  c.eat('}');
-  if (!haveDtype || !haveShape || !haveOffsets)
+  if (!entry.isObject())
+    return Status::failure(where + "expected an object with dtype, shape and data_offsets, got " +
+                           json::kindName(entry.kind()));
+  for (const auto &member : entry.members())
+    if (member.first != "dtype" && member.first != "shape" && member.first != "data_offsets")
+      return Status::failure(where + "unknown field " + quoted(member.first));
+  const json::Value *dtypeValue = entry.get("dtype"), *shapeValue = entry.get("shape"),
+                    *offsetsValue = entry.get("data_offsets");
+  if (!dtypeValue || !shapeValue || !offsetsValue)
     return Status::failure(where + "missing field " +
-                           quoted(!haveDtype ? "dtype" : !haveShape ? "shape" : "data_offsets"));
-  if (offsets.size() != 2)
-    return Status::failure(where + "data_offsets must be [begin, end], got " + listString(offsets));
+                           quoted(!dtypeValue ? "dtype" : !shapeValue ? "shape" : "data_offsets"));
+  if (!dtypeValue->isString())
+    return Status::failure(where + "dtype must be a string, got " +
+                           json::kindName(dtypeValue->kind()));
+  const std::string &dtype = dtypeValue->asString();
+  std::vector<uint64_t> shape, offsets;
+  if (!uintList(*shapeValue, kMaxRank, shape))
+    return Status::failure(where + "shape must be a list of at most " + std::to_string(kMaxRank) +
+                           " non-negative integers below 2^63");
+  if (!uintList(*offsetsValue, 2, offsets) || offsets.size() != 2) {
+    std::vector<uint64_t> shown;
+    if (uintList(*offsetsValue, SIZE_MAX, shown))
+      return Status::failure(where + "data_offsets must be [begin, end], got " + listString(shown));
+    return Status::failure(where + "data_offsets must be [begin, end] (non-negative integers)");
+  }
 
   const DtypeInfo *info = nullptr;
   for (const DtypeInfo &d : kSupported)
@@ -332,27 +153,16 @@ Status parseEntry(Cursor &c, const std::string &name, const uint8_t *data, uint6
   return {};
 }
 
-Status parseMetadata(Cursor &c, std::map<std::string, std::string> &out) {
-  if (!c.eat('{'))
-    return c.expected("'{' (__metadata__)");
-  if (c.eat('}'))
-    return {};
-  while (true) {
-    std::string key, value;
-    if (Status s = c.string(key); !s)
-      return s;
-    if (!c.eat(':'))
-      return c.expected("':'");
-    if (!c.peek('"'))
+Status parseMetadata(const json::Value &v, std::map<std::string, std::string> &out) {
+  if (!v.isObject())
+    return Status::failure("__metadata__ must be an object of strings, got " +
+                           std::string(json::kindName(v.kind())));
+  for (const auto &[key, value] : v.members()) {
+    if (!value.isString())
       return Status::failure("__metadata__ " + quoted(key) + ": values must be strings");
-    if (Status s = c.string(value); !s)
-      return s;
-    out[key] = std::move(value);
-    if (c.eat('}'))
-      return {};
-    if (!c.eat(','))
-      return c.expected("',' or '}'");
+    out[key] = value.asString();
   }
+  return {};
 }
 
 } // namespace
@@ -375,40 +185,26 @@ Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) 
   uint64_t bodySize = size - 8 - headerLen;
 
   SafetensorsFile result;
-  Cursor c(reinterpret_cast<const char *>(data + 8), static_cast<size_t>(headerLen));
-  if (!c.eat('{'))
-    return c.expected("'{'");
-  if (!c.eat('}')) {
-    bool haveMetadata = false;
-    while (true) {
-      std::string name;
-      if (Status s = c.string(name); !s)
+  json::Value header;
+  std::string error;
+  if (!json::parse(std::string_view(reinterpret_cast<const char *>(data + 8), headerLen), header,
+                   error))
+    return Status::failure("header JSON: " + error);
+  if (!header.isObject())
+    return Status::failure(std::string("header JSON: expected an object, got ") +
+                           json::kindName(header.kind()));
+  // json::parse has refused duplicate keys: each name is one tensor.
+  for (const auto &[name, entry] : header.members()) {
+    if (name == "__metadata__") {
+      if (Status s = parseMetadata(entry, result.metadata); !s)
         return s;
-      if (!c.eat(':'))
-        return c.expected("':'");
-      if (name == "__metadata__") {
-        if (haveMetadata)
-          return Status::failure("duplicate __metadata__");
-        haveMetadata = true;
-        if (Status s = parseMetadata(c, result.metadata); !s)
-          return s;
-      } else {
-        if (result.tensors.count(name))
-          return Status::failure("duplicate tensor " + quoted(name));
-        HostTensor t;
-        if (Status s = parseEntry(c, name, body, bodySize, t); !s)
-          return s;
-        result.tensors.emplace(name, std::move(t));
-      }
-      if (c.eat('}'))
-        break;
-      if (!c.eat(','))
-        return c.expected("',' or '}'");
+      continue;
     }
+    HostTensor t;
+    if (Status s = parseEntry(entry, name, body, bodySize, t); !s)
+      return s;
+    result.tensors.emplace(name, std::move(t));
   }
-  c.skipSpace();
-  if (!c.atEnd())
-    return c.expected("the end of the header");
   out = std::move(result);
   return {};
 }
