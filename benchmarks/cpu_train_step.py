@@ -203,7 +203,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3,
                     help="measured runs per framework; the median is printed")
     args = ap.parse_args()
-    # Same threads for everyone: lcc's pool (runtime/Parallel.h; its GEMMs run
+    # Same threads for everyone: lcc's pool (runtime/cpu/Parallel.h; its GEMMs run
     # single-threaded OpenBLAS inside it) and PyTorch's pool.
     os.environ["LCC_NUM_THREADS"] = str(args.threads)
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)

@@ -163,7 +163,7 @@ static void addBufferization(OpPassManager &pm, bool inlineLayers) {
 }
 
 /// Bufferized functions to the LLVM dialect: GEMMs to the runtime's BLAS
-/// (runtime/CpuKernels.h), each loop nest its own kernel function (LLVM's loop
+/// (runtime/cpu/CpuKernels.h), each loop nest its own kernel function (LLVM's loop
 /// passes are quadratic in one huge function), f32 exp/tanh/log inline as
 /// polynomials so the loops vectorize, then the standard conversions; last,
 /// kernels lose the descriptor fields they never read.
@@ -234,7 +234,7 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).
   addKernelsToLLVM(pm);
-  // Big kernels run in parts on the runtime's threads (runtime/Parallel.h).
+  // Big kernels run in parts on the runtime's threads (runtime/cpu/Parallel.h).
   pm.addPass(createLccParallelDispatchPass());
 }
 

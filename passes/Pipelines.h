@@ -37,7 +37,7 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// (the driver sets both).
   Precision precision = Precision::FP32;
   /// decomposed (matmuls and softmax kernels), fused (lcc-decompose keeps
-  /// lcc.attention whole: the runtime's fused kernels, runtime/Attention.h),
+  /// lcc.attention whole: the runtime's fused kernels, runtime/cpu/Attention.h),
   /// or auto (attentionMinScores).
   AttentionMode attention = AttentionMode::Auto;
 };

@@ -17,7 +17,7 @@
 #include "compiler/cpu/JitExecutor.h"
 #include "runtime/dist/Collectives.h"
 #include "compiler/cpu/LlvmSetup.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 
 #include "dialects/lcc/LccDialect.h"
 #include "passes/Pipelines.h"
@@ -208,8 +208,8 @@ llvm::Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module, Attenti
     llvm::orc::SymbolMap map;
     // Collectives too: JIT-run code is one process, where every group has
     // one rank (the runtime copies).
-    for (const CpuKernelSymbol *table : {cpuKernelSymbols(), dist::collectiveSymbols()})
-      for (const CpuKernelSymbol *s = table; s->name; ++s)
+    for (const RuntimeSymbol *table : {cpuKernelSymbols(), dist::collectiveSymbols()})
+      for (const RuntimeSymbol *s = table; s->name; ++s)
         map[interner(s->name)] = {llvm::orc::ExecutorAddr::fromPtr(s->address),
                                   llvm::JITSymbolFlags::Exported};
     return map;

@@ -9,7 +9,7 @@
 #define LCC_COMPILER_CPU_JITEXECUTOR_H
 
 #include "passes/Modes.h"
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"

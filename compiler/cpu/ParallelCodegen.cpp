@@ -1,6 +1,6 @@
 //===- ParallelCodegen.cpp - optimize and emit objects in parallel --------===//
 #include "compiler/cpu/ParallelCodegen.h"
-#include "runtime/Parallel.h"
+#include "runtime/cpu/Parallel.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/Bitcode/BitcodeReader.h"

@@ -1,6 +1,6 @@
 //===- DistributedPlan.cpp - per-rank model states and traffic ------------===//
 #include "compiler/package/DistributedPlan.h"
-#include "runtime/Format.h"
+#include "runtime/support/Format.h"
 
 #include "dialects/lcc/LccOps.h"
 

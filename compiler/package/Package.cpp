@@ -1,7 +1,7 @@
 //===- Package.cpp - write a compiled model as train.bin ------------------===//
 #include "compiler/package/Package.h"
 
-#include "runtime/TrainBin.h"
+#include "runtime/support/TrainBin.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -13,7 +13,7 @@ using namespace mlir;
 namespace lcc {
 
 /// Bumped whenever the manifest's meaning changes; the runtime refuses other
-/// versions (runtime/CpuProgram.cpp, kManifestVersion there).
+/// versions (runtime/cpu/CpuProgram.cpp, kManifestVersion there).
 constexpr int kManifestVersion = 1;
 
 static llvm::Error error(const llvm::Twine &message) {

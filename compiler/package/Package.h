@@ -9,7 +9,7 @@
 #define LCC_COMPILER_PACKAGE_PACKAGE_H
 
 #include "compiler/cpu/AotCompiler.h"
-#include "runtime/Json.h"
+#include "runtime/support/Json.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

@@ -9,7 +9,7 @@
 #ifndef LCC_FRONTENDS_ONNX_ONNXINITIALIZERS_H
 #define LCC_FRONTENDS_ONNX_ONNXINITIALIZERS_H
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

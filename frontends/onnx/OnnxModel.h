@@ -10,7 +10,7 @@
 #ifndef LCC_FRONTENDS_ONNX_ONNXMODEL_H
 #define LCC_FRONTENDS_ONNX_ONNXMODEL_H
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "llvm/Support/Error.h"
 

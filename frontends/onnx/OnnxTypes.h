@@ -8,7 +8,7 @@
 #ifndef LCC_FRONTENDS_ONNX_ONNXTYPES_H
 #define LCC_FRONTENDS_ONNX_ONNXTYPES_H
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "lcc_onnx.pb.h"
 

@@ -74,7 +74,7 @@ def LccParallelDispatchPass : Pass<"lcc-parallel-dispatch", "::mlir::ModuleOp"> 
     (8 bytes each) and `@<kernel>_task<i>(ctx, lo, hi)` loads them back,
     rematerializes the constant ones (sizes and strides, so LLVM still sees
     static shapes inside the kernel) and calls the kernel on [lo, hi). The
-    runtime (runtime/Parallel.h) splits [0, N) into one fixed part per thread.
+    runtime (runtime/cpu/Parallel.h) splits [0, N) into one fixed part per thread.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -7,7 +7,7 @@
 //   C[b..., m, n] += A[..] * B[..]   (one reduction dim k; A over {b, m, k},
 //                                     B over {b, k, n}, f32 or f64)
 // and replaces each by a call to the runtime's `lcc_sgemm` / `lcc_dgemm`
-// (runtime/CpuKernels.h), passing base pointers, offsets and the stride of
+// (runtime/cpu/CpuKernels.h), passing base pointers, offsets and the stride of
 // every logical dimension (0 for a broadcast one). The runtime picks the BLAS
 // transpose flags from the strides and falls back to plain loops for
 // layouts BLAS cannot express, so every match is safe to replace.
@@ -120,7 +120,7 @@ func::FuncOp declareKernel(ModuleOp module, StringRef name, unsigned count) {
       return f;
     existing->emitError() << "lcc-gemm-to-library: @" << name
                           << " is defined with another signature; expected " << count
-                          << " i64 arguments and no result (runtime/CpuKernels.h)";
+                          << " i64 arguments and no result (runtime/cpu/CpuKernels.h)";
     return nullptr;
   }
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());

@@ -21,7 +21,7 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     `@lcc_bf16gemm` with 28 i64
     arguments: batch sizes (3), M, N, K, then for A, B and C the aligned base
     pointer, the offset, and the strides of the batch dims (3) and of the two
-    matrix dims, in elements, and last beta (runtime/CpuKernels.h documents
+    matrix dims, in elements, and last beta (runtime/cpu/CpuKernels.h documents
     the ABI). beta is 0 when C's zero fill comes right before the GEMM (only
     views, casts and constants in between): the fill is erased and the GEMM
     overwrites C without reading it; else 1, C += A B. Other generics are

@@ -28,7 +28,7 @@
 // an iota, stays whole: splitting it would only add an all_reduce). A V that
 // does not divide by tp (GPT-2's 50257) is padded, as Megatron pads it: each
 // rank holds ceil(V/tp) rows, the last ones zero rows the runtime adds when
-// it cuts the table (runtime/Sharding.h) and drops when it joins pieces;
+// it cuts the table (runtime/support/Sharding.h) and drops when it joins pieces;
 // their logits are masked to -FLT_MAX, so they get no probability and no
 // gradient and stay zero. Index arithmetic runs in f32, exact for V <= 2^24. This rank's
 // ids come from shard_slice(iota(V)), the one rank-dependent value SPMD code

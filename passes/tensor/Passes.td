@@ -90,7 +90,7 @@ def LccDecomposePass : Pass<"lcc-decompose"> {
     `lcc.attention_grad` (the attention's VJP) likewise becomes the
     recomputed probabilities and five matmuls. With `keep-attention` both
     stay whole: bufferization turns them into calls of the runtime's fused
-    attention kernels (`lcc_attention_fwd`/`_bwd`, runtime/Attention.h),
+    attention kernels (`lcc_attention_fwd`/`_bwd`, runtime/cpu/Attention.h),
     which never materialize the [Tq, Tk] scores.
   }];
   let options = [

@@ -12,7 +12,7 @@
 #define LCC_RUNTIME_CUDA_CUDADRIVER_H
 
 #include <cstdint>
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <string>
 

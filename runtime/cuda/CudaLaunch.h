@@ -5,8 +5,8 @@
 // computes buffer addresses and calls
 //
 //   lcc_cuda_launch(kernel id, grid, block, argv, argc)   argv: argc device pointers
-//   lcc_cuda_sgemm / lcc_cuda_dgemm(28 x i64)             runtime/CpuKernels.h's ABI
-//   lcc_cuda_attention_fwd / _bwd(13 / 17 x i64)          runtime/Attention.h's ABI
+//   lcc_cuda_sgemm / lcc_cuda_dgemm(28 x i64)             runtime/cpu/CpuKernels.h's ABI
+//   lcc_cuda_attention_fwd / _bwd(13 / 17 x i64)          runtime/cpu/Attention.h's ABI
 //   lcc_cuda_all_reduce, ..., lcc_cuda_wait               runtime/dist/Collectives.h's ABI
 //
 // (lcc_group_rank, a host query, stays the CPU's). These forward to the process's
@@ -85,7 +85,7 @@ struct GemmOperand {
 };
 
 /// One GEMM of compiled code, decoded from lcc_sgemm's 28 positional values
-/// (runtime/CpuKernels.h) once, by fromAbi: per batch index, C (m x n) =
+/// (runtime/cpu/CpuKernels.h) once, by fromAbi: per batch index, C (m x n) =
 /// A (m x k) B (k x n), added to C when `accumulate`.
 struct GemmCall {
   bool f64 = false;
@@ -107,7 +107,7 @@ struct GemmCall {
   static GemmCall fromAbi(const std::array<int64_t, 28> &values, bool f64, bool bf16, bool f16);
 };
 
-/// One fused attention call (runtime/Attention.h's ABI): the forward reads
+/// One fused attention call (runtime/cpu/Attention.h's ABI): the forward reads
 /// q, k, v and writes o; the backward reads q, k, v, o, dO and writes dq, dk,
 /// dv. dtype: 0 f32, 1 f64, 2 bf16, 3 f16.
 struct AttentionCall {

@@ -16,7 +16,7 @@
 #ifndef LCC_RUNTIME_CUDA_CUDASESSION_H
 #define LCC_RUNTIME_CUDA_CUDASESSION_H
 
-#include "runtime/CpuProgram.h"
+#include "runtime/cpu/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaLaunch.h"
 #include "runtime/cuda/GpuDevice.h"

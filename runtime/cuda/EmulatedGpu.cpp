@@ -1,7 +1,7 @@
 //===- EmulatedGpu.cpp - a CUDA train.bin's kernels on the CPU ------------===//
 #include "runtime/cuda/EmulatedGpu.h"
-#include "runtime/Attention.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/cpu/Attention.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/dist/Collectives.h"
 
 #include <cstdio>

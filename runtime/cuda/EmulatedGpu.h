@@ -17,7 +17,7 @@
 #ifndef LCC_RUNTIME_CUDA_EMULATEDGPU_H
 #define LCC_RUNTIME_CUDA_EMULATEDGPU_H
 
-#include "runtime/CpuProgram.h"
+#include "runtime/cpu/CpuProgram.h"
 #include "runtime/cuda/GpuDevice.h"
 
 #include <functional>

@@ -1,6 +1,6 @@
 //===- GemmLayout.h - lcc's GEMM ABI as cuBLASLt calls ----------*- C++ -*-===//
 //
-// lcc's GEMM calls (runtime/CpuKernels.h: row-major logical matrices with
+// lcc's GEMM calls (runtime/cpu/CpuKernels.h: row-major logical matrices with
 // arbitrary strides, up to three batch dimensions, C += A B) become cuBLASLt
 // matmuls, which are column-major with one strided batch dimension. The
 // mapping, kept free of CUDA so it is tested on any machine:

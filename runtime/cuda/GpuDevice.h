@@ -1,6 +1,6 @@
 //===- GpuDevice.h - what the Trainer needs of a GPU ------------*- C++ -*-===//
 //
-// The device side of a --target=cuda run, as the Trainer (runtime/Trainer.h)
+// The device side of a --target=cuda run, as the Trainer (runtime/train/Trainer.h)
 // and lcc-run use it: memory, copies, events, CUDA graphs, on top of the
 // CudaBackend the host code calls. Two implementations: CudaSession (a real
 // GPU) and EmulatedGpu (the kernels of an `lcc --arch=emulated` train.bin run

@@ -216,8 +216,8 @@ size_t collectivesInFlight() {
   return e.tickets.size();
 }
 
-const CpuKernelSymbol *collectiveSymbols() {
-  static const CpuKernelSymbol table[] = {
+const RuntimeSymbol *collectiveSymbols() {
+  static const RuntimeSymbol table[] = {
       {"lcc_all_reduce", reinterpret_cast<void *>(&lcc_all_reduce)},
       {"lcc_all_gather", reinterpret_cast<void *>(&lcc_all_gather)},
       {"lcc_reduce_scatter", reinterpret_cast<void *>(&lcc_reduce_scatter)},

@@ -1,7 +1,7 @@
 //===- Collectives.h - the collectives compiled code calls ------*- C++ -*-===//
 //
 // The lowering of the lcc collective ops (all_reduce, all_gather, ...) turns
-// them into calls of these C functions. Like lcc_sgemm (runtime/CpuKernels.h)
+// them into calls of these C functions. Like lcc_sgemm (runtime/cpu/CpuKernels.h)
 // every argument is an int64, so the generated code needs no types:
 //
 //   group      index into the groups installGroups installed
@@ -40,8 +40,8 @@
 #ifndef LCC_RUNTIME_DIST_COLLECTIVES_H
 #define LCC_RUNTIME_DIST_COLLECTIVES_H
 
-#include "runtime/CpuKernels.h"
 #include "runtime/dist/Communicator.h"
+#include "runtime/support/Symbol.h"
 
 #include <cstdint>
 #include <memory>
@@ -104,9 +104,8 @@ Reduction compiledReduction(Communicator &c, const char *op, int64_t reduction);
 /// A broken start/wait protocol (a compiler bug): exit code 3.
 [[noreturn]] void collectiveProtocolError(const std::string &message);
 
-/// Name and address of every collective, for JITs that bind symbols
-/// explicitly (terminated by {nullptr, nullptr}).
-const CpuKernelSymbol *collectiveSymbols();
+/// Every collective, for JITs that bind symbols explicitly.
+const RuntimeSymbol *collectiveSymbols();
 
 } // namespace dist
 } // namespace lcc

@@ -36,9 +36,9 @@
 #ifndef LCC_RUNTIME_DIST_COMMUNICATOR_H
 #define LCC_RUNTIME_DIST_COMMUNICATOR_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,10 +1,10 @@
 //===- Distributed.cpp - lcc-run as one rank of a distributed job ---------===//
 #include "Distributed.h"
 
-#include "runtime/AtomicFile.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Sharding.h"
-#include "runtime/TrainBin.h"
+#include "runtime/support/AtomicFile.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/support/Sharding.h"
+#include "runtime/support/TrainBin.h"
 #include "runtime/dist/Collectives.h"
 #include "runtime/dist/Communicator.h"
 

@@ -18,9 +18,9 @@
 #ifndef LCC_TOOLS_LCC_RUN_DISTRIBUTED_H
 #define LCC_TOOLS_LCC_RUN_DISTRIBUTED_H
 
-#include "runtime/Json.h"
-#include "runtime/Safetensors.h"
-#include "runtime/Trainer.h"
+#include "runtime/support/Json.h"
+#include "runtime/support/Safetensors.h"
+#include "runtime/train/Trainer.h"
 
 #include <map>
 #include <memory>

@@ -4,7 +4,7 @@
 #ifndef LCC_NO_ONNX_PROTO
 #include "frontends/onnx/OnnxTies.h"
 #include "frontends/onnx/OnnxTypes.h"
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include "lcc_onnx.pb.h"
 #endif

@@ -9,7 +9,7 @@
 #ifndef LCC_TOOLS_LCC_RUN_ONNXEXPORT_H
 #define LCC_TOOLS_LCC_RUN_ONNXEXPORT_H
 
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
 #include <cstddef>
 #include <cstdint>

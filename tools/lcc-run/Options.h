@@ -2,7 +2,7 @@
 #ifndef LCC_TOOLS_LCC_RUN_OPTIONS_H
 #define LCC_TOOLS_LCC_RUN_OPTIONS_H
 
-#include "runtime/Data.h"
+#include "tools/lcc-run/Data.h"
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@ struct Options {
   std::string format = "auto";
   double valFraction = 0.1;
   int64_t steps = 300;
-  int64_t threads = 0;      // 0: runtime/Parallel.h's default
+  int64_t threads = 0;      // 0: runtime/cpu/Parallel.h's default
   std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
   std::optional<SampleMode> order; // --order; default random (or the checkpoint's)
   int64_t logEvery = 10;

@@ -14,18 +14,18 @@
 #include "OnnxExport.h"
 #include "Options.h"
 
-#include "runtime/Checkpoint.h"
-#include "runtime/CpuProgram.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/cpu/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/EmulatedGpu.h"
-#include "runtime/Data.h"
-#include "runtime/Metrics.h"
-#include "runtime/Parallel.h"
-#include "runtime/Plot.h"
-#include "runtime/TrainBin.h"
+#include "tools/lcc-run/Data.h"
+#include "tools/lcc-run/Metrics.h"
+#include "runtime/cpu/Parallel.h"
+#include "tools/lcc-run/Plot.h"
+#include "runtime/support/TrainBin.h"
 #include "runtime/dist/Communicator.h"
-#include "runtime/Trainer.h"
+#include "runtime/train/Trainer.h"
 
 #include <chrono>
 #include <csignal>

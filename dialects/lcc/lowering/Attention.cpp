@@ -3,7 +3,7 @@
 // lcc.attention and lcc.attention_grad that lcc-decompose kept whole
 // (keep-attention) are lcc ops on tensors until one-shot bufferization,
 // which turns each into one call of the runtime's fused kernel
-// (runtime/Attention.h):
+// (runtime/cpu/Attention.h):
 //
 //   lcc_attention_fwd(dtype, B, H, Hkv, Tq, Tk, D, causal, scale, q, k, v, o)
 //   lcc_attention_bwd(dtype, B, H, Hkv, Tq, Tk, D, causal, scale,
@@ -33,7 +33,7 @@ using namespace mlir::bufferization;
 namespace lcc {
 namespace {
 
-/// runtime/Attention.h's element type codes.
+/// runtime/cpu/Attention.h's element type codes.
 FailureOr<int64_t> attentionDtype(Operation *op, Type t) {
   if (t.isF32())
     return int64_t(0);

@@ -72,7 +72,7 @@ static FailureOr<int64_t> groupIndex(Operation *op, StringRef group) {
   return op->emitOpError() << "process group '" << group << "' is not declared";
 }
 
-/// The runtime's code for an element type (runtime/HostTensor.h ElementType).
+/// The runtime's code for an element type (runtime/support/HostTensor.h ElementType).
 static FailureOr<int64_t> dtypeCode(Operation *op, Type t) {
   if (t.isF32())
     return int64_t(0);

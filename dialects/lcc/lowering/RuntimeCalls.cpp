@@ -22,7 +22,7 @@ FailureOr<func::FuncOp> declareRuntime(Operation *op, StringRef name, unsigned a
       return f;
     return existing->emitError() << "@" << name
                                  << " is defined with another signature than the runtime's "
-                                    "(runtime/dist/Collectives.h, runtime/Attention.h)";
+                                    "(runtime/dist/Collectives.h, runtime/cpu/Attention.h)";
   }
   // Before the first function with a body, in name order among the other
   // declarations, whatever order the ops that need them are lowered in

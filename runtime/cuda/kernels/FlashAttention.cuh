@@ -1,7 +1,7 @@
 //===- FlashAttention.cuh - fused attention on tensor cores ---------------===//
 //
 // The CUDA side of lcc.attention / lcc.attention_grad kept whole
-// (--attention=fused), with runtime/Attention.h's semantics: q, o, dO, dq
+// (--attention=fused), with runtime/cpu/Attention.h's semantics: q, o, dO, dq
 // [B, H, Tq, D]; k, v, dk, dv [B, Hkv, Tk, D]; query head h reads key/value
 // head h / (H / Hkv); causal query i sees keys j <= i + (Tk - Tq); a query
 // that sees no key gets NaN. bf16 or f16 operands, f32 softmax statistics and

@@ -1,7 +1,7 @@
 // RUN: lcc-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
 // Tests dialects/lcc/lowering/Attention.cpp: lcc.attention and
 // lcc.attention_grad (kept whole by lcc-decompose{keep-attention}) become one
-// call each of the runtime's fused kernels (runtime/Attention.h): dtype,
+// call each of the runtime's fused kernels (runtime/cpu/Attention.h): dtype,
 // B, H, Hkv, Tq, Tk, D, causal, the bits of the f64 scale, then the
 // operands' addresses and new buffers for the results.
 

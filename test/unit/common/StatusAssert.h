@@ -6,7 +6,7 @@
 #ifndef LCC_TEST_UNIT_COMMON_STATUSASSERT_H
 #define LCC_TEST_UNIT_COMMON_STATUSASSERT_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <gtest/gtest.h>
 

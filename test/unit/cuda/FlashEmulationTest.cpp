@@ -3,7 +3,7 @@
 // runtime/cuda/kernels/FlashAttention.cuh compiled as C++ against
 // GpuEmulator.h (every block as 128 real threads with real barriers) and run
 // on bf16/f16 inputs. The oracle is the CPU's fused attention in fp64
-// (runtime/Attention.h, itself checked against materialized scores and
+// (runtime/cpu/Attention.h, itself checked against materialized scores and
 // finite differences) on the very same, exactly representable, inputs. The
 // kernels round P and dS to the operand type before their tensor-core
 // products, as FlashAttention does, so they differ from fp64 by a few
@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuEmulator.h"
 
-#include "runtime/Attention.h"
+#include "runtime/cpu/Attention.h"
 #include "runtime/cuda/kernels/FlashAttention.cuh"
 
 #include <gtest/gtest.h>

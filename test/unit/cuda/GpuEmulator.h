@@ -19,7 +19,7 @@
 #ifndef LCC_TEST_UNIT_CUDA_GPUEMULATOR_H
 #define LCC_TEST_UNIT_CUDA_GPUEMULATOR_H
 
-#include "runtime/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 
 #include <atomic>
 #include <cmath>

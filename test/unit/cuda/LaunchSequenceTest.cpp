@@ -19,9 +19,9 @@
 //    used, and the ZeRO gradients and parameters covered exactly once.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CpuKernels.h"
-#include "runtime/CpuProgram.h"
-#include "runtime/Json.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/CpuProgram.h"
+#include "runtime/support/Json.h"
 #include "runtime/cuda/CudaLaunch.h"
 #include "runtime/cuda/GemmLayout.h"
 

@@ -7,7 +7,7 @@
 // Also the committed demo corpus (data/).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Data.h"
+#include "tools/lcc-run/Data.h"
 
 #include "TestFiles.h"
 

@@ -5,8 +5,8 @@
 // libpng: its size, and the train curve where a descending loss must put it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Metrics.h"
-#include "runtime/Plot.h"
+#include "tools/lcc-run/Metrics.h"
+#include "tools/lcc-run/Plot.h"
 
 #include "TestFiles.h"
 

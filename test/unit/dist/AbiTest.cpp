@@ -65,7 +65,7 @@ TEST(DistAbi, WithoutGroupsEveryGroupIsOneRank) {
 
 TEST(DistAbi, SymbolTable) {
   std::vector<std::string> names;
-  for (const CpuKernelSymbol *s = collectiveSymbols(); s->name; ++s)
+  for (const RuntimeSymbol *s = collectiveSymbols(); s->name; ++s)
     names.push_back(s->name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter",

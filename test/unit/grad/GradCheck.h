@@ -54,7 +54,7 @@
 #ifndef LCC_TEST_UNIT_GRAD_GRADCHECK_H
 #define LCC_TEST_UNIT_GRAD_GRADCHECK_H
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "gtest/gtest.h"
 

@@ -9,7 +9,7 @@
 #include "compiler/cpu/JitExecutor.h"
 #include "dialects/lcc/LccDialect.h"
 #include "frontends/dsl/Importer.h"
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -20,7 +20,7 @@
 #include "frontends/onnx/OnnxModel.h"
 #include "frontends/onnx/OnnxTraining.h"
 #include "passes/Passes.h"
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
 #include "dialects/lcc/LccDialect.h"
 

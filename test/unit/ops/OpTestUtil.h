@@ -15,7 +15,7 @@
 
 #include "Reference.h"
 #include "compiler/cpu/JitExecutor.h"
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -1,6 +1,6 @@
 //===- AttentionTest.cpp - the CPU's fused attention kernels --------------===//
 //
-// runtime/Attention.h against independent oracles: the forward against a
+// runtime/cpu/Attention.h against independent oracles: the forward against a
 // plain fp64 implementation that materializes the scores (as the textbook
 // formula reads), the backward against fp64 central finite differences of
 // the forward itself (sum of dO * O), both with grouped-query heads, causal
@@ -8,8 +8,8 @@
 // results' independence of the thread count.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Attention.h"
-#include "runtime/Parallel.h"
+#include "runtime/cpu/Attention.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 // (C += A B), which the reference checks by starting from non-zero C.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CpuKernels.h"
-#include "runtime/Parallel.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <cmath>
 #include <cstring>
@@ -95,7 +95,7 @@ TEST(CpuKernels, DgemmMatchesReferenceOnEveryLayout) {
 }
 
 
-// GEMMs over 1 MFLOP are split over the pool (runtime/Parallel.h): by batch
+// GEMMs over 1 MFLOP are split over the pool (runtime/cpu/Parallel.h): by batch
 // element, by blocks of 16 rows or of 16 columns. Every split must give the
 // reference for any thread count (including counts that do not divide the
 // work), and the same bits when repeated with the same count. (Not the same

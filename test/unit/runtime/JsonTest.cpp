@@ -6,7 +6,7 @@
 // fail cleanly.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Json.h"
+#include "runtime/support/Json.h"
 
 #include <gtest/gtest.h>
 

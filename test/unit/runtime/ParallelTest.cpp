@@ -6,7 +6,7 @@
 // have gone to sleep between loops.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Parallel.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/common/TempDir.h"
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
 #include <gtest/gtest.h>
 

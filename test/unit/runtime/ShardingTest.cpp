@@ -1,7 +1,7 @@
-// Whole tensors <-> flat pieces (runtime/Sharding.h): the pieces of every
+// Whole tensors <-> flat pieces (runtime/support/Sharding.h): the pieces of every
 // rank reassemble the tensor at any part count, and incomplete or
 // inconsistent checkpoints are refused with a message naming the tensor.
-#include "runtime/Sharding.h"
+#include "runtime/support/Sharding.h"
 
 #include <gtest/gtest.h>
 

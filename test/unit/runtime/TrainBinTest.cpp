@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/common/TempDir.h"
-#include "runtime/TrainBin.h"
-#include "runtime/Safetensors.h"
+#include "runtime/support/TrainBin.h"
+#include "runtime/support/Safetensors.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #ifndef LCC_TEST_UNIT_TORCHREF_TORCHREFCOMMON_H
 #define LCC_TEST_UNIT_TORCHREF_TORCHREFCOMMON_H
 
-#include "runtime/HostTensor.h"
-#include "runtime/Safetensors.h"
+#include "runtime/support/HostTensor.h"
+#include "runtime/support/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -5,7 +5,7 @@
 // A module that already defines the CUDA entry point differently cannot be
 // retargeted.
 func.func private @lcc_wait(i64, i64, i64)
-// expected-error @+1 {{lcc-gemm-to-library: @lcc_cuda_wait is defined with another signature; expected 3 i64 arguments and no result (runtime/CpuKernels.h)}}
+// expected-error @+1 {{lcc-gemm-to-library: @lcc_cuda_wait is defined with another signature; expected 3 i64 arguments and no result (runtime/cpu/CpuKernels.h)}}
 func.func private @lcc_cuda_wait(i64, i64)
 func.func @step(%p: i64) {
   %c0 = arith.constant 0 : i64

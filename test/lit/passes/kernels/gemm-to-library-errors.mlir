@@ -2,7 +2,7 @@
 // Tests passes/kernels/GemmToLibrary.cpp.
 
 // The kernel's name is taken with another signature.
-// expected-error @+1 {{lcc-gemm-to-library: @lcc_sgemm is defined with another signature; expected 28 i64 arguments and no result (runtime/CpuKernels.h)}}
+// expected-error @+1 {{lcc-gemm-to-library: @lcc_sgemm is defined with another signature; expected 28 i64 arguments and no result (runtime/cpu/CpuKernels.h)}}
 func.func private @lcc_sgemm(i32)
 
 #a = affine_map<(m, n, k) -> (m, k)>

@@ -28,9 +28,9 @@
 #ifndef LCC_RUNTIME_DATA_H
 #define LCC_RUNTIME_DATA_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -16,7 +16,7 @@
 #ifndef LCC_RUNTIME_TRAINBIN_H
 #define LCC_RUNTIME_TRAINBIN_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -125,7 +125,7 @@ public:
   /// The file's bytes.
   Status serialize(std::vector<uint8_t> &out) const;
 
-  /// Writes the file atomically (runtime/AtomicFile.h): readers of `path`
+  /// Writes the file atomically (runtime/support/AtomicFile.h): readers of `path`
   /// see the old file or the new one, never a partial one. Errors are
   /// prefixed with "<path>: ".
   Status write(const std::string &path) const;

@@ -11,12 +11,13 @@
 #ifndef LCC_RUNTIME_CPUPROGRAM_H
 #define LCC_RUNTIME_CPUPROGRAM_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
-#include "runtime/HostTensor.h"
-#include "runtime/Json.h"
-#include "runtime/Safetensors.h"
-#include "runtime/TrainBin.h"
+#include "runtime/support/HostTensor.h"
+#include "runtime/support/Json.h"
+#include "runtime/support/Safetensors.h"
+#include "runtime/support/Sharding.h"
+#include "runtime/support/TrainBin.h"
 
 #include <map>
 #include <memory>
@@ -24,31 +25,6 @@
 #include <vector>
 
 namespace lcc {
-
-/// How a buffer holds one rank's part of a whole tensor (lcc.shard); the
-/// rank with index r in `group` holds piece r of `parts`. Two layouts:
-///  - flat (ZeRO, dim < 0): the whole tensor of `shape`, flattened and
-///    zero-padded to a multiple of `parts`, cut into equal pieces;
-///  - along `dim` (tensor parallelism): that dimension viewed as `blocks`
-///    equal blocks, each cut into `parts` pieces; piece r is part r of every
-///    block (the q, k and v of a fused projection each split by heads). With
-///    one block the pieces are ceil(size / parts) long and the last ones
-///    zero-padded (a vocabulary that does not divide over the ranks).
-/// parts == 0: the buffer is the whole tensor. `within`, when set, is how
-/// `shape` itself was cut from the whole tensor first (ZeRO's flat part of a
-/// tensor-parallel piece, on a dp x tp grid).
-struct ShardSpec {
-  std::string group;
-  int64_t parts = 0;
-  std::vector<int64_t> shape;
-  int64_t dim = -1;
-  int64_t blocks = 1;
-  std::shared_ptr<const ShardSpec> within;
-  bool sharded() const { return parts > 0; }
-  bool flat() const { return dim < 0; }
-  /// The shape of the whole tensor (before `within` too).
-  const std::vector<int64_t> &wholeShape() const { return within ? within->shape : shape; }
-};
 
 /// One buffer of a compiled function's signature.
 struct Slot {

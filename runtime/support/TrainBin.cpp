@@ -8,9 +8,9 @@
 // bounds and checksum, each entry, overlaps, then payload checksums.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/TrainBin.h"
+#include "runtime/support/TrainBin.h"
 
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 //===- Parallel.cpp - the runtime's one thread pool -----------------------===//
-#include "runtime/Parallel.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,8 +1,8 @@
 //===- Checkpoint.cpp - checkpoint directories of lcc-run -----------------===//
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 
-#include "runtime/AtomicFile.h"
-#include "runtime/Sharding.h"
+#include "runtime/support/AtomicFile.h"
+#include "runtime/support/Sharding.h"
 
 #include <algorithm>
 #include <cerrno>

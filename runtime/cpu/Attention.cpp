@@ -3,10 +3,10 @@
 // See Attention.h for the ABI and the algorithm.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Attention.h"
+#include "runtime/cpu/Attention.h"
 
-#include "runtime/CpuKernels.h"
-#include "runtime/Parallel.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 //===- Sharding.cpp - whole tensors <-> one rank's flat part --------------===//
-#include "runtime/Sharding.h"
+#include "runtime/support/Sharding.h"
 
 #include <algorithm>
 #include <cstdlib>

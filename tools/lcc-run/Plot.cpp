@@ -1,7 +1,7 @@
 //===- Plot.cpp - a PNG line chart of the training loss -------------------===//
-#include "runtime/Plot.h"
+#include "tools/lcc-run/Plot.h"
 
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,16 +1,16 @@
 //===- Safetensors.cpp - read and write .safetensors files ----------------===//
 //
-// The header is read by runtime/Json.h's parser (strict, duplicate keys
+// The header is read by runtime/support/Json.h's parser (strict, duplicate keys
 // refused, positions in its errors), then checked against the format: an
 // object of tensor entries, each an object with exactly "dtype", "shape" and
 // "data_offsets", plus an optional "__metadata__" object of strings.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
-#include "runtime/Json.h"
+#include "runtime/support/Json.h"
 
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -17,13 +17,40 @@
 #ifndef LCC_RUNTIME_SHARDING_H
 #define LCC_RUNTIME_SHARDING_H
 
-#include "runtime/CpuProgram.h"
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace lcc {
+
+/// How a buffer holds one rank's part of a whole tensor (lcc.shard); the
+/// rank with index r in `group` holds piece r of `parts`. Two layouts:
+///  - flat (ZeRO, dim < 0): the whole tensor of `shape`, flattened and
+///    zero-padded to a multiple of `parts`, cut into equal pieces;
+///  - along `dim` (tensor parallelism): that dimension viewed as `blocks`
+///    equal blocks, each cut into `parts` pieces; piece r is part r of every
+///    block (the q, k and v of a fused projection each split by heads). With
+///    one block the pieces are ceil(size / parts) long and the last ones
+///    zero-padded (a vocabulary that does not divide over the ranks).
+/// parts == 0: the buffer is the whole tensor. `within`, when set, is how
+/// `shape` itself was cut from the whole tensor first (ZeRO's flat part of a
+/// tensor-parallel piece, on a dp x tp grid).
+struct ShardSpec {
+  std::string group;
+  int64_t parts = 0;
+  std::vector<int64_t> shape;
+  int64_t dim = -1;
+  int64_t blocks = 1;
+  std::shared_ptr<const ShardSpec> within;
+  bool sharded() const { return parts > 0; }
+  bool flat() const { return dim < 0; }
+  /// The shape of the whole tensor (before `within` too).
+  const std::vector<int64_t> &wholeShape() const { return within ? within->shape : shape; }
+};
+
 
 /// Whether the layout itself is well-formed (not its `within`): parts >= 1;
 /// flat (dim -1), or a dimension of `shape` cut in `blocks` >= 1 blocks

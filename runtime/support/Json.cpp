@@ -8,7 +8,7 @@
 // German locale would otherwise read and write "0,5").
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Json.h"
+#include "runtime/support/Json.h"
 
 #include <cassert>
 #include <charconv>

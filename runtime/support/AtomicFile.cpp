@@ -1,5 +1,5 @@
 //===- AtomicFile.cpp - replace a file atomically -------------------------===//
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include <atomic>
 #include <cerrno>

@@ -11,8 +11,8 @@
 #ifndef LCC_RUNTIME_TRAINER_H
 #define LCC_RUNTIME_TRAINER_H
 
-#include "runtime/CpuProgram.h"
-#include "runtime/Safetensors.h"
+#include "runtime/cpu/CpuProgram.h"
+#include "runtime/support/Safetensors.h"
 
 #include <map>
 #include <memory>
@@ -79,7 +79,7 @@ public:
 
   /// Parameters (and state when `withState`) as a safetensors file; the
   /// metadata holds the step and `extra`. Partitioned tensors are this
-  /// rank's piece, described in the metadata (runtime/Sharding.h); whole
+  /// rank's piece, described in the metadata (runtime/support/Sharding.h); whole
   /// tensors are left out when `withWhole` is false (ranks other than 0
   /// need not write replicated values).
   SafetensorsFile snapshot(bool withState, const std::map<std::string, std::string> &extra,

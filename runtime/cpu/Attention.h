@@ -21,7 +21,7 @@
 //
 // Both work on blocks of 64 query rows, so the scores are only ever a
 // 64 x Tk tile (in cache) and every product is a GEMM on the BLAS
-// (gemmAccumulate, runtime/CpuKernels.h); a causal block stops at the last
+// (gemmAccumulate, runtime/cpu/CpuKernels.h); a causal block stops at the last
 // key its last row sees. Forward, per (batch, head, block): S = Q K^T, the
 // scaled, masked softmax per row, O = P V. Backward, per key/value head (all
 // its query heads and blocks, so dK and dV are accumulated by one thread:

@@ -1,8 +1,8 @@
 //===- CpuKernels.cpp - library kernels the compiled CPU code calls --------===//
-#include "runtime/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 
-#include "runtime/Attention.h"
-#include "runtime/Parallel.h"
+#include "runtime/cpu/Attention.h"
+#include "runtime/cpu/Parallel.h"
 
 #include <cstring>
 #include <vector>
@@ -16,7 +16,7 @@
 
 namespace {
 
-/// The pool (runtime/Parallel.h) splits GEMMs; OpenBLAS's own threads would
+/// The pool (runtime/cpu/Parallel.h) splits GEMMs; OpenBLAS's own threads would
 /// compete with it for the same cores (and spin in sched_yield between calls).
 void singleThreadedBlas() {
 #if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
@@ -337,8 +337,8 @@ lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
 
 namespace lcc {
 
-const CpuKernelSymbol *cpuKernelSymbols() {
-  static const CpuKernelSymbol table[] = {
+const RuntimeSymbol *cpuKernelSymbols() {
+  static const RuntimeSymbol table[] = {
       {"lcc_sgemm", reinterpret_cast<void *>(&lcc_sgemm)},
       {"lcc_dgemm", reinterpret_cast<void *>(&lcc_dgemm)},
       {"lcc_bf16gemm", reinterpret_cast<void *>(&lcc_bf16gemm)},

@@ -13,9 +13,9 @@
 #ifndef LCC_RUNTIME_PLOT_H
 #define LCC_RUNTIME_PLOT_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
-#include "runtime/Metrics.h"
+#include "tools/lcc-run/Metrics.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 //===- Metrics.cpp - per-step training metrics as CSV ---------------------===//
-#include "runtime/Metrics.h"
+#include "tools/lcc-run/Metrics.h"
 
-#include "runtime/AtomicFile.h"
+#include "runtime/support/AtomicFile.h"
 
 #include <cerrno>
 #include <cmath>

@@ -5,7 +5,7 @@
 // Apart from Json.cpp (parser and serializer) to keep each file one concept.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Json.h"
+#include "runtime/support/Json.h"
 
 namespace lcc {
 namespace json {

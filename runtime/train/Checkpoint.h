@@ -5,7 +5,7 @@
 // (parameters and optimizer state under their names, the step and data seed
 // in the metadata; what one process writes), or a step directory,
 // step-<N>.d/rank-<r>-of-<W>.safetensors (what a distributed run writes:
-// every rank its pieces of partitioned tensors, runtime/Sharding.h). Files
+// every rank its pieces of partitioned tensors, runtime/support/Sharding.h). Files
 // are written atomically (runtime/AtomicFile) and `latest` only after the
 // checkpoint it names is complete, so a crash or kill -9 at any moment
 // leaves `latest` naming a complete checkpoint. Loading gives whole tensors
@@ -15,7 +15,7 @@
 #ifndef LCC_RUNTIME_CHECKPOINT_H
 #define LCC_RUNTIME_CHECKPOINT_H
 
-#include "runtime/Safetensors.h"
+#include "runtime/support/Safetensors.h"
 
 #include <string>
 

@@ -23,6 +23,8 @@
 #ifndef LCC_RUNTIME_CPUKERNELS_H
 #define LCC_RUNTIME_CPUKERNELS_H
 
+#include "runtime/support/Symbol.h"
+
 #include <cstdint>
 
 extern "C" {
@@ -52,12 +54,8 @@ void lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int6
 
 namespace lcc {
 
-/// Name and address of every kernel, for JITs that bind symbols explicitly.
-struct CpuKernelSymbol {
-  const char *name;
-  void *address;
-};
-const CpuKernelSymbol *cpuKernelSymbols(); // terminated by {nullptr, nullptr}
+/// Every kernel, for JITs that bind symbols explicitly.
+const RuntimeSymbol *cpuKernelSymbols();
 
 /// Whether GEMMs go to a BLAS in this build (else plain loops).
 bool cpuKernelsHaveBlas();
@@ -66,7 +64,7 @@ bool cpuKernelsHaveBlas();
 /// n, C m x n, each given by its row and column strides (a transpose is
 /// swapped strides): the BLAS when the strides allow, else loops. Runs on the
 /// calling thread: callers split the work (the fused attention kernels,
-/// runtime/Attention.h).
+/// runtime/cpu/Attention.h).
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const float *a, int64_t aRow, int64_t aCol,
                     const float *b, int64_t bRow, int64_t bCol, float *c, int64_t cRow,
                     int64_t cCol, bool overwrite = false);

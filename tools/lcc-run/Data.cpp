@@ -1,5 +1,5 @@
 //===- Data.cpp - token files, train/val splits and batch sampling --------===//
-#include "runtime/Data.h"
+#include "tools/lcc-run/Data.h"
 
 #include <cassert>
 #include <cctype>

@@ -1,7 +1,7 @@
 //===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
-#include "runtime/CpuProgram.h"
-#include "runtime/Format.h"
-#include "runtime/Sharding.h"
+#include "runtime/cpu/CpuProgram.h"
+#include "runtime/support/Format.h"
+#include "runtime/support/Sharding.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -12,7 +12,7 @@
 #ifndef LCC_RUNTIME_ATOMICFILE_H
 #define LCC_RUNTIME_ATOMICFILE_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <cstddef>
 #include <string>

@@ -1,6 +1,6 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
-#include "runtime/Trainer.h"
-#include "runtime/Sharding.h"
+#include "runtime/train/Trainer.h"
+#include "runtime/support/Sharding.h"
 #include "runtime/cuda/GpuDevice.h"
 
 #include <algorithm>

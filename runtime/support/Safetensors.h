@@ -19,9 +19,9 @@
 #ifndef LCC_RUNTIME_SAFETENSORS_H
 #define LCC_RUNTIME_SAFETENSORS_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
-#include "runtime/HostTensor.h"
+#include "runtime/support/HostTensor.h"
 
 #include <cstdint>
 #include <map>

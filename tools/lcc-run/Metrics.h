@@ -23,7 +23,7 @@
 #ifndef LCC_RUNTIME_METRICS_H
 #define LCC_RUNTIME_METRICS_H
 
-#include "runtime/Status.h"
+#include "runtime/support/Status.h"
 
 #include <cstdint>
 #include <optional>
