@@ -111,15 +111,18 @@ bool parseDtype(const std::string &s, ElementType &out) {
 /// A slot's "shard" (lcc.shard): how a buffer of `piece`'s shape holds part
 /// of a tensor of `shape`; a "within" inside it says how that tensor was cut
 /// from the whole one first, and must produce exactly it.
-static bool parseShard(const json::Value &v, const std::vector<int64_t> &piece, ShardSpec &spec,
-                       const std::string &name, std::string &error) {
+static Status parseShard(const json::Value &v, const std::vector<int64_t> &piece, ShardSpec &spec,
+                         const std::string &name) {
   const json::Value *full = nullptr;
-  if (!json::getString(v, "group", spec.group, error) ||
-      !json::getInt(v, "parts", spec.parts, error) || !json::getArray(v, "shape", full, error))
-    return false;
+  if (Status st = json::getString(v, "group", spec.group); !st)
+    return st;
+  if (Status st = json::getInt(v, "parts", spec.parts); !st)
+    return st;
+  if (Status st = json::getArray(v, "shape", full); !st)
+    return st;
   for (const json::Value &d : full->items()) {
     if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
-      return error = "bad dimension in the shard shape of '" + name + "'", false;
+      return Status::failure("bad dimension in the shard shape of '" + name + "'");
     spec.shape.push_back(d.asInt());
   }
   if (const json::Value *dim = v.get("dim"))
@@ -127,27 +130,28 @@ static bool parseShard(const json::Value &v, const std::vector<int64_t> &piece, 
   if (const json::Value *blocks = v.get("blocks"))
     spec.blocks = blocks->isInt() ? blocks->asInt() : 0;
   if (!validShardSpec(spec) || shardShape(spec) != piece)
-    return error = "the shard of '" + name + "' does not match its shape", false;
+    return Status::failure("the shard of '" + name + "' does not match its shape");
   if (const json::Value *within = v.get("within")) {
     auto inner = std::make_shared<ShardSpec>();
-    if (!parseShard(*within, spec.shape, *inner, name, error))
-      return false;
+    if (Status st = parseShard(*within, spec.shape, *inner, name); !st)
+      return st;
     if (inner->within || inner->group == spec.group)
-      return error = "the shard of '" + name + "' nests more than two groups", false;
+      return Status::failure("the shard of '" + name + "' nests more than two groups");
     spec.within = std::move(inner);
   }
-  return true;
+  return {};
 }
 
-bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
+Status parseSlot(const json::Value &v, Slot &slot) {
   std::string role, dtype;
   const json::Value *shape = nullptr;
   if (!v.isObject())
-    return error = "a slot must be an object", false;
-  if (!json::getString(v, "role", role, error) || !json::getString(v, "name", slot.name, error) ||
-      !json::getBool(v, "out", slot.out, error) || !json::getString(v, "dtype", dtype, error) ||
-      !json::getArray(v, "shape", shape, error))
-    return false;
+    return Status::failure("a slot must be an object");
+  for (Status st : {json::getString(v, "role", role), json::getString(v, "name", slot.name),
+                    json::getBool(v, "out", slot.out), json::getString(v, "dtype", dtype),
+                    json::getArray(v, "shape", shape)})
+    if (!st)
+      return st; // the first missing or mistyped field
   static const std::pair<const char *, Slot::Role> roles[] = {
       {"param", Slot::Param}, {"state", Slot::State}, {"step", Slot::Step},
       {"input", Slot::Input}, {"output", Slot::Output}, {"workspace", Slot::Workspace}};
@@ -158,18 +162,18 @@ bool parseSlot(const json::Value &v, Slot &slot, std::string &error) {
       known = true;
     }
   if (!known)
-    return error = "unknown slot role '" + role + "'", false;
+    return Status::failure("unknown slot role '" + role + "'");
   // A workspace is raw bytes (the arena of lcc-plan-memory).
   if (slot.role == Slot::Workspace ? dtype != "i8" : !parseDtype(dtype, slot.dtype))
-    return error = "unknown dtype '" + dtype + "' for a " + role + " slot", false;
+    return Status::failure("unknown dtype '" + dtype + "' for a " + role + " slot");
   for (const json::Value &d : shape->items()) {
     if (!d.isInt() || d.asInt() < 0 || d.asInt() > (int64_t(1) << 40))
-      return error = "bad dimension in the shape of '" + slot.name + "'", false;
+      return Status::failure("bad dimension in the shape of '" + slot.name + "'");
     slot.shape.push_back(d.asInt());
   }
   if (const json::Value *shard = v.get("shard"))
-    return parseShard(*shard, slot.shape, slot.shard, slot.name, error);
-  return true;
+    return parseShard(*shard, slot.shape, slot.shard, slot.name);
+  return {};
 }
 
 /// dlopen from memory: an anonymous memfd (no file left behind, even on a
@@ -300,26 +304,27 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
   TrainBinBytes manifest = bin.find("manifest" + suffix, "any", -1);
   if (!manifest.found())
     return fail("no manifest section, not a train.bin written by lcc");
-  std::string error;
   Program p;
-  if (!json::parse(std::string_view(reinterpret_cast<const char *>(manifest.data), manifest.size),
-                   p.manifest_, error))
-    return fail("manifest: " + error);
+  if (Status st = json::parse(
+          std::string_view(reinterpret_cast<const char *>(manifest.data), manifest.size),
+          p.manifest_);
+      !st)
+    return fail("manifest: " + st.message());
   // The container has its own version; this one covers what lcc writes into
   // the manifest (docs/train-bin.md). Bumped with compiler/package.
   constexpr int64_t kManifestVersion = 1;
   std::string format;
   int64_t version = 0;
-  if (!json::getString(p.manifest_, "format", format, error) || format != "lcc-train-bin")
+  if (!json::getString(p.manifest_, "format", format) || format != "lcc-train-bin")
     return fail("manifest: not an lcc training program (format '" + format + "')");
-  if (!json::getInt(p.manifest_, "version", version, error))
-    return fail("manifest: " + error);
+  if (Status st = json::getInt(p.manifest_, "version", version); !st)
+    return fail("manifest: " + st.message());
   if (version != kManifestVersion)
     return fail("manifest version " + std::to_string(version) + ", this lcc-run reads version " +
                 std::to_string(kManifestVersion) + "; recompile the model with this lcc");
   const json::Value *functions = nullptr;
-  if (!json::getObject(p.manifest_, "functions", functions, error))
-    return fail("manifest: " + error);
+  if (Status st = json::getObject(p.manifest_, "functions", functions); !st)
+    return fail("manifest: " + st.message());
   for (const auto &[name, slots] : functions->members()) {
     EntryPoint e;
     e.name = name;
@@ -327,8 +332,8 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
       return fail("manifest: the slots of '" + name + "' must be an array");
     for (const json::Value &s : slots.items()) {
       Slot slot;
-      if (!parseSlot(s, slot, error))
-        return fail("manifest: function '" + name + "': " + error);
+      if (Status st = parseSlot(s, slot); !st)
+        return fail("manifest: function '" + name + "': " + st.message());
       e.slots.push_back(std::move(slot));
     }
     p.entries_[name] = std::move(e);
@@ -392,6 +397,7 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
                 (have.empty() ? std::string("no CPU target") : have) + ", this CPU runs " + can +
                 "; recompile the model for it (lcc --cpu=...)");
   }
+  std::string error;
   p.handle_ = openSharedObject(code.data, code.size, p.codeFd_, error);
   if (!p.handle_)
     return fail(error);

@@ -18,10 +18,9 @@ namespace lcc {
 #ifndef LCC_HAVE_CUDA_HEADERS
 
 struct CudaSession::Impl {};
-std::unique_ptr<CudaSession> CudaSession::create(const Program &, int, std::string &error) {
-  error = "this lcc-run was built without the CUDA headers (cuda.h, cublasLt.h); rebuild it "
-          "where the CUDA toolkit is installed";
-  return nullptr;
+Status CudaSession::create(const Program &, int, std::unique_ptr<CudaSession> &) {
+  return Status::failure("this lcc-run was built without the CUDA headers (cuda.h, cublasLt.h); rebuild it "
+          "where the CUDA toolkit is installed");
 }
 CudaSession::~CudaSession() = default;
 const CudaDevice &CudaSession::device() const { std::abort(); }
@@ -54,13 +53,13 @@ void *openFirst(const std::vector<std::string> &names) {
 } // namespace
 
 
-std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ordinal,
-                                                 std::string &error) {
+Status CudaSession::create(const Program &program, int ordinal,
+                           std::unique_ptr<CudaSession> &out) {
   auto session = std::unique_ptr<CudaSession>(new CudaSession());
   session->impl_ = std::make_unique<Impl>();
   Impl &s = *session->impl_;
   if (Status st = loadCudaDriver(ordinal, s.driver, s.device); !st)
-    return error = st.message(), nullptr;
+    return st;
   void *cuda = s.driver->library;
   std::vector<std::string> ltNames;
   if (const char *o = std::getenv("LCC_CUBLASLT"); o && *o)
@@ -73,9 +72,8 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
     ltNames.push_back(n);
   void *lt = openFirst(ltNames);
   if (!lt)
-    return error = "cuBLASLt (libcublasLt.so) cannot be loaded; install the CUDA toolkit's "
-                   "cuBLAS or set LCC_CUBLASLT to the library",
-           nullptr;
+    return Status::failure("cuBLASLt (libcublasLt.so) cannot be loaded; install the CUDA toolkit's "
+                   "cuBLAS or set LCC_CUBLASLT to the library");
   std::string missing;
   CudaSessionApi &a = s.api;
 #define LCC_RESOLVE_DRIVER(member, declaration, symbol) resolveSymbol(cuda, symbol, a.member, missing);
@@ -85,7 +83,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
 #undef LCC_RESOLVE_DRIVER
 #undef LCC_RESOLVE_CUBLASLT
   if (!missing.empty())
-    return error = "the CUDA driver or cuBLASLt lacks " + missing, nullptr;
+    return Status::failure("the CUDA driver or cuBLASLt lacks " + missing);
 
   if (!s.check(a.primaryCtxRetain(&s.context, CUdevice(s.device.handle)),
                "cuDevicePrimaryCtxRetain") ||
@@ -93,7 +91,7 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
       !s.check(a.streamCreate(&s.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
       !s.check(a.streamCreate(&s.comm, CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
       !(s.fork = s.event()) || !(s.join = s.event()))
-    return error = s.error, nullptr;
+    return Status::failure(s.error);
   // The cubin when it is for this GPU; otherwise the PTX, compiled by the
   // driver for whatever GPU this is (newer architectures).
   if (program.cudaArch() == s.device.arch() && !program.cudaCubin().empty() &&
@@ -102,25 +100,25 @@ std::unique_ptr<CudaSession> CudaSession::create(const Program &program, int ord
   } else {
     std::string ptx = program.cudaPtx(); // NUL-terminated for the driver
     if (!s.check(a.moduleLoadData(&s.module, ptx.c_str()), "loading the kernels' PTX"))
-      return error = s.error + " (the train.bin is for " + program.cudaArch() + ", this GPU is " +
-                     s.device.arch() + ")",
-             nullptr;
+      return Status::failure(s.error + " (the train.bin is for " + program.cudaArch() + ", this GPU is " +
+                     s.device.arch() + ")");
     s.loadedFrom = "ptx";
   }
   for (const std::string &name : program.cudaKernels()) {
     CUfunction f = nullptr;
     if (!s.check(a.moduleGetFunction(&f, s.module, name.c_str()),
                  ("cuModuleGetFunction(" + name + ")").c_str()))
-      return error = s.error, nullptr;
+      return Status::failure(s.error);
     s.functions.push_back(f);
     s.names.push_back(name);
   }
   if (!s.checkLt(a.ltCreate(&s.lt), "cublasLtCreate"))
-    return error = s.error, nullptr;
+    return Status::failure(s.error);
   s.workspace = session->allocate(s.workspaceBytes);
   if (!s.error.empty())
-    return error = s.error, nullptr;
-  return session;
+    return Status::failure(s.error);
+  out = std::move(session);
+  return {};
 }
 
 CudaSession::~CudaSession() {

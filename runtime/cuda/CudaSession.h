@@ -30,11 +30,10 @@ namespace lcc {
 
 class CudaSession : public GpuDevice {
 public:
-  /// Opens device `ordinal`, loads `program`'s kernels and cuBLASLt. Null
-  /// with a one-line `error` when anything is missing; without CUDA headers
-  /// at build time, always null ("built without CUDA support").
-  static std::unique_ptr<CudaSession> create(const Program &program, int ordinal,
-                                             std::string &error);
+  /// Opens device `ordinal`, loads `program`'s kernels and cuBLASLt into
+  /// `out`; fails with a one-line message when anything is missing, and
+  /// always without CUDA headers at build time ("built without CUDA support").
+  static Status create(const Program &program, int ordinal, std::unique_ptr<CudaSession> &out);
   ~CudaSession() override;
 
   const CudaDevice &device() const;

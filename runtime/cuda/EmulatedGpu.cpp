@@ -93,7 +93,7 @@ __attribute__((visibility("default"))) float lcc_emu_shuffle_xor(float value, in
 }
 }
 
-std::unique_ptr<EmulatedGpu> EmulatedGpu::create(const Program &program, std::string &error) {
+Status EmulatedGpu::create(const Program &program, std::unique_ptr<EmulatedGpu> &out) {
   auto gpu = std::unique_ptr<EmulatedGpu>(new EmulatedGpu());
   gpu->program_ = &program;
   gpu->kernels_ = static_cast<const Kernel *>(program.codeSymbol("lcc_emu_kernels"));
@@ -101,16 +101,16 @@ std::unique_ptr<EmulatedGpu> EmulatedGpu::create(const Program &program, std::st
   auto *count = static_cast<const int64_t *>(program.codeSymbol("lcc_emu_kernel_count"));
   if (!program.isCuda() || program.cudaArch() != "emulated" || !gpu->kernels_ ||
       !gpu->synchronizes_ || !count)
-    return error = "not a train.bin compiled with lcc --target=cuda --arch=emulated", nullptr;
+    return Status::failure("not a train.bin compiled with lcc --target=cuda --arch=emulated");
   gpu->count_ = *count;
   const char *order = std::getenv("LCC_EMU_ORDER");
   gpu->reverse_ = order && std::string(order) == "reverse";
   if (gpu->count_ != int64_t(program.cudaKernels().size()))
-    return error = "the emulated kernel table has " + std::to_string(gpu->count_) +
+    return Status::failure("the emulated kernel table has " + std::to_string(gpu->count_) +
                    " kernels, the manifest lists " +
-                   std::to_string(program.cudaKernels().size()),
-           nullptr;
-  return gpu;
+                   std::to_string(program.cudaKernels().size()));
+  out = std::move(gpu);
+  return {};
 }
 
 EmulatedGpu::EmulatedGpu() : block_(std::make_unique<EmulatedBlock>()) {}

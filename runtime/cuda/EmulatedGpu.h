@@ -32,7 +32,7 @@ struct EmulatedBlock;
 class EmulatedGpu : public GpuDevice {
 public:
   /// Null with `error` when `program` is not an emulated CUDA train.bin.
-  static std::unique_ptr<EmulatedGpu> create(const Program &program, std::string &error);
+  static Status create(const Program &program, std::unique_ptr<EmulatedGpu> &out);
   EmulatedGpu();
   ~EmulatedGpu() override;
 

@@ -701,15 +701,16 @@ private:
 
 } // namespace
 
-bool parse(std::string_view text, Value &out, std::string &error) {
+Status parse(std::string_view text, Value &out) {
+  std::string error;
   Parser parser(text, error);
   Value result;
   if (!parser.parseDocument(result)) {
     out = Value();
-    return false;
+    return Status::failure(error);
   }
   out = std::move(result);
-  return true;
+  return {};
 }
 
 /// `s` quoted for an error message: one line, bounded length. Control bytes

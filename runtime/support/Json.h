@@ -2,8 +2,8 @@
 //
 // JSON for train.bin's plan/config sections and checkpoint metadata. Part of
 // the runtime, so no MLIR/LLVM (llvm::json is not available to lcc-run) and
-// no exceptions: parse and the typed accessors return false and set a
-// one-line error.
+// no exceptions: parse and the typed accessors return a Status with a
+// one-line message.
 //
 // Choices that callers rely on:
 // - Numbers keep the double and, when the text was an integer (no fraction,
@@ -27,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_JSON_H
 #define LCC_RUNTIME_JSON_H
+
+#include "runtime/support/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -134,10 +136,9 @@ private:
 };
 
 /// Parses one JSON text (optionally surrounded by whitespace). On failure
-/// returns false, sets `out` to null and `error` to one line
-/// "line L, column C: <what was expected>" (1-based; the column counts
-/// bytes).
-bool parse(std::string_view text, Value &out, std::string &error);
+/// sets `out` to null; the message is one line "line L, column C: <what was
+/// expected>" (1-based; the column counts bytes).
+Status parse(std::string_view text, Value &out);
 
 /// JSON text of `value`: compact when indent < 0, otherwise one member or
 /// element per line indented by `indent` spaces per level, with ": " after
@@ -156,19 +157,19 @@ std::string forMessage(std::string_view s);
 } // namespace detail
 
 // Typed accessors for schema checks: look up `key` in `object`, check its
-// kind and copy it out. On failure return false with `error` set to e.g.
+// kind and copy it out. On failure the message is e.g.
 // "missing key 'shape'" or "key 'shape' must be an array, got a string";
 // `object` not being an object is reported the same way ("expected an
 // object with key 'shape', got null"). Callers prefix the context
 // ("plan: step 3: ").
-bool getInt(const Value &object, const char *key, int64_t &out, std::string &error);
+Status getInt(const Value &object, const char *key, int64_t &out);
 /// Any number, exact ints converted to double.
-bool getDouble(const Value &object, const char *key, double &out, std::string &error);
-bool getBool(const Value &object, const char *key, bool &out, std::string &error);
-bool getString(const Value &object, const char *key, std::string &out, std::string &error);
+Status getDouble(const Value &object, const char *key, double &out);
+Status getBool(const Value &object, const char *key, bool &out);
+Status getString(const Value &object, const char *key, std::string &out);
 /// `out` points into `object` (valid while it lives unchanged).
-bool getArray(const Value &object, const char *key, const Value *&out, std::string &error);
-bool getObject(const Value &object, const char *key, const Value *&out, std::string &error);
+Status getArray(const Value &object, const char *key, const Value *&out);
+Status getObject(const Value &object, const char *key, const Value *&out);
 
 } // namespace json
 } // namespace lcc

@@ -13,73 +13,67 @@ namespace json {
 
 namespace {
 
-/// The value of `key` with kind `kind`, or nullptr with `error` set.
-/// `expected` names the kind in the message ("an integer" for getInt).
-const Value *lookup(const Value &object, const char *key, Kind kind, const char *expected,
-                    std::string &error) {
-  if (!object.isObject()) {
-    error = "expected an object with key " + detail::forMessage(key) + ", got " +
-            kindName(object.kind());
-    return nullptr;
-  }
+/// The value of `key` with kind `kind` in `out`. `expected` names the kind in
+/// the message ("an integer" for getInt).
+Status lookup(const Value &object, const char *key, Kind kind, const char *expected,
+              const Value *&out) {
+  out = nullptr;
+  if (!object.isObject())
+    return Status::failure("expected an object with key " + detail::forMessage(key) + ", got " +
+                           kindName(object.kind()));
   const Value *v = object.get(key);
-  if (!v) {
-    error = "missing key " + detail::forMessage(key);
-    return nullptr;
-  }
-  if (v->kind() != kind) {
-    error = "key " + detail::forMessage(key) + " must be " + expected + ", got " + kindName(v->kind());
-    return nullptr;
-  }
-  return v;
+  if (!v)
+    return Status::failure("missing key " + detail::forMessage(key));
+  if (v->kind() != kind)
+    return Status::failure("key " + detail::forMessage(key) + " must be " + expected + ", got " +
+                           kindName(v->kind()));
+  out = v;
+  return {};
 }
 
 } // namespace
 
-bool getInt(const Value &object, const char *key, int64_t &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Number, "an integer", error);
-  if (!v)
-    return false;
-  if (!v->isInt()) {
-    error = "key " + detail::forMessage(key) + " must be an integer (int64), got " + serialize(*v);
-    return false;
-  }
+Status getInt(const Value &object, const char *key, int64_t &out) {
+  const Value *v = nullptr;
+  if (Status st = lookup(object, key, Kind::Number, "an integer", v); !st)
+    return st;
+  if (!v->isInt())
+    return Status::failure("key " + detail::forMessage(key) + " must be an integer (int64), got " +
+                           serialize(*v));
   out = v->asInt();
-  return true;
+  return {};
 }
 
-bool getDouble(const Value &object, const char *key, double &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Number, kindName(Kind::Number), error);
-  if (!v)
-    return false;
+Status getDouble(const Value &object, const char *key, double &out) {
+  const Value *v = nullptr;
+  if (Status st = lookup(object, key, Kind::Number, kindName(Kind::Number), v); !st)
+    return st;
   out = v->asDouble();
-  return true;
+  return {};
 }
 
-bool getBool(const Value &object, const char *key, bool &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::Bool, kindName(Kind::Bool), error);
-  if (!v)
-    return false;
+Status getBool(const Value &object, const char *key, bool &out) {
+  const Value *v = nullptr;
+  if (Status st = lookup(object, key, Kind::Bool, kindName(Kind::Bool), v); !st)
+    return st;
   out = v->asBool();
-  return true;
+  return {};
 }
 
-bool getString(const Value &object, const char *key, std::string &out, std::string &error) {
-  const Value *v = lookup(object, key, Kind::String, kindName(Kind::String), error);
-  if (!v)
-    return false;
+Status getString(const Value &object, const char *key, std::string &out) {
+  const Value *v = nullptr;
+  if (Status st = lookup(object, key, Kind::String, kindName(Kind::String), v); !st)
+    return st;
   out = v->asString();
-  return true;
+  return {};
 }
 
-bool getArray(const Value &object, const char *key, const Value *&out, std::string &error) {
-  out = lookup(object, key, Kind::Array, kindName(Kind::Array), error);
-  return out != nullptr;
+Status getArray(const Value &object, const char *key, const Value *&out) {
+  return lookup(object, key, Kind::Array, kindName(Kind::Array), out);
 }
 
-bool getObject(const Value &object, const char *key, const Value *&out, std::string &error) {
-  out = lookup(object, key, Kind::Object, kindName(Kind::Object), error);
-  return out != nullptr;
+Status getObject(const Value &object, const char *key, const Value *&out) {
+  return lookup(object, key, Kind::Object, kindName(Kind::Object), out);
 }
 
 } // namespace json

@@ -186,10 +186,10 @@ Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) 
 
   SafetensorsFile result;
   json::Value header;
-  std::string error;
-  if (!json::parse(std::string_view(reinterpret_cast<const char *>(data + 8), headerLen), header,
-                   error))
-    return Status::failure("header JSON: " + error);
+  if (Status st = json::parse(
+          std::string_view(reinterpret_cast<const char *>(data + 8), headerLen), header);
+      !st)
+    return Status::failure("header JSON: " + st.message());
   if (!header.isObject())
     return Status::failure(std::string("header JSON: expected an object, got ") +
                            json::kindName(header.kind()));

@@ -63,10 +63,9 @@ Status checkWorld(const std::string &program, int64_t world) {
   }
   TrainBinBytes text = bin.find("manifest", "any", -1);
   json::Value manifest;
-  std::string error;
   if (!text.found() ||
       !json::parse(std::string_view(reinterpret_cast<const char *>(text.data), text.size),
-                   manifest, error))
+                   manifest))
     return {}; // Program::load in the ranks reports a broken file
   return manifestWorldMatches(manifest, world);
 }

@@ -71,28 +71,25 @@ struct Feed {
 
 /// `micro`: the inputs may carry a leading micro-batch dimension (the step of
 /// a model compiled with --accum=K takes [K, batch, seq]).
-bool makeFeed(const std::vector<Slot> &inputs, bool micro, Feed &feed, std::string &error) {
+Status makeFeed(const std::vector<Slot> &inputs, bool micro, Feed &feed) {
   for (const Slot &s : inputs) {
     bool rankOk = s.shape.size() == 2 || (micro && s.shape.size() == 3);
     if ((s.name != "tokens" && s.name != "targets") || s.dtype != ElementType::I32 || !rankOk ||
-        (feed.seq && s.shape != feed.tokens.shape() && s.shape != feed.targets.shape())) {
-      error = "lcc-run feeds token models: inputs 'tokens' and optionally 'targets', i32 [batch, "
-              "seq]; this model has input '" + s.name + "'";
-      return false;
-    }
+        (feed.seq && s.shape != feed.tokens.shape() && s.shape != feed.targets.shape()))
+      return Status::failure("lcc-run feeds token models: inputs 'tokens' and optionally "
+                             "'targets', i32 [batch, seq]; this model has input '" +
+                             s.name + "'");
     feed.micro = s.shape.size() == 3 ? s.shape[0] : 1;
     feed.batch = s.shape[s.shape.size() - 2];
     feed.seq = s.shape.back();
     feed.hasTargets |= s.name == "targets";
     (s.name == "tokens" ? feed.tokens : feed.targets) = HostTensor(s.dtype, s.shape);
   }
-  if (feed.seq == 0) {
-    error = "the model has no input named 'tokens'";
-    return false;
-  }
+  if (feed.seq == 0)
+    return Status::failure("the model has no input named 'tokens'");
   if (!feed.hasTargets) // the model shifts tokens itself; the sampler still wants a buffer
     feed.targets = HostTensor(ElementType::I32, feed.tokens.shape());
-  return true;
+  return {};
 }
 
 /// Micro-batch k of feed for sampler step `index`.
@@ -117,18 +114,18 @@ std::map<std::string, const HostTensor *> inputsOf(const Feed &feed) {
 }
 
 /// The mean @forward loss over the first `batches` batches of `sampler`.
-bool evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
-              double &mean, std::string &error) {
+Status evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
+                double &mean) {
   double sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     fill(sampler, uint64_t(b), 0, feed);
     double loss;
     if (Status st = trainer.evalLoss(inputsOf(feed), loss); !st)
-      return error = st.message(), false;
+      return st;
     sum += loss;
   }
   mean = sum / double(batches);
-  return true;
+  return {};
 }
 
 } // namespace
@@ -197,10 +194,10 @@ int main(int argc, char **argv) {
   std::unique_ptr<GpuDevice> gpu;
   if (program.isCuda() && program.cudaArch() == "emulated") {
     // lcc --arch=emulated: the kernels run on the CPU (tests without a GPU).
-    std::string why;
-    gpu = EmulatedGpu::create(program, why);
-    if (!gpu)
-      return fail("lcc-run: error: " + opt.program + ": " + why);
+    std::unique_ptr<EmulatedGpu> emulated;
+    if (Status st = EmulatedGpu::create(program, emulated); !st)
+      return fail("lcc-run: error: " + opt.program + ": " + st.message());
+    gpu = std::move(emulated);
     trainer.useCuda(gpu.get(), !opt.noGraph);
   } else if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
@@ -212,10 +209,11 @@ int main(int argc, char **argv) {
     // LOCAL_RANK's, or the only one this process sees.
     int devices = 1;
     int ordinal = driver->deviceGetCount(&devices) == 0 && devices > 1 ? env.localRank : 0;
-    std::string why;
-    gpu = CudaSession::create(program, ordinal, why);
-    if (!gpu)
-      return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " + why);
+    std::unique_ptr<CudaSession> session;
+    if (Status st = CudaSession::create(program, ordinal, session); !st)
+      return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " +
+                  st.message());
+    gpu = std::move(session);
     trainer.useCuda(gpu.get(), !opt.noGraph);
   }
 
@@ -239,10 +237,10 @@ int main(int argc, char **argv) {
     opt.quiet = true;
 
   Feed stepFeed, evalFeed;
-  if (!makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed, error))
-    return fail("lcc-run: error: " + opt.program + ": " + error);
-  if (!makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed, error))
-    return fail("lcc-run: error: " + opt.program + ": " + error);
+  if (Status st = makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.message());
+  if (Status st = makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.message());
   // Data-parallel ranks train on different rows; tensor-parallel ranks of
   // one data-parallel rank share its rows.
   if (auto dp = job.groupRanks.find("dp"); dp != job.groupRanks.end())
@@ -387,8 +385,8 @@ int main(int argc, char **argv) {
     row.tokensPerSec = double(tokensPerStep * (s - first + 1)) / std::max(elapsed, 1e-9);
     bool evalNow = evalAt(s);
     if (evalNow) {
-      if (!evaluate(trainer, *valSampler, evalFeed, evalBatches, lastVal, error))
-        return error = "lcc-run: internal error: " + error, code = 3, false;
+      if (Status st = evaluate(trainer, *valSampler, evalFeed, evalBatches, lastVal); !st)
+        return error = "lcc-run: internal error: " + st.message(), code = 3, false;
       row.valLoss = lastVal;
     }
     rows.push_back(row);

@@ -23,17 +23,17 @@ namespace {
 
 Value parseOk(std::string_view text) {
   Value v;
-  std::string error;
-  EXPECT_TRUE(json::parse(text, v, error)) << text << ": " << error;
+  Status st = json::parse(text, v);
+  EXPECT_TRUE(st) << text << ": " << st.message();
   return v;
 }
 
 std::string parseError(std::string_view text) {
   Value v = Value::array({1});
-  std::string error;
-  EXPECT_FALSE(json::parse(text, v, error)) << text;
+  Status st = json::parse(text, v);
+  EXPECT_FALSE(st) << text;
   EXPECT_TRUE(v.isNull()) << "a failed parse must leave null";
-  return error;
+  return st.message();
 }
 
 uint64_t bits(double d) {
@@ -335,46 +335,51 @@ TEST(Json, TypedAccessorsGiveSchemaErrors) {
   Value o = parseOk(R"({"n": 3, "x": 2.5, "big": 1e30, "s": "str", "b": false,
                        "a": [1], "o": {"k": 1}, "z": null})");
   std::string error;
+  // Each accessor's status, its message kept in `error` for the checks below.
+  auto ok = [&](Status st) {
+    error = st.message();
+    return st.ok();
+  };
   int64_t i = 0;
   double d = 0;
   bool b = true;
   std::string s;
   const Value *p = nullptr;
-  EXPECT_TRUE(json::getInt(o, "n", i, error));
+  EXPECT_TRUE(ok(json::getInt(o, "n", i)));
   EXPECT_EQ(i, 3);
-  EXPECT_TRUE(json::getDouble(o, "x", d, error));
+  EXPECT_TRUE(ok(json::getDouble(o, "x", d)));
   EXPECT_EQ(d, 2.5);
-  EXPECT_TRUE(json::getDouble(o, "n", d, error)) << "an int is a number";
+  EXPECT_TRUE(ok(json::getDouble(o, "n", d))) << "an int is a number";
   EXPECT_EQ(d, 3.0);
-  EXPECT_TRUE(json::getString(o, "s", s, error));
+  EXPECT_TRUE(ok(json::getString(o, "s", s)));
   EXPECT_EQ(s, "str");
-  EXPECT_TRUE(json::getBool(o, "b", b, error));
+  EXPECT_TRUE(ok(json::getBool(o, "b", b)));
   EXPECT_FALSE(b);
-  EXPECT_TRUE(json::getArray(o, "a", p, error));
+  EXPECT_TRUE(ok(json::getArray(o, "a", p)));
   EXPECT_EQ(p, o.get("a"));
-  EXPECT_TRUE(json::getObject(o, "o", p, error));
+  EXPECT_TRUE(ok(json::getObject(o, "o", p)));
   EXPECT_EQ(p, o.get("o"));
 
-  EXPECT_FALSE(json::getArray(o, "shape", p, error));
+  EXPECT_FALSE(ok(json::getArray(o, "shape", p)));
   EXPECT_EQ(error, "missing key 'shape'");
   EXPECT_EQ(p, nullptr);
-  EXPECT_FALSE(json::getArray(o, "s", p, error));
+  EXPECT_FALSE(ok(json::getArray(o, "s", p)));
   EXPECT_EQ(error, "key 's' must be an array, got a string");
-  EXPECT_FALSE(json::getInt(o, "x", i, error));
+  EXPECT_FALSE(ok(json::getInt(o, "x", i)));
   EXPECT_EQ(error, "key 'x' must be an integer (int64), got 2.5");
-  EXPECT_FALSE(json::getInt(o, "big", i, error));
+  EXPECT_FALSE(ok(json::getInt(o, "big", i)));
   EXPECT_EQ(error, "key 'big' must be an integer (int64), got 1e+30");
-  EXPECT_FALSE(json::getInt(o, "s", i, error));
+  EXPECT_FALSE(ok(json::getInt(o, "s", i)));
   EXPECT_EQ(error, "key 's' must be an integer, got a string");
-  EXPECT_FALSE(json::getDouble(o, "z", d, error));
+  EXPECT_FALSE(ok(json::getDouble(o, "z", d)));
   EXPECT_EQ(error, "key 'z' must be a number, got null");
-  EXPECT_FALSE(json::getString(o, "n", s, error));
+  EXPECT_FALSE(ok(json::getString(o, "n", s)));
   EXPECT_EQ(error, "key 'n' must be a string, got a number");
-  EXPECT_FALSE(json::getBool(o, "a", b, error));
+  EXPECT_FALSE(ok(json::getBool(o, "a", b)));
   EXPECT_EQ(error, "key 'a' must be a boolean, got an array");
-  EXPECT_FALSE(json::getObject(o, "b", p, error));
+  EXPECT_FALSE(ok(json::getObject(o, "b", p)));
   EXPECT_EQ(error, "key 'b' must be an object, got a boolean");
-  EXPECT_FALSE(json::getInt(Value::array(), "n", i, error));
+  EXPECT_FALSE(ok(json::getInt(Value::array(), "n", i)));
   EXPECT_EQ(error, "expected an object with key 'n', got an array");
 }
 
@@ -408,8 +413,9 @@ TEST(Json, FuzzedDocumentsParseOrFailCleanly) {
       }
     }
     Value v;
-    std::string error;
-    if (json::parse(text, v, error)) {
+    Status st = json::parse(text, v);
+    const std::string &error = st.message();
+    if (st) {
       ++parsed;
       EXPECT_EQ(parseOk(json::serialize(v)), v) << text;
     } else {
