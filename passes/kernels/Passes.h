@@ -1,6 +1,7 @@
 //===- Passes.h - lcc kernels passes ----------------------------*- C++ -*-===//
 //
-// Passes of kernels and library calls (CPU and CUDA); each is described in Passes.td beside this file.
+// Passes of kernels and library calls (CPU and CUDA); each is described in Passes.td beside this
+// file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_KERNELS_PASSES_H

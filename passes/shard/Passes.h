@@ -1,6 +1,7 @@
 //===- Passes.h - lcc shard passes ------------------------------*- C++ -*-===//
 //
-// Passes of sharding (dp, tp, vocab, ZeRO) and collective scheduling; each is described in Passes.td beside this file.
+// Passes of sharding (dp, tp, vocab, ZeRO) and collective scheduling; each is described in
+// Passes.td beside this file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_SHARD_PASSES_H

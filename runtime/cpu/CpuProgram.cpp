@@ -283,8 +283,7 @@ std::vector<int64_t> compiledWorlds(const TrainBin &bin) {
   return worlds;
 }
 
-Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
-                            int64_t world) {
+Status Program::load(const TrainBin &bin, const std::string &what, Program &out, int64_t world) {
   auto fail = [&](const std::string &msg) { return Status::failure(what + ": " + msg); };
   // A train.bin compiled for several world sizes has one manifest and code
   // per size (manifest.wN, code.wN); otherwise one of each.

@@ -51,8 +51,7 @@ public:
   /// variant for `world` ranks (an error naming the sizes it has otherwise).
   static Status load(const std::string &path, Program &out, int64_t world = 1);
   /// The same from an open container (the error prefix is `what`).
-  static Status load(const TrainBin &bin, const std::string &what, Program &out,
-                            int64_t world = 1);
+  static Status load(const TrainBin &bin, const std::string &what, Program &out, int64_t world = 1);
 
   const json::Value &manifest() const { return manifest_; }
   /// Initial parameter values stored as data (section "params", written for

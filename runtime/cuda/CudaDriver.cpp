@@ -66,8 +66,8 @@ Status loadCudaDriver(int ordinal, const CudaDriver *&driver, CudaDevice &device
   if (count == 0)
     return Status::failure("the driver sees no CUDA device");
   if (ordinal < 0 || ordinal >= count)
-    return Status::failure("device " + std::to_string(ordinal) + " does not exist (the driver sees " +
-                           std::to_string(count) + ")");
+    return Status::failure("device " + std::to_string(ordinal) +
+                           " does not exist (the driver sees " + std::to_string(count) + ")");
   int handle = 0;
   if (CudaDriver::Result r = d.deviceGet(&handle, ordinal); r != 0)
     return Status::failure("cuDeviceGet failed: " + d.errorText(r));

@@ -171,7 +171,8 @@ extern "C" __attribute__((visibility("default"))) void lcc_cuda_dgemm(LCC_GEMM_P
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS) {
   const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
-  lcc::backendOrDie("lcc_cuda_bf16gemm").gemm(lcc::GemmCall::fromAbi(args, false, /*bf16=*/true, false));
+  lcc::backendOrDie("lcc_cuda_bf16gemm")
+      .gemm(lcc::GemmCall::fromAbi(args, false, /*bf16=*/true, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_PARAMS) {

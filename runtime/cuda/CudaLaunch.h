@@ -99,9 +99,7 @@ struct GemmCall {
   /// Operand 0 (A), 1 (B) or 2 (C).
   const GemmOperand &operand(int which) const { return which == 0 ? a : which == 1 ? b : c; }
   /// Bytes per element of A/B (0, 1) or C (2).
-  size_t elementSize(int which) const {
-    return f64 ? 8 : ((bf16 || f16) && which < 2) ? 2 : 4;
-  }
+  size_t elementSize(int which) const { return f64 ? 8 : ((bf16 || f16) && which < 2) ? 2 : 4; }
   /// The call's values in lcc_sgemm's order (what the CPU kernels take).
   std::array<int64_t, 28> abi() const;
   static GemmCall fromAbi(const std::array<int64_t, 28> &values, bool f64, bool bf16, bool f16);

@@ -19,8 +19,9 @@ namespace lcc {
 
 struct CudaSession::Impl {};
 Status CudaSession::create(const Program &, int, std::unique_ptr<CudaSession> &) {
-  return Status::failure("this lcc-run was built without the CUDA headers (cuda.h, cublasLt.h); rebuild it "
-          "where the CUDA toolkit is installed");
+  return Status::failure(
+      "this lcc-run was built without the CUDA headers (cuda.h, cublasLt.h); rebuild it "
+      "where the CUDA toolkit is installed");
 }
 CudaSession::~CudaSession() = default;
 const CudaDevice &CudaSession::device() const { std::abort(); }
@@ -52,9 +53,7 @@ void *openFirst(const std::vector<std::string> &names) {
 
 } // namespace
 
-
-Status CudaSession::create(const Program &program, int ordinal,
-                           std::unique_ptr<CudaSession> &out) {
+Status CudaSession::create(const Program &program, int ordinal, std::unique_ptr<CudaSession> &out) {
   auto session = std::unique_ptr<CudaSession>(new CudaSession());
   session->impl_ = std::make_unique<Impl>();
   Impl &s = *session->impl_;
@@ -73,7 +72,7 @@ Status CudaSession::create(const Program &program, int ordinal,
   void *lt = openFirst(ltNames);
   if (!lt)
     return Status::failure("cuBLASLt (libcublasLt.so) cannot be loaded; install the CUDA toolkit's "
-                   "cuBLAS or set LCC_CUBLASLT to the library");
+                           "cuBLAS or set LCC_CUBLASLT to the library");
   std::string missing;
   CudaSessionApi &a = s.api;
 #define LCC_RESOLVE_DRIVER(member, declaration, symbol) resolveSymbol(cuda, symbol, a.member, missing);
@@ -100,8 +99,8 @@ Status CudaSession::create(const Program &program, int ordinal,
   } else {
     std::string ptx = program.cudaPtx(); // NUL-terminated for the driver
     if (!s.check(a.moduleLoadData(&s.module, ptx.c_str()), "loading the kernels' PTX"))
-      return Status::failure(s.error + " (the train.bin is for " + program.cudaArch() + ", this GPU is " +
-                     s.device.arch() + ")");
+      return Status::failure(s.error + " (the train.bin is for " + program.cudaArch() +
+                             ", this GPU is " + s.device.arch() + ")");
     s.loadedFrom = "ptx";
   }
   for (const std::string &name : program.cudaKernels()) {

@@ -107,8 +107,8 @@ Status EmulatedGpu::create(const Program &program, std::unique_ptr<EmulatedGpu> 
   gpu->reverse_ = order && std::string(order) == "reverse";
   if (gpu->count_ != int64_t(program.cudaKernels().size()))
     return Status::failure("the emulated kernel table has " + std::to_string(gpu->count_) +
-                   " kernels, the manifest lists " +
-                   std::to_string(program.cudaKernels().size()));
+                           " kernels, the manifest lists " +
+                           std::to_string(program.cudaKernels().size()));
   out = std::move(gpu);
   return {};
 }
@@ -145,9 +145,7 @@ void EmulatedGpu::download(void *host, uint64_t device, size_t bytes) {
   std::memcpy(host, reinterpret_cast<const void *>(device), bytes);
 }
 
-Status EmulatedGpu::synchronize() {
-  return error_.empty() ? Status() : Status::failure(error_);
-}
+Status EmulatedGpu::synchronize() { return error_.empty() ? Status() : Status::failure(error_); }
 
 void *EmulatedGpu::allocateHost(size_t bytes) {
   void *p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);

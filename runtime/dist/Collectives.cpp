@@ -154,8 +154,7 @@ void emulateLatency() {
 }
 
 /// Queues `run` under `ticket` for the communication thread.
-void start(Communicator &c, int64_t ticket, int64_t in, int64_t out,
-           std::function<Status()> run) {
+void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::function<Status()> run) {
   Engine &e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
   if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)

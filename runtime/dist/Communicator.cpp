@@ -54,8 +54,7 @@ std::string assignment(const char *name, const char *value) {
 
 } // namespace
 
-Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup,
-                             DistEnv &out) {
+Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup, DistEnv &out) {
   auto get = [&](const char *name) -> const char * {
     const char *v = lookup(name);
     return v && *v ? v : nullptr;
@@ -71,19 +70,17 @@ Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup
     const char *rank = get(from->rank), *size = get(from->size);
     if (!rank || !size)
       return Status::failure(std::string(rank ? from->rank : from->size) + " is set but " +
-                                 (rank ? from->size : from->rank) + " is not");
+                             (rank ? from->size : from->rank) + " is not");
     long long r, n;
     if (!parseInt(size, n))
       return Status::failure(assignment(from->size, size) + " is not an integer");
     if (n < 1 || n > (1 << 24))
-      return Status::failure(assignment(from->size, size) +
-                                 " is not a world size (1..16777216)");
+      return Status::failure(assignment(from->size, size) + " is not a world size (1..16777216)");
     if (!parseInt(rank, r))
       return Status::failure(assignment(from->rank, rank) + " is not an integer");
     if (r < 0 || r >= n)
       return Status::failure(assignment(from->rank, rank) + " is out of range for " +
-                                 assignment(from->size, size) + " (0.." + std::to_string(n - 1) +
-                                 ")");
+                             assignment(from->size, size) + " (0.." + std::to_string(n - 1) + ")");
     env.rank = int(r);
     env.worldSize = int(n);
   }
@@ -109,7 +106,7 @@ Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup
                           : !addr        ? "MASTER_ADDR"
                                          : "MASTER_PORT";
     return Status::failure(assignment(from->size, get(from->size)) + " needs " + missing +
-                               " (the address and port of rank 0's rendezvous store)");
+                           " (the address and port of rank 0's rendezvous store)");
   }
   if (addr)
     env.masterAddr = addr;
@@ -129,7 +126,7 @@ Status distEnvFromLookup(const std::function<const char *(const char *)> &lookup
     if (errno != 0 || *end != '\0' || std::isspace(static_cast<unsigned char>(*t)) ||
         !std::isfinite(s) || s <= 0 || s > 1e7)
       return Status::failure(assignment("LCC_DIST_TIMEOUT", t) +
-                                 " is not a number of seconds (> 0)");
+                             " is not a number of seconds (> 0)");
     env.timeoutSeconds = s;
   }
   out = env;
@@ -186,12 +183,12 @@ Status Communicator::enqueue(const StreamCollective &c, void *) {
 }
 
 Status Communicator::subgroupRank(const std::string &name, const std::vector<int> &members,
-                                      int &groupRank) const {
+                                  int &groupRank) const {
   groupRank = -1;
   for (size_t i = 0; i < members.size(); ++i) {
     if (members[i] < 0 || members[i] >= size())
       return Status::failure("group '" + name + "': rank " + std::to_string(members[i]) +
-                                 " is not in group '" + this->name() + "'");
+                             " is not in group '" + this->name() + "'");
     if (members[i] == rank())
       groupRank = int(i);
   }
@@ -203,7 +200,7 @@ Status Communicator::subgroupRank(const std::string &name, const std::vector<int
 Status Communicator::failure(const char *op, const std::string &cause) const {
   int n = size();
   return Status::failure(std::string(op) + " on group '" + name_ + "' (" + std::to_string(n) +
-                             (n == 1 ? " rank" : " ranks") + ") failed: " + cause);
+                         (n == 1 ? " rank" : " ranks") + ") failed: " + cause);
 }
 
 namespace {
@@ -242,7 +239,7 @@ static std::string countTypeReduction(int64_t count, ElementType type, bool redu
 }
 
 Status Communicator::checkReduce(const char *op, const void *in, const void *out, int64_t count,
-                                     ElementType type, Reduction red) const {
+                                 ElementType type, Reduction red) const {
   std::string why = countTypeReduction(count, type, true, red);
   if (why.empty() && count > 0 && (!in || !out))
     why = "null buffer";
@@ -250,8 +247,8 @@ Status Communicator::checkReduce(const char *op, const void *in, const void *out
 }
 
 Status Communicator::checkGather(const char *op, const void *in, const void *out,
-                                     int64_t countPerRank, ElementType type, bool reduce,
-                                     Reduction red) const {
+                                 int64_t countPerRank, ElementType type, bool reduce,
+                                 Reduction red) const {
   std::string why = countTypeReduction(countPerRank, type, reduce, red);
   if (why.empty() && !fitsBytes(countPerRank, size(), type))
     why = "count " + std::to_string(countPerRank) + " per rank is too large";
@@ -266,7 +263,7 @@ Status Communicator::checkGather(const char *op, const void *in, const void *out
 }
 
 Status Communicator::checkBroadcast(const void *in, const void *out, int64_t count,
-                                        ElementType type, int root) const {
+                                    ElementType type, int root) const {
   std::string why = countTypeReduction(count, type, false, Reduction::Sum);
   if (why.empty() && (root < 0 || root >= size()))
     why = "root " + std::to_string(root) + " is not a rank of the group (0.." +
@@ -277,7 +274,7 @@ Status Communicator::checkBroadcast(const void *in, const void *out, int64_t cou
 }
 
 Status Communicator::checkPeer(const char *op, const void *buf, int64_t count, ElementType type,
-                                   int peer, bool allowSelf) const {
+                               int peer, bool allowSelf) const {
   std::string why = countTypeReduction(count, type, false, Reduction::Sum);
   if (why.empty() && (peer < 0 || peer >= size()))
     why = "peer " + std::to_string(peer) + " is not a rank of the group (0.." +
@@ -309,26 +306,24 @@ public:
   const char *backend() const override { return "local"; }
 
   Status allReduce(const void *in, void *out, int64_t count, ElementType type,
-                       Reduction op) override {
+                   Reduction op) override {
     if (Status s = checkReduce("all_reduce", in, out, count, type, op); !s)
       return s;
     return copy("all_reduce", out, in, count, type);
   }
   Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
-    if (Status s =
-            checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
+    if (Status s = checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
         !s)
       return s;
     return copy("all_gather", out, in, countPerRank, type);
   }
   Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
-                           Reduction op) override {
+                       Reduction op) override {
     if (Status s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
       return s;
     return copy("reduce_scatter", out, in, countPerRank, type);
   }
-  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
-                       int root) override {
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type, int root) override {
     if (Status s = checkBroadcast(in, out, count, type, root); !s)
       return s;
     return copy("broadcast", out, in, count, type);
@@ -362,10 +357,10 @@ public:
   }
   Status barrier() override { return {}; }
   Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &,
-                      std::unique_ptr<Communicator> &out) override {
+                  std::unique_ptr<Communicator> &out) override {
     if (members.size() != 1 || members[0] != 0)
       return Status::failure("group '" + name + "' has ranks outside the 1-rank group '" +
-                                 this->name() + "'");
+                             this->name() + "'");
     out.reset(new LocalCommunicator(name, worldRank(), copy_));
     return {};
   }
@@ -394,21 +389,20 @@ std::unique_ptr<Communicator> makeLocalCommunicator(std::string name, int worldR
 //===----------------------------------------------------------------------===//
 
 Status createWorld(const DistEnv &env, const std::string &backend,
-                       std::unique_ptr<Communicator> &world) {
+                   std::unique_ptr<Communicator> &world) {
   if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
-    return Status::failure("rank " + std::to_string(env.rank) +
-                               " is out of range for world size " + std::to_string(env.worldSize));
+    return Status::failure("rank " + std::to_string(env.rank) + " is out of range for world size " +
+                           std::to_string(env.worldSize));
   if (env.worldSize > 1 && (env.masterPort < 1 || env.masterPort > 65535 || env.masterAddr.empty()))
     return Status::failure("a world of " + std::to_string(env.worldSize) +
-                               " ranks needs MASTER_ADDR and MASTER_PORT (1..65535)");
+                           " ranks needs MASTER_ADDR and MASTER_PORT (1..65535)");
   if (!(env.timeoutSeconds > 0))
     return Status::failure("the distributed timeout must be > 0 seconds");
   if (backend == "gloo")
     return createGlooWorld(env, world);
   if (backend == "nccl")
     return createNcclWorld(env, world);
-  return Status::failure("unknown distributed backend '" + backend +
-                             "' (expected gloo or nccl)");
+  return Status::failure("unknown distributed backend '" + backend + "' (expected gloo or nccl)");
 }
 
 std::vector<int> gridGroupMembers(const std::vector<GroupSpec> &grid, size_t axis, int rank) {
@@ -425,7 +419,7 @@ std::vector<int> gridGroupMembers(const std::vector<GroupSpec> &grid, size_t axi
 }
 
 Status splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
-                       std::vector<std::unique_ptr<Communicator>> &groups) {
+                   std::vector<std::unique_ptr<Communicator>> &groups) {
   int64_t product = 1;
   std::string shape;
   std::set<std::string> names;
@@ -435,17 +429,17 @@ Status splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
     if (!names.insert(g.name).second)
       return Status::failure("process group '" + g.name + "' is listed twice");
     if (g.size < 1)
-      return Status::failure("process group '" + g.name + "' has size " +
-                                 std::to_string(g.size) + " (must be >= 1)");
+      return Status::failure("process group '" + g.name + "' has size " + std::to_string(g.size) +
+                             " (must be >= 1)");
     product *= g.size;
     if (product > INT32_MAX)
       break;
     shape += (shape.empty() ? "" : " x ") + g.name + "=" + std::to_string(g.size);
   }
   if (product != world.size())
-    return Status::failure("process grid " + (shape.empty() ? std::string("()") : shape) +
-                               " has " + std::to_string(product) + " ranks but the world has " +
-                               std::to_string(world.size()));
+    return Status::failure("process grid " + (shape.empty() ? std::string("()") : shape) + " has " +
+                           std::to_string(product) + " ranks but the world has " +
+                           std::to_string(world.size()));
   int split = world.nextSplitIndex();
   std::vector<std::unique_ptr<Communicator>> result;
   for (size_t axis = 0; axis < grid.size(); ++axis) {
@@ -474,7 +468,7 @@ Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world)
     return {};
   }
   return Status::failure("the gloo backend is not available: built without Gloo "
-                             "(install libgloo-dev and reconfigure)");
+                         "(install libgloo-dev and reconfigure)");
 }
 #endif
 #ifndef LCC_HAVE_NCCL

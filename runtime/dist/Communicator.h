@@ -116,16 +116,15 @@ public:
   // allReduce and broadcast; for allGather/reduceScatter they must not overlap
   // (checked). Buffers are host memory for gloo, device memory for nccl.
   virtual Status allReduce(const void *in, void *out, int64_t count, ElementType type,
-                               Reduction op) = 0;
+                           Reduction op) = 0;
   /// out = concatenation of every rank's `in` (countPerRank each), in rank order.
-  virtual Status allGather(const void *in, void *out, int64_t countPerRank,
-                               ElementType type) = 0;
+  virtual Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) = 0;
   /// `in` holds size()*countPerRank; rank r gets part r reduced over the ranks.
-  virtual Status reduceScatter(const void *in, void *out, int64_t countPerRank,
-                                   ElementType type, Reduction op) = 0;
+  virtual Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
+                               Reduction op) = 0;
   /// Root's `in` to every rank's `out` (`in` is read on the root only).
   virtual Status broadcast(const void *in, void *out, int64_t count, ElementType type,
-                               int root) = 0;
+                           int root) = 0;
   /// Point to point; the k-th send to a peer matches that peer's k-th recv
   /// from this rank. Both block until the transfer is done, and a send may
   /// wait for the peer to post its recv (Gloo and NCCL both can), so a ring
@@ -154,7 +153,7 @@ public:
   /// subgroup over the life of the world (it names the group's store keys).
   /// splitGroups is the usual caller.
   virtual Status subgroup(const std::string &name, const std::vector<int> &members,
-                              const std::string &tag, std::unique_ptr<Communicator> &out) = 0;
+                          const std::string &tag, std::unique_ptr<Communicator> &out) = 0;
 
   /// The group's name in messages ("world", "dp", ...); installGroups renames.
   const std::string &name() const { return name_; }
@@ -172,16 +171,16 @@ protected:
   /// subgroup's check of `members` (ranks of this group, this rank among
   /// them); `groupRank` is this rank's place in the new group.
   Status subgroupRank(const std::string &name, const std::vector<int> &members,
-                          int &groupRank) const;
+                      int &groupRank) const;
   // Argument checks shared by the backends (the message is the whole error).
   Status checkReduce(const char *op, const void *in, const void *out, int64_t count,
-                         ElementType type, Reduction red) const;
+                     ElementType type, Reduction red) const;
   Status checkGather(const char *op, const void *in, const void *out, int64_t countPerRank,
-                         ElementType type, bool reduce, Reduction red) const;
+                     ElementType type, bool reduce, Reduction red) const;
   Status checkBroadcast(const void *in, const void *out, int64_t count, ElementType type,
-                            int root) const;
+                        int root) const;
   Status checkPeer(const char *op, const void *buf, int64_t count, ElementType type, int peer,
-                       bool allowSelf) const;
+                   bool allowSelf) const;
 
 private:
   std::string name_;
@@ -206,7 +205,7 @@ std::unique_ptr<Communicator> makeLocalCommunicator(std::string name, int worldR
 /// default: Gloo writes with writev(), and a dead peer must become an error,
 /// not kill this process.
 Status createWorld(const DistEnv &env, const std::string &backend,
-                       std::unique_ptr<Communicator> &world);
+                   std::unique_ptr<Communicator> &world);
 
 struct GroupSpec {
   std::string name;
@@ -219,7 +218,7 @@ struct GroupSpec {
 /// must be the world size. Collective over the world: every rank calls it
 /// with the same grid.
 Status splitGroups(Communicator &world, const std::vector<GroupSpec> &grid,
-                       std::vector<std::unique_ptr<Communicator>> &groups);
+                   std::vector<std::unique_ptr<Communicator>> &groups);
 /// The world ranks in `grid`'s group `axis` that contain world rank `rank`,
 /// in group-rank order (pure arithmetic, exposed for tests and the compiler).
 std::vector<int> gridGroupMembers(const std::vector<GroupSpec> &grid, size_t axis, int rank);

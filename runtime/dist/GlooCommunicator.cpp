@@ -208,23 +208,22 @@ public:
   const char *backend() const override { return "gloo"; }
 
   Status allReduce(const void *in, void *out, int64_t count, ElementType type,
-                       Reduction op) override;
+                   Reduction op) override;
   Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override;
   Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
-                           Reduction op) override;
-  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
-                       int root) override;
+                       Reduction op) override;
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type, int root) override;
   Status send(const void *in, int64_t count, ElementType type, int peer) override;
   Status recv(void *out, int64_t count, ElementType type, int peer) override;
   Status barrier() override;
-  Status subgroup(const std::string &name, const std::vector<int> &members,
-                      const std::string &tag, std::unique_ptr<Communicator> &out) override;
+  Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &tag,
+                  std::unique_ptr<Communicator> &out) override;
 
   /// Connects a Gloo context over the store's keys under `tag`.
   static Status connect(const std::string &name, int worldRank, int rank, int size,
-                            const std::string &tag, std::shared_ptr<TcpStore> store,
-                            std::shared_ptr<gloo::transport::Device> device, double timeout,
-                            std::unique_ptr<Communicator> &out);
+                        const std::string &tag, std::shared_ptr<TcpStore> store,
+                        std::shared_ptr<gloo::transport::Device> device, double timeout,
+                        std::unique_ptr<Communicator> &out);
 
 private:
   struct Transfer {
@@ -243,9 +242,8 @@ private:
   /// Reduce-scatter of `parts` (offset, count per rank, in elements) of
   /// `in`; rank r's reduced part goes to `out`.
   Status reduceScatterParts(const char *op, const char *in, char *out,
-                                const std::vector<int64_t> &offsets,
-                                const std::vector<int64_t> &counts, ElementType type,
-                                Reduction red);
+                            const std::vector<int64_t> &offsets, const std::vector<int64_t> &counts,
+                            ElementType type, Reduction red);
 
   std::shared_ptr<TcpStore> store_; // kept for subgroups; the server lives on rank 0
   std::shared_ptr<gloo::transport::Device> device_;
@@ -258,7 +256,7 @@ private:
 };
 
 Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &transfers,
-                                      uint64_t slot) {
+                                  uint64_t slot) {
   if (!brokenCause_.empty())
     return broken(op);
   Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -305,9 +303,9 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
 }
 
 Status GlooCommunicator::reduceScatterParts(const char *op, const char *in, char *out,
-                                                const std::vector<int64_t> &offsets,
-                                                const std::vector<int64_t> &counts,
-                                                ElementType type, Reduction red) {
+                                            const std::vector<int64_t> &offsets,
+                                            const std::vector<int64_t> &counts, ElementType type,
+                                            Reduction red) {
   const int n = size(), r = rank();
   const size_t es = elementSize(type), mine = size_t(counts[size_t(r)]) * es;
   // Slot j holds rank j's part r; our own part is copied in too, since with
@@ -336,7 +334,7 @@ Status GlooCommunicator::reduceScatterParts(const char *op, const char *in, char
 }
 
 Status GlooCommunicator::allReduce(const void *in, void *out, int64_t count, ElementType type,
-                                       Reduction op) {
+                                   Reduction op) {
   if (Status s = checkReduce("all_reduce", in, out, count, type, op); !s)
     return s;
   const int n = size(), r = rank();
@@ -348,7 +346,7 @@ Status GlooCommunicator::allReduce(const void *in, void *out, int64_t count, Ele
     counts[size_t(j)] = offsets[size_t(j) + 1] - offsets[size_t(j)];
   char *o = static_cast<char *>(out);
   Status s = reduceScatterParts("all_reduce", static_cast<const char *>(in),
-                                    o + offsets[size_t(r)] * es, offsets, counts, type, op);
+                                o + offsets[size_t(r)] * es, offsets, counts, type, op);
   if (!s)
     return s;
   // Every rank's reduced part to every other rank.
@@ -365,7 +363,7 @@ Status GlooCommunicator::allReduce(const void *in, void *out, int64_t count, Ele
 }
 
 Status GlooCommunicator::reduceScatter(const void *in, void *out, int64_t countPerRank,
-                                           ElementType type, Reduction op) {
+                                       ElementType type, Reduction op) {
   if (Status s = checkGather("reduce_scatter", in, out, countPerRank, type, true, op); !s)
     return s;
   const int n = size();
@@ -378,9 +376,8 @@ Status GlooCommunicator::reduceScatter(const void *in, void *out, int64_t countP
 }
 
 Status GlooCommunicator::allGather(const void *in, void *out, int64_t countPerRank,
-                                       ElementType type) {
-  if (Status s = checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum);
-      !s)
+                                   ElementType type) {
+  if (Status s = checkGather("all_gather", in, out, countPerRank, type, false, Reduction::Sum); !s)
     return s;
   const int n = size(), r = rank();
   const size_t bytes = size_t(countPerRank) * elementSize(type);
@@ -400,7 +397,7 @@ Status GlooCommunicator::allGather(const void *in, void *out, int64_t countPerRa
 }
 
 Status GlooCommunicator::broadcast(const void *in, void *out, int64_t count, ElementType type,
-                                       int root) {
+                                   int root) {
   if (Status s = checkBroadcast(in, out, count, type, root); !s)
     return s;
   const size_t bytes = size_t(count) * elementSize(type);
@@ -455,9 +452,9 @@ Status GlooCommunicator::barrier() {
 }
 
 Status GlooCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
-                                     const std::string &tag, std::shared_ptr<TcpStore> store,
-                                     std::shared_ptr<gloo::transport::Device> device,
-                                     double timeout, std::unique_ptr<Communicator> &out) {
+                                 const std::string &tag, std::shared_ptr<TcpStore> store,
+                                 std::shared_ptr<gloo::transport::Device> device, double timeout,
+                                 std::unique_ptr<Communicator> &out) {
   std::string cause;
   try {
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -474,11 +471,11 @@ Status GlooCommunicator::connect(const std::string &name, int worldRank, int ran
     cause = "unknown error";
   }
   return Status::failure("connecting group '" + name + "' (" + std::to_string(size) +
-                             " ranks) failed: " + cause);
+                         " ranks) failed: " + cause);
 }
 
 Status GlooCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
-                                      const std::string &tag, std::unique_ptr<Communicator> &out) {
+                                  const std::string &tag, std::unique_ptr<Communicator> &out) {
   int groupRank;
   if (Status s = subgroupRank(name, members, groupRank); !s)
     return s;
@@ -522,8 +519,8 @@ Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world)
     device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception &e) {
     return Status::failure("cannot open a Gloo TCP device on " +
-                               (attr.iface.empty() ? attr.hostname : attr.iface) + ": " +
-                               stripLocation(e.what()));
+                           (attr.iface.empty() ? attr.hostname : attr.iface) + ": " +
+                           stripLocation(e.what()));
   } catch (...) {
     return Status::failure("cannot open a Gloo TCP device");
   }

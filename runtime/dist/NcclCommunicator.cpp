@@ -223,18 +223,17 @@ public:
   const char *backend() const override { return "nccl"; }
 
   Status allReduce(const void *in, void *out, int64_t count, ElementType type,
-                       Reduction op) override {
+                   Reduction op) override {
     return blocking({StreamCollective::AllReduce, in, out, count, type, op, 0});
   }
   Status allGather(const void *in, void *out, int64_t countPerRank, ElementType type) override {
     return blocking({StreamCollective::AllGather, in, out, countPerRank, type, Reduction::Sum, 0});
   }
   Status reduceScatter(const void *in, void *out, int64_t countPerRank, ElementType type,
-                           Reduction op) override {
+                       Reduction op) override {
     return blocking({StreamCollective::ReduceScatter, in, out, countPerRank, type, op, 0});
   }
-  Status broadcast(const void *in, void *out, int64_t count, ElementType type,
-                       int root) override {
+  Status broadcast(const void *in, void *out, int64_t count, ElementType type, int root) override {
     return blocking({StreamCollective::Broadcast, in, out, count, type, Reduction::Sum, root});
   }
   Status send(const void *in, int64_t count, ElementType type, int peer) override {
@@ -290,14 +289,14 @@ public:
       return api().ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_);
     });
   }
-  Status subgroup(const std::string &name, const std::vector<int> &members,
-                      const std::string &tag, std::unique_ptr<Communicator> &out) override;
+  Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &tag,
+                  std::unique_ptr<Communicator> &out) override;
 
   /// Creates the stream and scratch, then the communicator (non-blocking,
   /// polled with the timeout).
   static Status connect(const std::string &name, int worldRank, int rank, int size,
-                            const ncclUniqueId &id, std::shared_ptr<TcpStore> store, double timeout,
-                            std::unique_ptr<Communicator> &out);
+                        const ncclUniqueId &id, std::shared_ptr<TcpStore> store, double timeout,
+                        std::unique_ptr<Communicator> &out);
 
 private:
   Status check(const StreamCollective &c) const {
@@ -448,8 +447,8 @@ Status NcclCommunicator::finish(const char *op) {
 }
 
 Status NcclCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
-                                     const ncclUniqueId &id, std::shared_ptr<TcpStore> store,
-                                     double timeout, std::unique_ptr<Communicator> &out) {
+                                 const ncclUniqueId &id, std::shared_ptr<TcpStore> store,
+                                 double timeout, std::unique_ptr<Communicator> &out) {
   std::string prefix =
       "connecting group '" + name + "' (" + std::to_string(size) + " ranks) with NCCL failed: ";
   cudaStream_t stream = nullptr;
@@ -499,7 +498,7 @@ Status shareId(TcpStore &store, bool make, const std::string &key, ncclUniqueId 
 }
 
 Status NcclCommunicator::subgroup(const std::string &name, const std::vector<int> &members,
-                                      const std::string &tag, std::unique_ptr<Communicator> &out) {
+                                  const std::string &tag, std::unique_ptr<Communicator> &out) {
   int groupRank;
   if (Status s = subgroupRank(name, members, groupRank); !s)
     return s;
@@ -533,10 +532,9 @@ Status createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world)
   int device = devices == 1 ? 0 : env.localRank;
   if (device >= devices)
     return Status::failure("LOCAL_RANK=" + std::to_string(env.localRank) + " but only " +
-                               std::to_string(devices) + " CUDA devices are visible");
+                           std::to_string(devices) + " CUDA devices are visible");
   if ((e = api().cudaSetDevice(device)) != cudaSuccess)
-    return Status::failure("api().cudaSetDevice(" + std::to_string(device) +
-                               "): " + cudaText(e));
+    return Status::failure("api().cudaSetDevice(" + std::to_string(device) + "): " + cudaText(e));
   if (env.worldSize == 1) {
     world = makeLocalCommunicator("world", 0, deviceCopy);
     return {};

@@ -336,7 +336,7 @@ StoreServer::Parse StoreServer::handleOne(Client &client, size_t &consumed) {
 //===----------------------------------------------------------------------===//
 
 Status TcpStore::create(const std::string &host, int port, bool serve, double timeoutSeconds,
-                            std::unique_ptr<TcpStore> &out) {
+                        std::unique_ptr<TcpStore> &out) {
   std::unique_ptr<TcpStore> store(new TcpStore());
   store->host_ = host;
   store->port_ = port;
@@ -412,15 +412,15 @@ Status TcpStore::connectToServer() {
     }
     if (msLeft(deadline) == 0)
       return Status::failure("cannot reach " + where() + " within " + seconds(timeout_) + ": " +
-                                 lastError + " (is rank 0 running? MASTER_ADDR/MASTER_PORT)");
+                             lastError + " (is rank 0 running? MASTER_ADDR/MASTER_PORT)");
     // Rank 0 may simply not be up yet.
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(pauseMs, msLeft(deadline))));
     pauseMs = std::min(pauseMs * 2, 200);
   }
 }
 
-Status TcpStore::request(const std::string &message, std::vector<char> &reply,
-                             size_t fixedReply, bool lengthPrefixed) {
+Status TcpStore::request(const std::string &message, std::vector<char> &reply, size_t fixedReply,
+                         bool lengthPrefixed) {
   if (fd_ < 0)
     return Status::failure("lost the connection to " + where());
   auto lost = [&](const std::string &why) {
@@ -511,7 +511,7 @@ Status TcpStore::wait(const std::vector<std::string> &keys, double timeoutSecond
       if (keys.size() > 4)
         names += ", ...";
       return Status::failure("timed out after " + seconds(timeoutSeconds) + " waiting for key" +
-                                 (keys.size() > 1 ? "s " : " ") + names + " in " + where());
+                             (keys.size() > 1 ? "s " : " ") + names + " in " + where());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(pauseMs * 1000)));
     pauseMs = std::min(pauseMs * 2, 10.0);
@@ -536,8 +536,8 @@ Status TcpStore::get(const std::string &key, std::vector<char> &value) {
       return {};
     }
     if (Clock::now() >= deadline)
-      return Status::failure("timed out after " + seconds(timeout_) + " waiting for key '" +
-                                 key + "' in " + where());
+      return Status::failure("timed out after " + seconds(timeout_) + " waiting for key '" + key +
+                             "' in " + where());
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(pauseMs * 1000)));
     pauseMs = std::min(pauseMs * 2, 10.0);
   }

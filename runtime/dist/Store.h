@@ -48,7 +48,7 @@ public:
   /// (all interfaces, SO_REUSEADDR; port 0 picks a free one, see port()).
   /// `timeoutSeconds` bounds connecting and is the default for get().
   static Status create(const std::string &host, int port, bool serve, double timeoutSeconds,
-                           std::unique_ptr<TcpStore> &out);
+                       std::unique_ptr<TcpStore> &out);
   ~TcpStore();
 
   Status set(const std::string &key, const std::vector<char> &value);
@@ -68,7 +68,7 @@ private:
   TcpStore() = default;
   Status connectToServer();
   Status request(const std::string &message, std::vector<char> &reply, size_t fixedReply,
-                     bool lengthPrefixed);
+                 bool lengthPrefixed);
   Status check(const std::vector<std::string> &keys, bool &present);
   std::string where() const;
 

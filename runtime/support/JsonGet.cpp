@@ -10,7 +10,6 @@
 namespace lcc {
 namespace json {
 
-
 namespace {
 
 /// The value of `key` with kind `kind` in `out`. `expected` names the kind in

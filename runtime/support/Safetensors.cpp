@@ -26,13 +26,14 @@ constexpr uint64_t kMaxHeaderBytes = 100u * 1000u * 1000u;
 // Deeper than any real model; bounds the element-count arithmetic too.
 constexpr size_t kMaxRank = 64;
 
-
 struct DtypeInfo {
   const char *name;
   ElementType type;
 };
-constexpr DtypeInfo kSupported[] = {{"F32", ElementType::F32}, {"F64", ElementType::F64},
-                                    {"I32", ElementType::I32}, {"I64", ElementType::I64},
+constexpr DtypeInfo kSupported[] = {{"F32", ElementType::F32},
+                                    {"F64", ElementType::F64},
+                                    {"I32", ElementType::I32},
+                                    {"I64", ElementType::I64},
                                     {"BOOL", ElementType::I1}};
 // Valid in the format but not representable in a HostTensor: named so the
 // error can say "not supported" rather than "unknown".
@@ -83,7 +84,9 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
                     *offsetsValue = entry.get("data_offsets");
   if (!dtypeValue || !shapeValue || !offsetsValue)
     return Status::failure(where + "missing field " +
-                           quoted(!dtypeValue ? "dtype" : !shapeValue ? "shape" : "data_offsets"));
+                           quoted(!dtypeValue   ? "dtype"
+                                  : !shapeValue ? "shape"
+                                                : "data_offsets"));
   if (!dtypeValue->isString())
     return Status::failure(where + "dtype must be a string, got " +
                            json::kindName(dtypeValue->kind()));
@@ -126,7 +129,8 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
   uint64_t need = count * esize;
   uint64_t begin = offsets[0], end = offsets[1];
   if (begin > end)
-    return Status::failure(where + "data_offsets " + listString(offsets) + " end before they begin");
+    return Status::failure(where + "data_offsets " + listString(offsets) +
+                           " end before they begin");
   if (end > dataSize)
     return Status::failure(where + "data_offsets " + listString(offsets) + " exceed the " +
                            std::to_string(dataSize) + " data bytes");
@@ -186,8 +190,8 @@ Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) 
 
   SafetensorsFile result;
   json::Value header;
-  if (Status st = json::parse(
-          std::string_view(reinterpret_cast<const char *>(data + 8), headerLen), header);
+  if (Status st = json::parse(std::string_view(reinterpret_cast<const char *>(data + 8), headerLen),
+                              header);
       !st)
     return Status::failure("header JSON: " + st.message());
   if (!header.isObject())

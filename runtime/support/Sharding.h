@@ -51,7 +51,6 @@ struct ShardSpec {
   const std::vector<int64_t> &wholeShape() const { return within ? within->shape : shape; }
 };
 
-
 /// Whether the layout itself is well-formed (not its `within`): parts >= 1;
 /// flat (dim -1), or a dimension of `shape` cut in `blocks` >= 1 blocks
 /// that divide it into blocks x parts pieces exactly when there are several.

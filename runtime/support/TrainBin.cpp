@@ -493,7 +493,7 @@ TrainBinBytes TrainBin::bytes(const TrainBinSection &section) const {
 //===----------------------------------------------------------------------===//
 
 Status TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
-                                          std::vector<uint8_t> bytes) {
+                                  std::vector<uint8_t> bytes) {
   if (const char *why = labelProblem(name))
     return Status::failure(std::string("bad section name (") + why + ")");
   if (const char *why = labelProblem(target))
@@ -509,7 +509,7 @@ Status TrainBinWriter::addSection(std::string name, std::string target, int32_t 
 }
 
 Status TrainBinWriter::addSection(std::string name, std::string target, int32_t rank,
-                                          const uint8_t *data, size_t size) {
+                                  const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   return addSection(std::move(name), std::move(target), rank, std::move(bytes));
 }

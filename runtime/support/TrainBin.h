@@ -117,10 +117,9 @@ public:
   /// Adds a section. Errors: a name or target that is empty, longer than 32
   /// bytes, not UTF-8 or contains a control character; rank < -1; a second
   /// section with the same (name, target, rank).
-  Status addSection(std::string name, std::string target, int32_t rank,
-                            std::vector<uint8_t> bytes);
-  Status addSection(std::string name, std::string target, int32_t rank,
-                            const uint8_t *data, size_t size);
+  Status addSection(std::string name, std::string target, int32_t rank, std::vector<uint8_t> bytes);
+  Status addSection(std::string name, std::string target, int32_t rank, const uint8_t *data,
+                    size_t size);
 
   /// The file's bytes.
   Status serialize(std::vector<uint8_t> &out) const;

@@ -94,9 +94,10 @@ Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t
 }
 
 Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                    int64_t keep) {
+                      int64_t keep) {
   if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    return Status::failure("cannot create checkpoint directory '" + dir + "': " + std::strerror(errno));
+    return Status::failure("cannot create checkpoint directory '" + dir +
+                           "': " + std::strerror(errno));
   }
   std::string name = checkpointFileName(step);
   Status st = writeSafetensors(dir + "/" + name, file);
@@ -117,12 +118,13 @@ static Status loadStepDir(const std::string &target, SafetensorsFile &file) {
   std::string world = names.front().substr(names.front().find("-of-"));
   for (const std::string &n : names)
     if (n.substr(n.find("-of-")) != world)
-      return Status::failure(target + ": files of different world sizes (" + names.front() + ", " + n +
-                     ")");
+      return Status::failure(target + ": files of different world sizes (" + names.front() + ", " +
+                             n + ")");
   int64_t expected = std::strtoll(world.c_str() + 4, nullptr, 10);
   if (int64_t(names.size()) != expected)
-    return Status::failure(target + ": has " + std::to_string(names.size()) + " rank files, expected " +
-                   std::to_string(expected) + " (a rank's file is missing)");
+    return Status::failure(target + ": has " + std::to_string(names.size()) +
+                           " rank files, expected " + std::to_string(expected) +
+                           " (a rank's file is missing)");
   std::vector<SafetensorsFile> files(names.size());
   for (size_t i = 0; i < names.size(); ++i)
     if (Status st = readSafetensors(target + "/" + names[i], files[i]); !st)
@@ -144,7 +146,8 @@ Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::stri
   if (S_ISDIR(sb.st_mode) && !isStepDirName(baseName(path))) {
     FILE *f = std::fopen((path + "/latest").c_str(), "r");
     if (!f) {
-      return Status::failure(path + ": no 'latest' file, not a checkpoint directory written by lcc-run");
+      return Status::failure(path +
+                             ": no 'latest' file, not a checkpoint directory written by lcc-run");
     }
     char buf[256] = {0};
     size_t n = std::fread(buf, 1, sizeof buf - 1, f);

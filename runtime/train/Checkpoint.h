@@ -30,7 +30,7 @@ std::string checkpointRankFileName(int rank, int world);
 /// Writes `file` as DIR/step-<step>.safetensors, then DIR/latest; keeps the
 /// newest `keep` checkpoints. Creates DIR if needed.
 Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                    int64_t keep);
+                      int64_t keep);
 
 /// Makes `name` (a checkpoint in DIR, complete) the one DIR/latest names,
 /// then removes all but the newest `keep` checkpoints of either layout.

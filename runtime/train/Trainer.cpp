@@ -43,7 +43,7 @@ Status Trainer::create(const Program &program, Trainer &out) {
       t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
     } else if (s.role == Slot::Param && !t.current_.count(s.name)) {
       return Status::failure("@train_step uses parameter '" + s.name +
-                                    "' that @init does not produce");
+                             "' that @init does not produce");
     }
   }
   for (const EntryPoint *e : {t.init_, t.step_, t.forward_})
@@ -53,7 +53,7 @@ Status Trainer::create(const Program &program, Trainer &out) {
         void *p = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
         if (!p)
           return Status::failure("cannot allocate the " + std::to_string(bytes) +
-                                        "-byte arena of @" + e->name);
+                                 "-byte arena of @" + e->name);
         t.arenas_.emplace(e->name, std::unique_ptr<uint8_t, void (*)(void *)>(
                                        static_cast<uint8_t *>(p), std::free));
       }
@@ -68,7 +68,7 @@ Status Trainer::create(const Program &program, Trainer &out) {
 }
 
 Status Trainer::run(const EntryPoint &entry,
-                           const std::map<std::string, const HostTensor *> &inputs, bool swap) {
+                    const std::map<std::string, const HostTensor *> &inputs, bool swap) {
   if (cuda_)
     return runOnDevice(entry, inputs, swap);
   std::vector<void *> buffers;
@@ -100,8 +100,8 @@ Status Trainer::run(const EntryPoint &entry,
       continue;
     }
     if (!t || t->elementType() != s.dtype || t->shape() != s.shape)
-      return Status::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) +
-                                    " '" + s.name + "' has the wrong type or shape");
+      return Status::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) + " '" +
+                             s.name + "' has the wrong type or shape");
     buffers.push_back(t->rawData());
   }
   program_->call(entry, buffers);
@@ -122,8 +122,8 @@ void Trainer::useCuda(GpuDevice *device, bool graphs) {
 static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
 
 Status Trainer::runOnDevice(const EntryPoint &entry,
-                                   const std::map<std::string, const HostTensor *> &inputs,
-                                   bool swap, bool late) {
+                            const std::map<std::string, const HostTensor *> &inputs, bool swap,
+                            bool late) {
   GpuDevice &gpu = *cuda_;
   // Late results: the copies in and out go through pinned memory (a copy
   // from pageable memory may wait for the stream), one staging slot per
@@ -143,7 +143,7 @@ Status Trainer::runOnDevice(const EntryPoint &entry,
       for (uint8_t *&block : staging_)
         if (!(block = static_cast<uint8_t *>(gpu.allocateHost(std::max<size_t>(stagingBytes_, 64)))))
           return Status::failure("cannot allocate " + std::to_string(stagingBytes_) +
-                                        " bytes of pinned host memory for the step's copies");
+                                 " bytes of pinned host memory for the step's copies");
     }
     staging = staging_[slot];
   }
@@ -312,7 +312,7 @@ Status Trainer::init() {
         return Status::failure("the stored initial parameters lack '" + s.name + "'");
       if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
         return Status::failure("the stored initial value of '" + s.name +
-                                      "' has another type or shape than the parameter");
+                               "' has another type or shape than the parameter");
       whole[s.name] = it->second;
     }
   } else {
@@ -339,8 +339,7 @@ Status Trainer::init() {
   return {};
 }
 
-Status Trainer::step(const std::map<std::string, const HostTensor *> &inputs,
-                            StepResult &out) {
+Status Trainer::step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out) {
   std::vector<StepResult> done;
   Status st = startStep(inputs, done);
   if (st)
@@ -364,7 +363,7 @@ StepResult Trainer::resultFromOutputs() const {
 }
 
 Status Trainer::startStep(const std::map<std::string, const HostTensor *> &inputs,
-                                 std::vector<StepResult> &done) {
+                          std::vector<StepResult> &done) {
   stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
   if (cuda_) {
     // Queue this step first, then read the previous one's results: the GPU
@@ -416,8 +415,7 @@ Status Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
   return {};
 }
 
-Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs,
-                                double &loss) {
+Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss) {
   if (Status st = run(*forward_, inputs, /*swap=*/false); !st)
     return st;
   loss = outputs_["loss"].getDouble(0);
@@ -493,7 +491,7 @@ Status Trainer::restore(const SafetensorsFile &file) {
     auto t = file.tensors.find(n);
     if (t == file.tensors.end())
       return Status::failure("the checkpoint has no tensor '" + n +
-                                    "' (was it saved from another model or optimizer?)");
+                             "' (was it saved from another model or optimizer?)");
     // The checkpoint holds whole tensors (assembleShards); partitioned ones
     // are cut for this run's layout, whatever layout wrote them.
     const HostTensor &mine = current_.at(n);
@@ -502,9 +500,8 @@ Status Trainer::restore(const SafetensorsFile &file) {
                           ? HostTensor(mine.elementType(), mine.shape())
                           : HostTensor(mine.elementType(), layout->second.wholeShape());
     if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
-      return Status::failure("checkpoint tensor '" + n + "' is " +
-                                    t->second.typeString() + ", the model needs " +
-                                    want.typeString());
+      return Status::failure("checkpoint tensor '" + n + "' is " + t->second.typeString() +
+                             ", the model needs " + want.typeString());
   }
   for (const std::string &n : names)
     current_[n] = local(n, file.tensors.at(n));

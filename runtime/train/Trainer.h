@@ -66,7 +66,7 @@ public:
   /// finishSteps() waits for the rest; until then only startStep may be
   /// called (evaluation, snapshots and restores need the GPU idle).
   Status startStep(const std::map<std::string, const HostTensor *> &inputs,
-                          std::vector<StepResult> &done);
+                   std::vector<StepResult> &done);
   Status finishSteps(std::vector<StepResult> &done);
   /// CPU: hold each step's results back until the next startStep or
   /// finishSteps, as a GPU run delivers them (for testing callers).
@@ -134,8 +134,8 @@ private:
   /// `whole` cut to this rank's piece when `name` is partitioned.
   HostTensor local(const std::string &name, const HostTensor &whole) const;
 
-  Status run(const EntryPoint &entry,
-                    const std::map<std::string, const HostTensor *> &inputs, bool swap);
+  Status run(const EntryPoint &entry, const std::map<std::string, const HostTensor *> &inputs,
+             bool swap);
 
   // The GPU side (runtime/cuda/GpuDevice.h): device buffers by name, in the
   // same roles as the host ones; allocated once, so captured graphs stay valid.
@@ -150,8 +150,8 @@ private:
   /// come back into it, with an event instead of a synchronization
   /// (collectDevice reads them).
   Status runOnDevice(const EntryPoint &entry,
-                            const std::map<std::string, const HostTensor *> &inputs, bool swap,
-                            bool late = false);
+                     const std::map<std::string, const HostTensor *> &inputs, bool swap,
+                     bool late = false);
   // Started steps whose results are not read yet (at most one on a GPU: its
   // staging slot is steps_ % 2).
   bool lateResults_ = false;

@@ -232,8 +232,8 @@ Status TokenFile::checkVocab(uint32_t vocabSize) const {
   if (bad == count_)
     return {};
   return Status::failure(path_ + ": token " + std::to_string((*this)[bad]) + " at position " +
-                             std::to_string(bad) + " is out of range for the vocabulary size " +
-                             std::to_string(vocabSize));
+                         std::to_string(bad) + " is out of range for the vocabulary size " +
+                         std::to_string(vocabSize));
 }
 
 //===----------------------------------------------------------------------===//
@@ -245,13 +245,13 @@ Status Dataset::open(const DatasetOptions &options, Dataset &out) {
   const std::string &path = options.trainPath;
   if (!(options.valFraction >= 0.0 && options.valFraction < 1.0))
     return Status::failure(path + ": validation fraction " + shortDouble(options.valFraction) +
-                               " is not in [0, 1)");
+                           " is not in [0, 1)");
   if (options.vocabSize == 0 || options.vocabSize > 0x7fffffffu)
     return Status::failure(path + ": vocabulary size " + std::to_string(options.vocabSize) +
-                               " is not in [1, 2^31 - 1]");
+                           " is not in [1, 2^31 - 1]");
   if (options.seqLen < 1)
     return Status::failure(path + ": sequence length " + std::to_string(options.seqLen) +
-                               " is not positive");
+                           " is not positive");
 
   Dataset ds;
   ds.trainFile_ = std::make_unique<TokenFile>();
@@ -288,8 +288,7 @@ Status Dataset::open(const DatasetOptions &options, Dataset &out) {
     if (options.valFraction > 0.0) {
       std::string last = " (the last " + shortDouble(options.valFraction * 100) + "% of " +
                          std::to_string(n) + " tokens)";
-      if (Status s = Sampler::checkWindow(ds.val_, options.seqLen, "validation split" + last);
-          !s)
+      if (Status s = Sampler::checkWindow(ds.val_, options.seqLen, "validation split" + last); !s)
         return s;
     }
   }
@@ -311,9 +310,9 @@ Status Sampler::checkWindow(const TokenSpan &split, int64_t seq, const std::stri
   std::string path = split.file() ? split.file()->path() : std::string("<no file>");
   if (split.size() >= static_cast<uint64_t>(seq) + 1)
     return {};
-  return Status::failure(path + ": the " + what + " has " + std::to_string(split.size()) +
-                             " tokens, too few for one window of seq_len + 1 = " +
-                             std::to_string(seq + 1) + " tokens");
+  return Status::failure(
+      path + ": the " + what + " has " + std::to_string(split.size()) +
+      " tokens, too few for one window of seq_len + 1 = " + std::to_string(seq + 1) + " tokens");
 }
 
 uint64_t Sampler::numWindows() const {

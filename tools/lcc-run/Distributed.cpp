@@ -58,8 +58,8 @@ Status checkWorld(const std::string &program, int64_t world) {
     for (int64_t w : worlds)
       list += (list.empty() ? "" : ", ") + std::to_string(w);
     return Status::failure(program + ": compiled for " + list + " ranks, not " +
-                           std::to_string(world) + "; recompile with lcc --world=" +
-                           std::to_string(world));
+                           std::to_string(world) +
+                           "; recompile with lcc --world=" + std::to_string(world));
   }
   TrainBinBytes text = bin.find("manifest", "any", -1);
   json::Value manifest;
@@ -71,7 +71,7 @@ Status checkWorld(const std::string &program, int64_t world) {
 }
 
 Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
-             DistributedRun &out) {
+               DistributedRun &out) {
   out = DistributedRun();
   std::vector<dist::GroupSpec> grid;
   if (const json::Value *groups = manifest.get("process_groups"); groups && groups->isArray())
@@ -115,7 +115,7 @@ Status barrier(const DistributedRun &run) {
 }
 
 Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
-                   const std::map<std::string, std::string> &meta, SafetensorsFile &out) {
+                     const std::map<std::string, std::string> &meta, SafetensorsFile &out) {
   out = trainer.snapshot(withState, meta);
   for (auto it = out.metadata.begin(); it != out.metadata.end();)
     it = it->first.rfind("lcc.shard.", 0) == 0 ? out.metadata.erase(it) : std::next(it);
@@ -159,8 +159,8 @@ Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool wit
 }
 
 Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
-                           const Trainer &trainer, const std::map<std::string, std::string> &meta,
-                           int64_t keep) {
+                             const Trainer &trainer, const std::map<std::string, std::string> &meta,
+                             int64_t keep) {
   // Every rank writes into a fresh partial directory; only when all have
   // written does rank 0 move it into place, so a step directory is always
   // complete and never mixes files of two runs (of different world sizes).
@@ -179,7 +179,8 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
   std::map<std::string, std::string> m = meta;
   m["lcc.world"] = std::to_string(run.world);
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/run.rank == 0);
-  if (Status st = writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
+  if (Status st =
+          writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
       !st)
     return st;
   // Only a checkpoint every rank finished writing may become `latest`.
@@ -198,6 +199,5 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
   removeCheckpointDir(old);
   return commitCheckpoint(dir, name, keep);
 }
-
 
 } // namespace lcc::run

@@ -46,7 +46,7 @@ Status checkWorld(const std::string &program, int64_t world);
 /// Joins the job the environment describes (a 1-rank "job" without one) and
 /// installs the manifest's groups. Errors are one line.
 Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
-             DistributedRun &out);
+               DistributedRun &out);
 
 /// Waits for every rank (checkpoint commits).
 Status barrier(const DistributedRun &run);
@@ -54,14 +54,14 @@ Status barrier(const DistributedRun &run);
 /// The trainer's parameters (and state when `withState`) as whole tensors on
 /// every rank: partitioned ones are all-gathered over their group.
 Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
-                   const std::map<std::string, std::string> &meta, SafetensorsFile &out);
+                     const std::map<std::string, std::string> &meta, SafetensorsFile &out);
 
 /// Writes this rank's part of a checkpoint of step `step` into `dir` (see
 /// above); rank 0 commits it in DIR/latest after every rank wrote, and keeps
 /// the newest `keep`.
 Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
-                           const Trainer &trainer, const std::map<std::string, std::string> &meta,
-                           int64_t keep);
+                             const Trainer &trainer, const std::map<std::string, std::string> &meta,
+                             int64_t keep);
 
 } // namespace lcc::run
 

@@ -134,13 +134,13 @@ Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows) {
   std::vector<std::string> lines = completeLines(text);
   if (lines.empty() || lines[0] != metricsHeader())
     return Status::failure(path + ": not a metrics CSV: the first line is not \"" +
-                                  metricsHeader() + "\"");
+                           metricsHeader() + "\"");
   for (size_t i = 1; i < lines.size(); ++i) {
     MetricsRow row;
     if (!parseMetricsRow(lines[i], row)) {
       rows.clear();
-      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
-                                    lines[i] + "\"");
+      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" + lines[i] +
+                             "\"");
     }
     rows.push_back(row);
   }
@@ -180,8 +180,7 @@ Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
   return openAppend(path, out);
 }
 
-Status MetricsWriter::resume(const std::string &path, int64_t resumeStep,
-                                    MetricsWriter &out) {
+Status MetricsWriter::resume(const std::string &path, int64_t resumeStep, MetricsWriter &out) {
   (void)out.close(); // the file `out` had before, if any
   std::string text;
   if (!readAll(path, text)) {
@@ -192,13 +191,13 @@ Status MetricsWriter::resume(const std::string &path, int64_t resumeStep,
   std::vector<std::string> lines = completeLines(text);
   if (lines.empty() || lines[0] != metricsHeader())
     return Status::failure(path + ": not a metrics CSV (the first line is not \"" +
-                                  metricsHeader() + "\"), refusing to truncate it");
+                           metricsHeader() + "\"), refusing to truncate it");
   std::string kept = lines[0] + "\n";
   for (size_t i = 1; i < lines.size(); ++i) {
     MetricsRow row;
     if (!parseMetricsRow(lines[i], row))
-      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" +
-                                    lines[i] + "\"");
+      return Status::failure(path + ":" + std::to_string(i + 1) + ": malformed row \"" + lines[i] +
+                             "\"");
     // Rows after the checkpoint are rewritten by the resumed run. The lines
     // are kept verbatim, not reformatted, so resuming changes nothing else.
     if (row.step <= resumeStep)

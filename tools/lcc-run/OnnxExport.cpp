@@ -22,7 +22,7 @@ Status exportOnnx(const uint8_t *, size_t, const SafetensorsFile &, const std::s
 }
 #else
 Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
-                const std::string &path) {
+                  const std::string &path) {
   onnx::ModelProto proto;
   if (!onnx_types::parseWhole(proto, model, size)) {
     return Status::failure("the ONNX model stored in the train.bin does not parse");
@@ -55,8 +55,9 @@ Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weig
     const HostTensor &w = it != weights.tensors.end() ? it->second : from->second;
     std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
     if (init.data_type() != onnx_types::onnxTypeOf(w.elementType()) || dims != w.shape()) {
-      return Status::failure("initializer '" + init.name() + "' has another type or shape than the trained "
-              "parameter");
+      return Status::failure("initializer '" + init.name() +
+                             "' has another type or shape than the trained "
+                             "parameter");
     }
     // Inline raw data replaces typed fields and external references.
     init.clear_float_data();
@@ -72,12 +73,14 @@ Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weig
   // the original model, not next to the copy.
   for (const onnx::TensorProto &init : proto.graph().initializer())
     if (!written.count(init.name()) && init.data_location() == onnx::TensorProto::EXTERNAL) {
-      return Status::failure("initializer '" + init.name() + "' is stored as external data, which the export "
-              "cannot carry yet");
+      return Status::failure("initializer '" + init.name() +
+                             "' is stored as external data, which the export "
+                             "cannot carry yet");
     }
   for (const auto &[name, tensor] : weights.tensors)
     if (!written.count(name)) {
-      return Status::failure("the model has no initializer '" + name + "' for the trained parameter");
+      return Status::failure("the model has no initializer '" + name +
+                             "' for the trained parameter");
     }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) {

@@ -22,7 +22,7 @@ namespace lcc {
 /// initializer of the same element type and shape. False with a one-line
 /// `error` otherwise.
 Status exportOnnx(const uint8_t *model, size_t size, const SafetensorsFile &weights,
-                const std::string &path);
+                  const std::string &path);
 
 } // namespace lcc
 

@@ -16,7 +16,7 @@ struct Options {
   std::string format = "auto";
   double valFraction = 0.1;
   int64_t steps = 300;
-  int64_t threads = 0;      // 0: runtime/cpu/Parallel.h's default
+  int64_t threads = 0;          // 0: runtime/cpu/Parallel.h's default
   std::optional<uint64_t> seed; // data sampling; default 1337 (or the checkpoint's)
   std::optional<SampleMode> order; // --order; default random (or the checkpoint's)
   int64_t logEvery = 10;

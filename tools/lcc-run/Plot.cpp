@@ -181,7 +181,7 @@ Axis makeAxis(double lo, double hi, int targetTicks) {
 Status checkSeries(const PlotSeries &s, const char *name) {
   if (s.x.size() != s.y.size())
     return Status::failure(std::string(name) + " series has " + std::to_string(s.x.size()) +
-                               " x values but " + std::to_string(s.y.size()) + " y values");
+                           " x values but " + std::to_string(s.y.size()) + " y values");
   return {};
 }
 
@@ -191,12 +191,12 @@ bool finitePoint(const PlotSeries &s, size_t i) {
 
 } // namespace
 
-Status renderLossPlot(const PlotSeries &train, const PlotSeries &val,
-                          const PlotOptions &options, PlotImage &out) {
+Status renderLossPlot(const PlotSeries &train, const PlotSeries &val, const PlotOptions &options,
+                      PlotImage &out) {
   out = PlotImage();
   if (options.width < 200 || options.height < 150)
     return Status::failure("plot size " + std::to_string(options.width) + "x" +
-                               std::to_string(options.height) + " is below 200x150");
+                           std::to_string(options.height) + " is below 200x150");
   if (Status s = checkSeries(train, "train"); !s)
     return s;
   if (Status s = checkSeries(val, "val"); !s)
@@ -244,7 +244,7 @@ Status renderLossPlot(const PlotSeries &train, const PlotSeries &val,
   img.plotRight = img.width - 1 - right;
   if (img.plotRight - img.plotLeft < 50 || img.plotBottom - img.plotTop < 50)
     return Status::failure("plot size " + std::to_string(options.width) + "x" +
-                               std::to_string(options.height) + " leaves no room for the plot");
+                           std::to_string(options.height) + " leaves no room for the plot");
 
   auto px = [&](double x) {
     return img.plotLeft + int(std::lround((x - xa.lo) / (xa.hi - xa.lo) *
@@ -341,7 +341,7 @@ bool plotSupportsPng() {
 }
 
 Status writeLossPlot(const std::string &path, const PlotSeries &train, const PlotSeries &val,
-                         const PlotOptions &options) {
+                     const PlotOptions &options) {
 #ifndef LCC_HAVE_PNG
   (void)train;
   (void)val;

@@ -52,13 +52,13 @@ struct PlotImage {
 
 /// Draws the chart. `val` may be empty. Errors: mismatched x/y lengths, no
 /// finite train point, a too small size.
-Status renderLossPlot(const PlotSeries &train, const PlotSeries &val,
-                          const PlotOptions &options, PlotImage &out);
+Status renderLossPlot(const PlotSeries &train, const PlotSeries &val, const PlotOptions &options,
+                      PlotImage &out);
 
 /// Renders and writes a PNG to `path` atomically (a temporary file renamed
 /// over it). Without libpng: the error "<path>: built without libpng".
-Status writeLossPlot(const std::string &path, const PlotSeries &train,
-                         const PlotSeries &val = {}, const PlotOptions &options = {});
+Status writeLossPlot(const std::string &path, const PlotSeries &train, const PlotSeries &val = {},
+                     const PlotOptions &options = {});
 
 /// Whether this build can write PNG files.
 bool plotSupportsPng();

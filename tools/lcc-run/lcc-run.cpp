@@ -306,7 +306,7 @@ int main(int argc, char **argv) {
   MetricsWriter csv;
   if (!opt.csv.empty() && lead) {
     Status st = opt.resume.empty() ? MetricsWriter::create(opt.csv, csv)
-                                          : MetricsWriter::resume(opt.csv, trainer.stepCount(), csv);
+                                   : MetricsWriter::resume(opt.csv, trainer.stepCount(), csv);
     if (!st)
       return fail("lcc-run: error: " + st.message());
   }

@@ -293,9 +293,10 @@ TEST(AotTrain, ManifestFromAnotherVersionIsRefused) {
   lcc::Program program;
   lcc::Status st = lcc::Program::load(path, program);
   ASSERT_FALSE(st);
-  EXPECT_NE(st.message().find("manifest version 7, this lcc-run reads version 1; recompile the model "
-                          "with this lcc"),
-            std::string::npos)
+  EXPECT_NE(
+      st.message().find("manifest version 7, this lcc-run reads version 1; recompile the model "
+                        "with this lcc"),
+      std::string::npos)
       << st.message();
 }
 

@@ -152,8 +152,8 @@ TEST(Metrics, ResumeErrorsAndMissingFile) {
   Status s = MetricsWriter::resume(foreign, 1, w);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), foreign + ": not a metrics CSV (the first line is not \"step,loss,lr,"
-                               "grad_norm,tokens_per_s,val_loss,elapsed_s\"), refusing to "
-                               "truncate it");
+                                   "grad_norm,tokens_per_s,val_loss,elapsed_s\"), refusing to "
+                                   "truncate it");
   EXPECT_EQ(readText(foreign), "a,b\n1,2\n") << "left untouched";
 
   std::string bad = dir.file("bad.csv");

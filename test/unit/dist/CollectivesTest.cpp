@@ -100,7 +100,7 @@ template <typename T>
 std::string runReduce(Communicator &c, const ReduceCase &k, std::string &payload) {
   std::vector<T> in = inputs<T>(c.rank(), k.count), out(in.size());
   Status s = k.inPlace ? c.allReduce(in.data(), in.data(), k.count, k.type, k.op)
-                           : c.allReduce(in.data(), out.data(), k.count, k.type, k.op);
+                       : c.allReduce(in.data(), out.data(), k.count, k.type, k.op);
   append(payload, k.inPlace ? in : out);
   return s ? "" : s.message();
 }
@@ -152,8 +152,8 @@ TEST_P(DistAllReduce, EveryTypeAndReductionInRankOrder) {
     std::vector<int32_t> v(4);
     s = world->allReduce(v.data(), v.data(), 4, ElementType::I32, Reduction::Mean);
     if (s.message() != "all_reduce on group 'world' (" + std::to_string(n) +
-                       " ranks) failed: mean of i32 is not supported (an integer mean would "
-                       "truncate; use sum)")
+                           " ranks) failed: mean of i32 is not supported (an integer mean would "
+                           "truncate; use sum)")
       return "unexpected: " + s.message();
     return world->barrier() ? "" : "barrier after a rejected call failed";
   });
@@ -292,7 +292,7 @@ TEST(DistCollectives, SendRecvRing) {
     append(payload, gb);
     s = world->send(a.data(), 1, ElementType::F32, rank);
     if (s.message() != "send on group 'world' (4 ranks) failed: peer " + std::to_string(rank) +
-                       " is this rank itself")
+                           " is this rank itself")
       return "unexpected: " + s.message();
     return "";
   });

@@ -203,11 +203,12 @@ TEST(DistLocal, OneRankGroupsCopy) {
   ASSERT_TRUE(world->recv(got.data(), 2, ElementType::I64, 0));
   EXPECT_EQ(got, a);
   s = world->recv(got.data(), 2, ElementType::I64, 0);
-  EXPECT_EQ(s.message(), "recv on group 'world' (1 rank) failed: the matching send has 8 bytes, the "
-                     "receive expects 16");
+  EXPECT_EQ(s.message(),
+            "recv on group 'world' (1 rank) failed: the matching send has 8 bytes, the "
+            "receive expects 16");
   s = world->recv(got.data(), 1, ElementType::I64, 0);
   EXPECT_EQ(s.message(), "recv on group 'world' (1 rank) failed: no matching send (a 1-rank group "
-                     "receives only what it sent itself, and nothing was sent)");
+                         "receives only what it sent itself, and nothing was sent)");
   ASSERT_TRUE(world->barrier());
 
   std::vector<std::unique_ptr<Communicator>> groups;
@@ -264,7 +265,8 @@ TEST(DistFactory, NcclWithoutGpuIsAClearError) {
   if (s)
     GTEST_SKIP() << "a CUDA device is present";
   if (haveNccl())
-    EXPECT_EQ(s.message().rfind("the nccl backend needs a CUDA device, and none is usable: ", 0), 0u)
+    EXPECT_EQ(s.message().rfind("the nccl backend needs a CUDA device, and none is usable: ", 0),
+              0u)
         << s.message();
   else
     EXPECT_EQ(s.message(), "the nccl backend is not available: built without NCCL");

@@ -81,14 +81,15 @@ TEST(DistStore, PortInUseAndNoServer) {
   int port = first->port();
   Status s = TcpStore::create("127.0.0.1", port, true, 1, second);
   EXPECT_EQ(s.message(), "cannot serve the rendezvous store on port " + std::to_string(port) +
-                         ": port in use (another job or a stale process holds MASTER_PORT)");
+                             ": port in use (another job or a stale process holds MASTER_PORT)");
   first.reset(); // the server stops and frees the port
   s = TcpStore::create("127.0.0.1", port, false, 0.3, second);
   EXPECT_EQ(s.message(), "cannot reach the rendezvous store at 127.0.0.1:" + std::to_string(port) +
-                         " within 0.3 s: Connection refused (is rank 0 running? "
-                         "MASTER_ADDR/MASTER_PORT)");
+                             " within 0.3 s: Connection refused (is rank 0 running? "
+                             "MASTER_ADDR/MASTER_PORT)");
   s = TcpStore::create("no-such-host.invalid", port, false, 0.1, second);
-  EXPECT_NE(s.message().find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("cannot resolve 'no-such-host.invalid'"), std::string::npos)
+      << s.message();
 }
 
 TEST(DistStore, ServerOutlivesItsClientsAndStopsWithClientsConnected) {

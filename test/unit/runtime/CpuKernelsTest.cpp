@@ -94,7 +94,6 @@ TEST(CpuKernels, DgemmMatchesReferenceOnEveryLayout) {
     check<double>(l, 1e-13);
 }
 
-
 // GEMMs over 1 MFLOP are split over the pool (runtime/cpu/Parallel.h): by batch
 // element, by blocks of 16 rows or of 16 columns. Every split must give the
 // reference for any thread count (including counts that do not divide the

@@ -177,17 +177,21 @@ TEST(Safetensors, MalformedFiles) {
   // Bad JSON.
   EXPECT_EQ(parseError(makeFile("{\"w\" {}}")),
             "header JSON: line 1, column 6: expected ':' after key 'w', found '{'");
-  EXPECT_EQ(parseError(makeFile("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]}}", data)),
+  EXPECT_EQ(parseError(makeFile("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]}}",
+                                data)),
             "header JSON: line 1, column 32: expected a value after ',', found ']'");
   EXPECT_EQ(parseError(makeFile("{\"w\":{\"dtype\":\"F32")),
             "header JSON: line 1, column 15: unterminated string (no closing '\"')");
   EXPECT_EQ(parseError(makeFile("[]")), "header JSON: expected an object, got an array");
-  EXPECT_EQ(parseError(makeFile("{} x")),
-            "header JSON: line 1, column 4: expected the end of the input after the top-level value, "
-            "found 'x'");
-  EXPECT_EQ(parseError(makeFile("{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}")),
-            "tensor 'w': shape must be a list of at most 64 non-negative integers below 2^63");
-  EXPECT_EQ(parseError(makeFile("{\"a\\q\":1}")), "header JSON: line 1, column 4: invalid escape '\\q' in string");
+  EXPECT_EQ(
+      parseError(makeFile("{} x")),
+      "header JSON: line 1, column 4: expected the end of the input after the top-level value, "
+      "found 'x'");
+  EXPECT_EQ(
+      parseError(makeFile("{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}")),
+      "tensor 'w': shape must be a list of at most 64 non-negative integers below 2^63");
+  EXPECT_EQ(parseError(makeFile("{\"a\\q\":1}")),
+            "header JSON: line 1, column 4: invalid escape '\\q' in string");
   // Truncated header: the JSON ends early.
   EXPECT_EQ(parseError(makeFile(kEntry.substr(0, 20))),
             "header JSON: line 1, column 21: expected a string key after ',', found the end of the "
@@ -238,8 +242,9 @@ TEST(Safetensors, FileErrorsNameThePath) {
   Status s = readSafetensors("/nonexistent/x.safetensors", f);
   EXPECT_EQ(s.message(), "/nonexistent/x.safetensors: cannot open: No such file or directory");
   s = writeSafetensors("/nonexistent/x.safetensors", sampleFile());
-  EXPECT_EQ(s.message(),
-            "/nonexistent/x.safetensors: cannot create a temporary file: No such file or directory");
+  EXPECT_EQ(
+      s.message(),
+      "/nonexistent/x.safetensors: cannot create a temporary file: No such file or directory");
   TempDir dir;
   std::string path = dir.path + "/bad.safetensors";
   std::FILE *out = std::fopen(path.c_str(), "wb");

@@ -310,7 +310,8 @@ TEST(TrainBin, WriterErrors) {
             "bad section name (contains a control character)"); // U+0085, C1
   EXPECT_EQ(w.addSection("\xff", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
   EXPECT_EQ(w.addSection("\xc3", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
-  EXPECT_EQ(w.addSection("\xc0\xaf", "any", -1, {}).message(), "bad section name (not valid UTF-8)");
+  EXPECT_EQ(w.addSection("\xc0\xaf", "any", -1, {}).message(),
+            "bad section name (not valid UTF-8)");
   EXPECT_EQ(w.addSection("\xed\xa0\x80", "any", -1, {}).message(),
             "bad section name (not valid UTF-8)"); // a surrogate
   EXPECT_TRUE(w.addSection("\xf0\x9f\x98\x80", "any", -1, {}));
@@ -464,9 +465,10 @@ TEST(TrainBin, FileErrorsNameThePath) {
   b[b.size() - 1] ^= 0x80; // the last payload: 'optimizer été'
   writeRaw(path, b);
   Status s = TrainBin::open(path, tb);
-  EXPECT_EQ(s.message().rfind(path + ": corrupted: section 'optimizer \xc3\xa9t\xc3\xa9' (any, rank "
-                                 "-1) checksum mismatch (stored 0x",
-                          0),
+  EXPECT_EQ(s.message().rfind(path +
+                                  ": corrupted: section 'optimizer \xc3\xa9t\xc3\xa9' (any, rank "
+                                  "-1) checksum mismatch (stored 0x",
+                              0),
             0u)
       << s.message();
   EXPECT_EQ(tb.fileData(), nullptr);
