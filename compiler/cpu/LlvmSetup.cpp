@@ -3,6 +3,7 @@
 #include "compiler/cpu/LlvmSetup.h"
 
 #include "dialects/lcc/LccDialect.h"
+#include "passes/buffer/CallAnalysis.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -40,6 +41,7 @@ void prepareLoweringContext(mlir::MLIRContext *ctx) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   registerCollectiveBufferization(registry);
+  lcc::registerCallAnalysis(registry); // after upstream's models: it patches func.call's
   ctx->appendDialectRegistry(registry);
 }
 

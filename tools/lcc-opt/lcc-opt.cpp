@@ -2,6 +2,7 @@
 #include "dialects/lcc/lowering/Lowering.h"
 #include "dialects/lcc/LccDialect.h"
 #include "passes/Passes.h"
+#include "passes/buffer/CallAnalysis.h"
 #include "passes/Pipelines.h"
 
 #include "mlir/InitAllDialects.h"
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   lcc::registerCollectiveBufferization(registry);
+  lcc::registerCallAnalysis(registry); // after upstream's models: it patches func.call's
   // gpu-module-to-binary (lcc-aot-cuda-pipeline) translates the device module
   // to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);

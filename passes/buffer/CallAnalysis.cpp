@@ -1,0 +1,103 @@
+//===- CallAnalysis.cpp - cheaper one-shot analysis of func.call ----------===//
+//
+// See CallAnalysis.h for why. The answers follow from what one-shot module
+// analysis records per function (FuncAnalysisState): which arguments a
+// function reads and writes, which results alias which arguments, and which
+// are equivalent to one. A callee whose analysis is not finished (a call in a
+// recursion or before its callee) gets the conservative answers: read,
+// written, aliasing every result.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/buffer/CallAnalysis.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using bufferization::AliasingValueList;
+using bufferization::AnalysisState;
+using bufferization::BufferRelation;
+using bufferization::func_ext::FuncAnalysisState;
+using bufferization::func_ext::FuncOpAnalysisState;
+using Concept = bufferization::BufferizableOpInterface::Concept;
+
+namespace {
+
+/// The module analysis and the callee of `op`, when that callee's analysis is
+/// finished; {nullptr, {}} otherwise (or outside one-shot module analysis).
+std::pair<const FuncAnalysisState *, func::FuncOp> analyzedCallee(Operation *op,
+                                                                  const AnalysisState &state) {
+  auto *oneShot = llvm::dyn_cast<bufferization::OneShotAnalysisState>(&state);
+  const FuncAnalysisState *funcs = oneShot ? oneShot->getExtension<FuncAnalysisState>() : nullptr;
+  if (!funcs)
+    return {nullptr, {}};
+  auto call = llvm::cast<func::CallOp>(op);
+  // The state's symbol tables: a hash lookup, not a walk of the module.
+  auto callee = llvm::dyn_cast_or_null<func::FuncOp>(
+      funcs->symbolTables.lookupNearestSymbolFrom(call, call.getCalleeAttr()));
+  if (!callee)
+    return {nullptr, {}};
+  auto it = funcs->analyzedFuncOps.find(callee);
+  if (it == funcs->analyzedFuncOps.end() || it->second != FuncOpAnalysisState::Analyzed)
+    return {nullptr, {}};
+  return {funcs, callee};
+}
+
+bool inSet(const llvm::DenseMap<func::FuncOp, FuncAnalysisState::BbArgIndexSet> &sets,
+           func::FuncOp callee, int64_t index) {
+  auto it = sets.find(callee);
+  return it != sets.end() && it->second.contains(index);
+}
+
+bool reads(const Concept *, Operation *op, OpOperand &operand, const AnalysisState &state) {
+  auto [funcs, callee] = analyzedCallee(op, state);
+  return !funcs || inSet(funcs->readBbArgs, callee, operand.getOperandNumber());
+}
+
+bool writes(const Concept *, Operation *op, OpOperand &operand, const AnalysisState &state) {
+  auto [funcs, callee] = analyzedCallee(op, state);
+  return !funcs || inSet(funcs->writtenBbArgs, callee, operand.getOperandNumber());
+}
+
+AliasingValueList aliases(const Concept *, Operation *op, OpOperand &operand,
+                          const AnalysisState &state) {
+  auto [funcs, callee] = analyzedCallee(op, state);
+  if (!funcs)
+    return bufferization::detail::unknownGetAliasingValues(operand);
+  AliasingValueList result;
+  auto byArg = funcs->aliasingReturnVals.find(callee);
+  if (byArg == funcs->aliasingReturnVals.end())
+    return result;
+  auto returned = byArg->second.find(operand.getOperandNumber());
+  if (returned == byArg->second.end())
+    return result;
+  // One aliasing result may be equivalent to the argument (the same buffer);
+  // several are only "may alias".
+  bool equivalent = false;
+  if (returned->second.size() == 1)
+    if (auto eq = funcs->equivalentFuncArgs.find(callee); eq != funcs->equivalentFuncArgs.end())
+      equivalent = eq->second.contains(returned->second.front());
+  for (int64_t index : returned->second)
+    result.addAlias({op->getResult(unsigned(index)),
+                     equivalent ? BufferRelation::Equivalent : BufferRelation::Unknown,
+                     /*isDefinite=*/equivalent});
+  return result;
+}
+
+} // namespace
+
+void lcc::registerCallAnalysis(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, func::FuncDialect *) {
+    std::optional<RegisteredOperationName> call =
+        RegisteredOperationName::lookup(func::CallOp::getOperationName(), context);
+    auto *model = call ? call->getInterface<bufferization::BufferizableOpInterface>() : nullptr;
+    if (!model)
+      return; // upstream's models are not registered: nothing to make cheaper
+    model->bufferizesToMemoryRead = reads;
+    model->bufferizesToMemoryWrite = writes;
+    model->getAliasingValues = aliases;
+  });
+}
