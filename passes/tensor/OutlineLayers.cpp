@@ -227,6 +227,46 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
   /// The outlined runs' ops.
   SmallVector<Operation *> dead;
 
+  /// `explain`: a remark at the first op of each run that stays inline
+  /// (its structure has fewer than min-repeats runs), against the structure
+  /// most runs of its layer kind and phase share.
+  void explainInline(const SmallVector<SmallVector<Run *>> &byShape) {
+    const SmallVector<Run *> *common = &byShape.front();
+    for (const SmallVector<Run *> &c : byShape)
+      if (c.size() > common->size())
+        common = &c;
+    const Run &model = *common->front();
+    for (const SmallVector<Run *> &c : byShape) {
+      if (c.size() >= size_t(minRepeats))
+        continue; // outlined
+      for (Run *run : c) {
+        InFlightDiagnostic d = run->ops.front()->emitRemark()
+                               << "layer '" << run->layer.instance << "' (phase " << run->phase
+                               << ") stays inline: ";
+        if (&c == common) {
+          d << "only " << c.size() << " run(s) of this structure, min-repeats is "
+            << int64_t(minRepeats);
+          continue;
+        }
+        d << "it differs from '" << model.layer.instance << "' (" << common->size()
+          << " runs): ";
+        if (run->ops.size() != model.ops.size()) {
+          d << "it has " << run->ops.size() << " ops, '" << model.layer.instance << "' has "
+            << model.ops.size();
+          continue;
+        }
+        auto differs = llvm::find_if(llvm::seq(run->ops.size()), [&](size_t i) {
+          return run->ops[i]->getName() != model.ops[i]->getName();
+        });
+        if (differs != llvm::seq(run->ops.size()).end())
+          d << "op " << *differs << " is '" << run->ops[*differs]->getName() << "', there '"
+            << model.ops[*differs]->getName() << "'";
+        else
+          d << "the same ops with other operands, attributes or types";
+      }
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (minRepeats < 2) {
@@ -300,6 +340,10 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
       else
         same->push_back(&run);
     }
+
+    if (explain)
+      for (auto &[key, byShape] : classes)
+        explainInline(byShape);
 
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
     SymbolTable symbols(module);

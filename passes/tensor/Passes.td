@@ -41,7 +41,11 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
     near-twin (one more op) is another class. Classes of fewer than
     `min-repeats` runs stay inline. `lcc.layers = {functions, calls}` on the
     module counts them (lcc --report). On the lcc dialect, `inline`,
-    `symbol-dce` and `cse` undo it exactly (same ops, same order).
+    `symbol-dce` and `cse` undo it exactly (same ops, same order). With
+    `explain`, the first op of every run left inline gets a remark saying
+    why: it differs from the layer most runs of its kind share (how many
+    ops, the first op that differs, or the same ops wired otherwise), or
+    too few runs share its structure (`min-repeats`).
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
@@ -50,6 +54,8 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
            "Runs of one structure needed to outline them">,
     Option<"ifPresent", "if-present", "bool", /*default=*/"false",
            "A module without the function is left alone (else an error)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark at each layer run left inline, with the reason">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
