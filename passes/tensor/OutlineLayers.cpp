@@ -255,12 +255,12 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
             << model.ops.size();
           continue;
         }
-        auto differs = llvm::find_if(llvm::seq(run->ops.size()), [&](size_t i) {
-          return run->ops[i]->getName() != model.ops[i]->getName();
-        });
-        if (differs != llvm::seq(run->ops.size()).end())
-          d << "op " << *differs << " is '" << run->ops[*differs]->getName() << "', there '"
-            << model.ops[*differs]->getName() << "'";
+        size_t i = 0;
+        while (i < run->ops.size() && run->ops[i]->getName() == model.ops[i]->getName())
+          ++i;
+        if (i < run->ops.size())
+          d << "op " << i << " is '" << run->ops[i]->getName() << "', there '"
+            << model.ops[i]->getName() << "'";
         else
           d << "the same ops with other operands, attributes or types";
       }

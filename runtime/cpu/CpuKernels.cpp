@@ -138,12 +138,7 @@ struct GemmJob {
   int64_t batches() const { return nb0 * nb1 * nb2; }
 };
 
-template <typename T>
-void gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-          int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
-          int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
-          int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-          int64_t cM, int64_t cN, int64_t beta) {
+template <typename T> void gemm(LCC_GEMM_PARAMS) {
   singleThreadedBlas();
   GemmJob<T> job{nb0, nb1, nb2, m, n, k,
                  reinterpret_cast<const T *>(a) + aOff, reinterpret_cast<const T *>(b) + bOff,
@@ -170,24 +165,12 @@ void gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k
 
 } // namespace
 
-extern "C" __attribute__((visibility("default"))) void
-lcc_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-          int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
-          int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
-          int64_t beta) {
-  gemm<float>(nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK,
-              bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
+extern "C" __attribute__((visibility("default"))) void lcc_sgemm(LCC_GEMM_PARAMS) {
+  gemm<float>(LCC_GEMM_ARGS);
 }
 
-extern "C" __attribute__((visibility("default"))) void
-lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-          int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
-          int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
-          int64_t beta) {
-  gemm<double>(nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK,
-               bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
+extern "C" __attribute__((visibility("default"))) void lcc_dgemm(LCC_GEMM_PARAMS) {
+  gemm<double>(LCC_GEMM_ARGS);
 }
 
 // f32 -> bf16 rounding (round to nearest even, NaN kept quiet), which LLVM
@@ -285,15 +268,12 @@ std::vector<float> widen(int64_t base, int64_t offset, const int64_t sizes[5],
 /// A GEMM on 2-byte A and B into an f32 C: the conversion to f32 is exact,
 /// so widening the operands and running the f32 GEMM is the tensor-core
 /// arithmetic (products of half-precision values, f32 accumulation).
-void widenedGemm(float (*toFloat)(uint16_t), int64_t nb0, int64_t nb1, int64_t nb2, int64_t m,
-                 int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aB0, int64_t aB1,
-                 int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff, int64_t bB0,
-                 int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,
-                 int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN, int64_t beta) {
+void widenedGemm(float (*toFloat)(uint16_t), LCC_GEMM_PARAMS) {
   const int64_t aSizes[5] = {nb0, nb1, nb2, m, k}, aStrides[5] = {aB0, aB1, aB2, aM, aK};
   const int64_t bSizes[5] = {nb0, nb1, nb2, k, n}, bStrides[5] = {bB0, bB1, bB2, bK, bN};
   std::vector<float> wa = widen(a, aOff, aSizes, aStrides, toFloat);
   std::vector<float> wb = widen(b, bOff, bSizes, bStrides, toFloat);
+  // A and B replaced by their f32 copies (same offsets and strides).
   gemm<float>(nb0, nb1, nb2, m, n, k, int64_t(wa.data()), aOff, aB0, aB1, aB2, aM, aK,
               int64_t(wb.data()), bOff, bB0, bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN,
               beta);
@@ -316,23 +296,11 @@ extern "C" __attribute__((visibility("default"))) float __extendhfsf2(_Float16 h
 
 
 // bf16 (lcc --precision=bf16) or f16 (fp16) A and B, f32 C.
-extern "C" __attribute__((visibility("default"))) void
-lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-             int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
-             int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
-             int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-             int64_t cM, int64_t cN, int64_t beta) {
-  widenedGemm(lcc::widenBfloat16, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
-              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
+extern "C" __attribute__((visibility("default"))) void lcc_bf16gemm(LCC_GEMM_PARAMS) {
+  widenedGemm(lcc::widenBfloat16, LCC_GEMM_ARGS);
 }
-extern "C" __attribute__((visibility("default"))) void
-lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-          int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b,
-          int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c,
-          int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN,
-          int64_t beta) {
-  widenedGemm(lcc::widenHalf, nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0,
-              bB1, bB2, bK, bN, c, cOff, cB0, cB1, cB2, cM, cN, beta);
+extern "C" __attribute__((visibility("default"))) void lcc_hgemm(LCC_GEMM_PARAMS) {
+  widenedGemm(lcc::widenHalf, LCC_GEMM_ARGS);
 }
 
 namespace lcc {

@@ -23,33 +23,18 @@
 #ifndef LCC_RUNTIME_CPUKERNELS_H
 #define LCC_RUNTIME_CPUKERNELS_H
 
+#include "runtime/support/GemmAbi.h"
 #include "runtime/support/Symbol.h"
 
 #include <cstdint>
 
 extern "C" {
-void lcc_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-               int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-               int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-               int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-               int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
+void lcc_sgemm(LCC_GEMM_PARAMS);
 /// bf16 A and B (2-byte elements), f32 C; otherwise lcc_sgemm.
-void lcc_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-                  int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-                  int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-                  int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                  int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
+void lcc_bf16gemm(LCC_GEMM_PARAMS);
 /// f16 A and B, f32 C; otherwise lcc_sgemm.
-void lcc_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a,
-               int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK,
-               int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK,
-               int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1, int64_t cB2,
-               int64_t cM, int64_t cN, int64_t beta);
-void lcc_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-               int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-               int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-               int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-               int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
+void lcc_hgemm(LCC_GEMM_PARAMS);
+void lcc_dgemm(LCC_GEMM_PARAMS);
 }
 
 namespace lcc {

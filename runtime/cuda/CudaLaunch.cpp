@@ -142,17 +142,6 @@ AttentionCall attentionCall(bool backward, int64_t dtype, int64_t b, int64_t h, 
 
 } // namespace lcc
 
-#define LCC_GEMM_PARAMS                                                                            \
-  int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOff, \
-      int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM, int64_t aK, int64_t b, int64_t bOff,      \
-      int64_t bB0, int64_t bB1, int64_t bB2, int64_t bK, int64_t bN, int64_t c, int64_t cOff,      \
-      int64_t cB0, int64_t cB1, int64_t cB2, int64_t cM, int64_t cN, int64_t beta
-#define LCC_GEMM_ARGS                                                                              \
-  {                                                                                                \
-    nb0, nb1, nb2, m, n, k, a, aOff, aB0, aB1, aB2, aM, aK, b, bOff, bB0, bB1, bB2, bK, bN, c,     \
-        cOff, cB0, cB1, cB2, cM, cN, beta                                                          \
-  }
-
 extern "C" __attribute__((visibility("default"))) void
 lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64_t argc) {
   lcc::backendOrDie("lcc_cuda_launch")
@@ -160,23 +149,23 @@ lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_sgemm(LCC_GEMM_PARAMS) {
-  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  const std::array<int64_t, 28> args{LCC_GEMM_ARGS};
   lcc::backendOrDie("lcc_cuda_sgemm").gemm(lcc::GemmCall::fromAbi(args, false, false, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_dgemm(LCC_GEMM_PARAMS) {
-  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  const std::array<int64_t, 28> args{LCC_GEMM_ARGS};
   lcc::backendOrDie("lcc_cuda_dgemm").gemm(lcc::GemmCall::fromAbi(args, true, false, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS) {
-  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  const std::array<int64_t, 28> args{LCC_GEMM_ARGS};
   lcc::backendOrDie("lcc_cuda_bf16gemm")
       .gemm(lcc::GemmCall::fromAbi(args, false, /*bf16=*/true, false));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_hgemm(LCC_GEMM_PARAMS) {
-  const std::array<int64_t, 28> args = LCC_GEMM_ARGS;
+  const std::array<int64_t, 28> args{LCC_GEMM_ARGS};
   lcc::backendOrDie("lcc_cuda_hgemm")
       .gemm(lcc::GemmCall::fromAbi(args, false, false, /*f16=*/true));
 }

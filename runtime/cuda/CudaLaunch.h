@@ -18,6 +18,8 @@
 #ifndef LCC_RUNTIME_CUDA_CUDALAUNCH_H
 #define LCC_RUNTIME_CUDA_CUDALAUNCH_H
 
+#include "runtime/support/GemmAbi.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -25,26 +27,10 @@
 
 extern "C" {
 void lcc_cuda_launch(int64_t kernel, int64_t grid, int64_t block, int64_t argv, int64_t argc);
-void lcc_cuda_sgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-                    int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-                    int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-                    int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
-void lcc_cuda_bf16gemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-                       int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-                       int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-                       int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                       int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
-void lcc_cuda_hgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-                    int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-                    int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-                    int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
-void lcc_cuda_dgemm(int64_t nb0, int64_t nb1, int64_t nb2, int64_t m, int64_t n, int64_t k,
-                    int64_t a, int64_t aOff, int64_t aB0, int64_t aB1, int64_t aB2, int64_t aM,
-                    int64_t aK, int64_t b, int64_t bOff, int64_t bB0, int64_t bB1, int64_t bB2,
-                    int64_t bK, int64_t bN, int64_t c, int64_t cOff, int64_t cB0, int64_t cB1,
-                    int64_t cB2, int64_t cM, int64_t cN, int64_t beta);
+void lcc_cuda_sgemm(LCC_GEMM_PARAMS);
+void lcc_cuda_bf16gemm(LCC_GEMM_PARAMS);
+void lcc_cuda_hgemm(LCC_GEMM_PARAMS);
+void lcc_cuda_dgemm(LCC_GEMM_PARAMS);
 void lcc_cuda_attention_fwd(int64_t dtype, int64_t b, int64_t h, int64_t hkv, int64_t tq,
                             int64_t tk, int64_t d, int64_t causal, int64_t scaleBits, int64_t q,
                             int64_t k, int64_t v, int64_t o);

@@ -95,12 +95,10 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
   if (!uintList(*shapeValue, kMaxRank, shape))
     return Status::failure(where + "shape must be a list of at most " + std::to_string(kMaxRank) +
                            " non-negative integers below 2^63");
-  if (!uintList(*offsetsValue, 2, offsets) || offsets.size() != 2) {
-    std::vector<uint64_t> shown;
-    if (uintList(*offsetsValue, SIZE_MAX, shown))
-      return Status::failure(where + "data_offsets must be [begin, end], got " + listString(shown));
+  if (!uintList(*offsetsValue, SIZE_MAX, offsets))
     return Status::failure(where + "data_offsets must be [begin, end] (non-negative integers)");
-  }
+  if (offsets.size() != 2)
+    return Status::failure(where + "data_offsets must be [begin, end], got " + listString(offsets));
 
   const DtypeInfo *info = nullptr;
   for (const DtypeInfo &d : kSupported)
