@@ -20,8 +20,6 @@ using namespace mlir;
 
 namespace {
 
-bool isConstant(Value v) { return v.getDefiningOp<LLVM::ConstantOp>() != nullptr; }
-
 bool isStorable(Type t) {
   return llvm::isa<LLVM::LLVMPointerType, IntegerType, FloatType>(t);
 }
@@ -60,13 +58,38 @@ struct LccParallelDispatchPass
       runtime = LLVM::LLVMFuncOp::create(top, module.getLoc(), "lcc_parallel_for",
                                          LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64}));
 
+    // An argument that is the same constant in every call of a kernel is
+    // rebuilt in the kernel's task (LLVM may specialize the kernel on it);
+    // every other argument is stored by the caller and loaded by the task.
+    // So each kernel has one task: a repeated layer's calls (or init's fills,
+    // which differ only in their seeds) do not each get a copy of the kernel,
+    // inlined and optimized again, which would make code grow with depth.
+    llvm::DenseMap<Operation *, SmallVector<Attribute>> shared;
+    for (auto [call, kernel] : calls) {
+      auto [it, first] = shared.try_emplace(kernel);
+      SmallVector<Attribute> &values = it->second;
+      auto operands = call.getArgOperands();
+      if (first)
+        values.assign(operands.size(), Attribute());
+      for (auto [i, v] : llvm::enumerate(operands)) {
+        auto c = v.getDefiningOp<LLVM::ConstantOp>();
+        if (first && c)
+          values[i] = c.getValue();
+        else if (!c || c.getValue() != values[i])
+          values[i] = Attribute();
+      }
+    }
+    auto isShared = [&](LLVM::LLVMFuncOp kernel, unsigned i) {
+      return static_cast<bool>(shared[kernel][i]);
+    };
+
     // One argument array per calling function, as big as its largest call
     // needs: the calls run one after another, so they can share it.
     llvm::DenseMap<Operation *, unsigned> slotsNeeded;
     for (auto [call, kernel] : calls) {
       unsigned stored = 0;
-      for (Value v : call.getArgOperands())
-        stored += !isConstant(v);
+      for (unsigned i = 0, e = call.getArgOperands().size(); i < e; ++i)
+        stored += !isShared(kernel, i);
       unsigned &need = slotsNeeded[call->getParentOfType<LLVM::LLVMFuncOp>()];
       need = std::max(need, std::max(stored, 1u));
     }
@@ -78,7 +101,7 @@ struct LccParallelDispatchPass
       arrays[fn] = LLVM::AllocaOp::create(b, f.getLoc(), ptr, i64, count, /*alignment=*/8);
     }
 
-    llvm::StringMap<unsigned> taskCount;
+    llvm::DenseMap<Operation *, LLVM::LLVMFuncOp> tasks;
     for (auto [call, kernel] : calls) {
       int64_t range = kernel->getAttrOfType<IntegerAttr>("lcc.parallel").getInt();
       auto operands = llvm::to_vector(call.getArgOperands());
@@ -89,43 +112,45 @@ struct LccParallelDispatchPass
         return signalPassFailure();
       }
       operands.resize(operands.size() - 2);
-      for (Value v : operands)
-        if (!isConstant(v) && !isStorable(v.getType())) {
+      for (auto [i, v] : llvm::enumerate(operands))
+        if (!isShared(kernel, i) && !isStorable(v.getType())) {
           call.emitError() << "lcc-parallel-dispatch: cannot pass a " << v.getType()
                            << " argument to a task";
           return signalPassFailure();
         }
 
-      // The task: load the stored arguments, rebuild the constant ones.
-      std::string name = (kernel.getName() + "_task" +
-                           llvm::Twine(taskCount[kernel.getName()]++)).str();
-      auto task = LLVM::LLVMFuncOp::create(
-          top, call.getLoc(), name, LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
-          LLVM::Linkage::Internal);
-      Block *entry = task.addEntryBlock(top);
-      OpBuilder tb = OpBuilder::atBlockBegin(entry);
-      SmallVector<Value> taskArgs;
-      unsigned slot = 0;
-      for (Value v : operands) {
-        if (isConstant(v)) {
-          taskArgs.push_back(tb.clone(*v.getDefiningOp())->getResult(0));
-          continue;
+      // The kernel's task, made at its first call: load the stored
+      // arguments, rebuild the shared constants.
+      LLVM::LLVMFuncOp &task = tasks[kernel];
+      if (!task) {
+        task = LLVM::LLVMFuncOp::create(
+            top, call.getLoc(), (kernel.getName() + "_task").str(),
+            LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}), LLVM::Linkage::Internal);
+        Block *entry = task.addEntryBlock(top);
+        OpBuilder tb = OpBuilder::atBlockBegin(entry);
+        SmallVector<Value> taskArgs;
+        unsigned slot = 0;
+        for (auto [i, v] : llvm::enumerate(operands)) {
+          if (isShared(kernel, i)) {
+            taskArgs.push_back(tb.clone(*v.getDefiningOp())->getResult(0));
+            continue;
+          }
+          Value at = LLVM::GEPOp::create(tb, call.getLoc(), ptr, i64, entry->getArgument(0),
+                                         ArrayRef<LLVM::GEPArg>{int32_t(slot++)});
+          taskArgs.push_back(LLVM::LoadOp::create(tb, call.getLoc(), v.getType(), at));
         }
-        Value at = LLVM::GEPOp::create(tb, call.getLoc(), ptr, i64, entry->getArgument(0),
-                                       ArrayRef<LLVM::GEPArg>{int32_t(slot++)});
-        taskArgs.push_back(LLVM::LoadOp::create(tb, call.getLoc(), v.getType(), at));
+        taskArgs.push_back(entry->getArgument(1));
+        taskArgs.push_back(entry->getArgument(2));
+        LLVM::CallOp::create(tb, call.getLoc(), kernel, taskArgs);
+        LLVM::ReturnOp::create(tb, call.getLoc(), ValueRange{});
       }
-      taskArgs.push_back(entry->getArgument(1));
-      taskArgs.push_back(entry->getArgument(2));
-      LLVM::CallOp::create(tb, call.getLoc(), kernel, taskArgs);
-      LLVM::ReturnOp::create(tb, call.getLoc(), ValueRange{});
 
       // The call site: store, then hand the task to the pool.
       OpBuilder b(call);
       Value array = arrays[call->getParentOfType<LLVM::LLVMFuncOp>()];
-      slot = 0;
-      for (Value v : operands) {
-        if (isConstant(v))
+      unsigned slot = 0;
+      for (auto [i, v] : llvm::enumerate(operands)) {
+        if (isShared(kernel, i))
           continue;
         Value at = LLVM::GEPOp::create(b, call.getLoc(), ptr, i64, array,
                                        ArrayRef<LLVM::GEPArg>{int32_t(slot++)});

@@ -67,13 +67,17 @@ def LccParallelDispatchPass : Pass<"lcc-parallel-dispatch", "::mlir::ModuleOp"> 
     the loop bounds, must be the constants 0 and N) becomes
 
     ```
-    llvm.call @lcc_parallel_for(@<kernel>_task<i>, %args, N)
+    llvm.call @lcc_parallel_for(@<kernel>_task, %args, N)
     ```
 
-    where `%args` is a stack array holding the call's non-constant arguments
-    (8 bytes each) and `@<kernel>_task<i>(ctx, lo, hi)` loads them back,
-    rematerializes the constant ones (sizes and strides, so LLVM still sees
-    static shapes inside the kernel) and calls the kernel on [lo, hi). The
+    where `%args` is a stack array holding the call's arguments (8 bytes
+    each) and `@<kernel>_task(ctx, lo, hi)` loads them back and calls the
+    kernel on [lo, hi). Each kernel has one task, shared by all its calls: an
+    argument that is the same constant in every call (sizes and strides) is
+    rematerialized in the task, so LLVM still sees static shapes inside the
+    kernel; one that differs between calls (init's seeds) is stored like the
+    pointers. A task per call would copy the kernel into each (inlined and
+    optimized again): code, and compile time, growing with the layers. The
     runtime (runtime/cpu/Parallel.h) splits [0, N) into one fixed part per thread.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
