@@ -73,39 +73,49 @@ bool isMulAddBody(linalg::GenericOp op, bool widened) {
   return (add.getLhs() == c && isMul(add.getRhs())) || (add.getRhs() == c && isMul(add.getLhs()));
 }
 
-std::optional<GemmDims> matchGemm(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+/// The GEMM `op` is, or why it is not one (`why`, for lcc-gemm-to-library's
+/// `explain`).
+std::optional<GemmDims> matchGemm(linalg::GenericOp op, std::string &why) {
+  auto no = [&](const char *reason) -> std::optional<GemmDims> {
+    why = reason;
     return std::nullopt;
+  };
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return no("it does not read two buffers into one");
   Type elem = llvm::cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
   if (!elem.isF32() && !elem.isF64())
-    return std::nullopt;
+    return no("its result is neither f32 nor f64");
   // f32/f64 throughout, or bf16/f16 operands into an f32 accumulator.
   Type in = llvm::cast<MemRefType>(op->getOperand(0).getType()).getElementType();
   bool widened = (in.isBF16() || in.isF16()) && elem.isF32();
   if (in != elem && !widened)
-    return std::nullopt;
+    return no("its operand and result types are not f32/f64 throughout or bf16/f16 into f32");
   if (llvm::cast<MemRefType>(op->getOperand(1).getType()).getElementType() != in)
-    return std::nullopt;
+    return no("its two operands have different element types");
   if (!isMulAddBody(op, widened))
-    return std::nullopt;
+    return no("its body is not exactly out + a * b (something was fused into it)");
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   if (llvm::count(iters, utils::IteratorType::reduction) != 1)
-    return std::nullopt;
+    return no("it reduces over more than one dimension");
   auto maps = op.getIndexingMapsArray();
   auto aDims = mapDims(maps[0]), bDims = mapDims(maps[1]), cDims = mapDims(maps[2]);
-  if (!aDims || !bDims || !cDims || cDims->size() < 2)
-    return std::nullopt;
+  if (!aDims || !bDims || !cDims)
+    return no("an operand's indexing map is not a projected permutation");
+  if (cDims->size() < 2)
+    return no("its result has fewer than two dimensions (a matrix-vector product)");
   GemmDims g;
   g.k = unsigned(llvm::find(iters, utils::IteratorType::reduction) - iters.begin());
   if (cDims->size() != iters.size() - 1)
-    return std::nullopt; // every parallel dim must index the output
+    return no("a parallel dimension does not index the result");
   g.m = (*cDims)[cDims->size() - 2];
   g.n = (*cDims)[cDims->size() - 1];
   g.batch.assign(cDims->begin(), cDims->end() - 2);
   auto has = [](const SmallVector<unsigned> &v, unsigned d) { return llvm::is_contained(v, d); };
   if (!has(*aDims, g.k) || !has(*bDims, g.k) || !has(*aDims, g.m) || has(*bDims, g.m) ||
-      !has(*bDims, g.n) || has(*aDims, g.n) || g.batch.size() > kMaxBatchDims)
-    return std::nullopt;
+      !has(*bDims, g.n) || has(*aDims, g.n))
+    return no("its dimensions are not those of A[m, k] B[k, n] (batched or transposed)");
+  if (g.batch.size() > kMaxBatchDims)
+    return no("it has more than 3 batch dimensions");
   return g;
 }
 
@@ -202,14 +212,28 @@ LogicalResult replaceWithCall(linalg::GenericOp op, const GemmDims &g, ModuleOp 
   return success();
 }
 
+/// Worth explaining when it is not a GEMM: a reduction of two buffers into
+/// one that multiplies (elementwise generics, sums and the norms' fused
+/// many-input reductions are no GEMM candidates).
+bool isContractionLike(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return false;
+  return llvm::any_of(op.getRegion().front(),
+                      [](Operation &inner) { return llvm::isa<arith::MulFOp>(inner); });
+}
+
 struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibraryPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<linalg::GenericOp, GemmDims>> matches;
     module.walk([&](linalg::GenericOp op) {
-      if (auto g = matchGemm(op))
+      std::string why;
+      if (auto g = matchGemm(op, why))
         matches.push_back({op, *g});
+      else if (explain && isContractionLike(op))
+        op.emitRemark() << "lcc-gemm-to-library: not a library GEMM (stays a loop nest): "
+                        << why;
     });
     for (auto &[op, g] : matches)
       if (failed(replaceWithCall(op, g, module, prefix)))

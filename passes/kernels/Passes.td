@@ -36,10 +36,17 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     and any other call is an error at the attention's location. So are the
     collectives' calls (`lcc_all_reduce`, ..., `lcc_wait`, not the host
     query `lcc_group_rank`): the CUDA runtime enqueues them on its streams.
+
+    With `explain`, every generic that reduces two buffers into one and
+    multiplies but is not a GEMM gets a remark saying why (its body has a fused op, a dimension
+    does not fit A[m, k] B[k, n], more than 3 batch dimensions, ...): such
+    a product runs as a loop nest, far slower than the library.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"lcc_\"",
            "Prefix of the runtime GEMM functions called (lcc_ for the CPU, lcc_cuda_ for CUDA)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "A remark at each multiplying reduction left a loop nest, saying why">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
