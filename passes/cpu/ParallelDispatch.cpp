@@ -123,9 +123,9 @@ struct LccParallelDispatchPass
       // arguments, rebuild the shared constants.
       LLVM::LLVMFuncOp &task = tasks[kernel];
       if (!task) {
-        task = LLVM::LLVMFuncOp::create(
-            top, call.getLoc(), (kernel.getName() + "_task").str(),
-            LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}), LLVM::Linkage::Internal);
+        task = LLVM::LLVMFuncOp::create(top, call.getLoc(), (kernel.getName() + "_task").str(),
+                                        LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64}),
+                                        LLVM::Linkage::Internal);
         Block *entry = task.addEntryBlock(top);
         OpBuilder tb = OpBuilder::atBlockBegin(entry);
         SmallVector<Value> taskArgs;

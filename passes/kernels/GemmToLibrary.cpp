@@ -232,8 +232,7 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
       if (auto g = matchGemm(op, why))
         matches.push_back({op, *g});
       else if (explain && isContractionLike(op))
-        op.emitRemark() << "lcc-gemm-to-library: not a library GEMM (stays a loop nest): "
-                        << why;
+        op.emitRemark() << "lcc-gemm-to-library: not a library GEMM (stays a loop nest): " << why;
     });
     for (auto &[op, g] : matches)
       if (failed(replaceWithCall(op, g, module, prefix)))
