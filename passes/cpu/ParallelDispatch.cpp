@@ -59,11 +59,10 @@ struct LccParallelDispatchPass
                                          LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64}));
 
     // An argument that is the same constant in every call of a kernel is
-    // rebuilt in the kernel's task (LLVM may specialize the kernel on it);
-    // every other argument is stored by the caller and loaded by the task.
-    // So each kernel has one task: a repeated layer's calls (or init's fills,
-    // which differ only in their seeds) do not each get a copy of the kernel,
-    // inlined and optimized again, which would make code grow with depth.
+    // rebuilt in the kernel's task; every other argument is stored by the
+    // caller and loaded by the task. So each kernel has one task: init's
+    // fills (which differ only in their seeds) do not each get a task of
+    // their own, which made the code grow with depth.
     llvm::DenseMap<Operation *, SmallVector<Attribute>> shared;
     for (auto [call, kernel] : calls) {
       auto [it, first] = shared.try_emplace(kernel);

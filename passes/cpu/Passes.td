@@ -73,11 +73,10 @@ def LccParallelDispatchPass : Pass<"lcc-parallel-dispatch", "::mlir::ModuleOp"> 
     where `%args` is a stack array holding the call's arguments (8 bytes
     each) and `@<kernel>_task(ctx, lo, hi)` loads them back and calls the
     kernel on [lo, hi). Each kernel has one task, shared by all its calls: an
-    argument that is the same constant in every call (sizes and strides) is
-    rematerialized in the task, so LLVM still sees static shapes inside the
-    kernel; one that differs between calls (init's seeds) is stored like the
-    pointers. A task per call would copy the kernel into each (inlined and
-    optimized again): code, and compile time, growing with the layers. The
+    argument that is the same constant in every call is rematerialized in
+    the task; one that differs between calls (init's seeds) is stored like
+    the pointers. A task per call (one per parameter in init) would be code,
+    and compile time, growing with the layers. The
     runtime (runtime/cpu/Parallel.h) splits [0, N) into one fixed part per thread.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
