@@ -63,32 +63,27 @@ struct LccParallelDispatchPass
     // caller and loaded by the task. So each kernel has one task: init's
     // fills (which differ only in their seeds) do not each get a task of
     // their own, which made the code grow with depth.
+    // Per kernel and argument: the constant all its calls pass, or null.
     llvm::DenseMap<Operation *, SmallVector<Attribute>> shared;
-    for (auto [call, kernel] : calls) {
-      auto [it, first] = shared.try_emplace(kernel);
-      SmallVector<Attribute> &values = it->second;
-      auto operands = call.getArgOperands();
-      if (first)
-        values.assign(operands.size(), Attribute());
-      for (auto [i, v] : llvm::enumerate(operands)) {
-        auto c = v.getDefiningOp<LLVM::ConstantOp>();
-        if (first && c)
-          values[i] = c.getValue();
-        else if (!c || c.getValue() != values[i])
-          values[i] = Attribute();
-      }
-    }
-    auto isShared = [&](LLVM::LLVMFuncOp kernel, unsigned i) {
-      return static_cast<bool>(shared[kernel][i]);
+    auto constantOf = [](Value v) -> Attribute {
+      auto c = v.getDefiningOp<LLVM::ConstantOp>();
+      return c ? c.getValue() : Attribute();
     };
+    for (auto [call, kernel] : calls) {
+      auto operands = call.getArgOperands();
+      auto [it, first] = shared.try_emplace(kernel);
+      if (first)
+        llvm::append_range(it->second, llvm::map_range(operands, constantOf));
+      for (auto [common, v] : llvm::zip_equal(it->second, operands))
+        if (common != constantOf(v))
+          common = Attribute();
+    }
 
     // One argument array per calling function, as big as its largest call
     // needs: the calls run one after another, so they can share it.
     llvm::DenseMap<Operation *, unsigned> slotsNeeded;
     for (auto [call, kernel] : calls) {
-      unsigned stored = 0;
-      for (unsigned i = 0, e = call.getArgOperands().size(); i < e; ++i)
-        stored += !isShared(kernel, i);
+      unsigned stored = unsigned(llvm::count(shared[kernel], Attribute()));
       unsigned &need = slotsNeeded[call->getParentOfType<LLVM::LLVMFuncOp>()];
       need = std::max(need, std::max(stored, 1u));
     }
@@ -111,8 +106,10 @@ struct LccParallelDispatchPass
         return signalPassFailure();
       }
       operands.resize(operands.size() - 2);
+      ArrayRef<Attribute> common = shared[kernel];
+      auto isShared = [&](size_t i) { return static_cast<bool>(common[i]); };
       for (auto [i, v] : llvm::enumerate(operands))
-        if (!isShared(kernel, i) && !isStorable(v.getType())) {
+        if (!isShared(i) && !isStorable(v.getType())) {
           call.emitError() << "lcc-parallel-dispatch: cannot pass a " << v.getType()
                            << " argument to a task";
           return signalPassFailure();
@@ -130,7 +127,7 @@ struct LccParallelDispatchPass
         SmallVector<Value> taskArgs;
         unsigned slot = 0;
         for (auto [i, v] : llvm::enumerate(operands)) {
-          if (isShared(kernel, i)) {
+          if (isShared(i)) {
             taskArgs.push_back(tb.clone(*v.getDefiningOp())->getResult(0));
             continue;
           }
@@ -149,7 +146,7 @@ struct LccParallelDispatchPass
       Value array = arrays[call->getParentOfType<LLVM::LLVMFuncOp>()];
       unsigned slot = 0;
       for (auto [i, v] : llvm::enumerate(operands)) {
-        if (isShared(kernel, i))
+        if (isShared(i))
           continue;
         Value at = LLVM::GEPOp::create(b, call.getLoc(), ptr, i64, array,
                                        ArrayRef<LLVM::GEPArg>{int32_t(slot++)});

@@ -38,9 +38,10 @@ def LccGemmToLibraryPass : Pass<"lcc-gemm-to-library", "::mlir::ModuleOp"> {
     query `lcc_group_rank`): the CUDA runtime enqueues them on its streams.
 
     With `explain`, every generic that reduces two buffers into one and
-    multiplies but is not a GEMM gets a remark saying why (its body has a fused op, a dimension
-    does not fit A[m, k] B[k, n], more than 3 batch dimensions, ...): such
-    a product runs as a loop nest, far slower than the library.
+    multiplies but is not a GEMM gets a remark saying why (its body has a
+    fused op, a dimension does not fit A[m, k] B[k, n], more than 3 batch
+    dimensions, ...): such a product runs as a loop nest, far slower than
+    the library.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"lcc_\"",

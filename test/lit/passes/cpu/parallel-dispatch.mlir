@@ -2,9 +2,10 @@
 // Tests passes/cpu/ParallelDispatch.cpp.
 
 // A call of a splittable kernel (lcc.parallel = 64) becomes a call of the
-// runtime's pool with a task function. The non-constant arguments travel
-// through one stack array (allocated once, in the entry block); the
-// constants are rebuilt inside the task, so the kernel still sees them.
+// runtime's pool with the kernel's task function. The arguments that are
+// not the same constant in every call travel through one stack array
+// (allocated once, in the entry block); the common constants are rebuilt
+// inside the task, so the kernel still sees them.
 // The second call of @step_k0 passes another value where the first passed
 // 16, and the same 8: both calls share one task, which loads the differing
 // argument (stored by each caller) and rebuilds only the common constant.
