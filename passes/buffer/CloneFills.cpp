@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/buffer/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
@@ -41,8 +42,12 @@ struct LccCloneFillsPass : lcc::impl::LccCloneFillsPassBase<LccCloneFillsPass> {
       for (OpOperand &use : filled.getUses()) {
         auto dps = llvm::dyn_cast<DestinationStyleOpInterface>(use.getOwner());
         // A micro-batch loop's carried sum is written in place too
-        // (lcc-accumulate-in-place): it starts from a fill of its own.
-        if ((dps && dps.isDpsInit(&use)) || lcc::isMicroBatchLoop(use.getOwner()))
+        // (lcc-accumulate-in-place): it starts from a fill of its own. A
+        // fill stored into several out-params (equal initial parameters)
+        // fills each of them.
+        auto store = llvm::dyn_cast<bufferization::MaterializeInDestinationOp>(use.getOwner());
+        if ((dps && dps.isDpsInit(&use)) || lcc::isMicroBatchLoop(use.getOwner()) ||
+            (store && use.getOperandNumber() == 0))
           inits.push_back(&use);
       }
       // A fill whose only use is one init already writes its own buffer; it

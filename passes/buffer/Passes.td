@@ -83,7 +83,9 @@ def LccCloneFillsPass : Pass<"lcc-clone-fills"> {
     writer: on gpt-tiny's train step that was ~500 full-size copies per
     step, the memory traffic of a second forward pass. This pass clones the
     fill (and its `tensor.empty`) right before each user that takes it as an
-    `outs` operand, or as the start of a micro-batch loop's carried sum, so
+    `outs` operand, as the start of a micro-batch loop's carried sum, or as
+    what a `bufferization.materialize_in_destination` stores (equal initial
+    parameters, returned by @init or one of its layer functions), so
     each writes into a fresh buffer it fills itself; a fill with one such
     user moves right before it. Uses as an input are
     left alone (reading needs no private copy). A fill on

@@ -53,3 +53,25 @@ func.func @far(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %m = linalg.matmul ins(%t, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %m : tensor<4x4xf32>
 }
+
+// One fill stored into two out-params (equal initial parameters: a layer
+// function's ones, after CSE) fills each of them: a fill of its own right
+// before each store, so each writes its destination in place instead of
+// one of them copying the other's (which, in a layer function whose
+// out-params are tensors, one-shot bufferization cannot resolve at all).
+// CHECK-LABEL: func.func @stored_twice(
+// CHECK-SAME:    %[[O0:[a-z0-9]+]]: tensor<4xf32>, %[[O1:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK:         %[[F0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT:    %[[M0:.*]] = bufferization.materialize_in_destination %[[F0]] in %[[O0]]
+// CHECK-NEXT:    tensor.empty
+// CHECK-NEXT:    %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT:    %[[M1:.*]] = bufferization.materialize_in_destination %[[F1]] in %[[O1]]
+// CHECK-NEXT:    return %[[M0]], %[[M1]]
+func.func @stored_twice(%o0: tensor<4xf32>, %o1: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %m0 = bufferization.materialize_in_destination %f in %o0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %m1 = bufferization.materialize_in_destination %f in %o1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %m0, %m1 : tensor<4xf32>, tensor<4xf32>
+}
