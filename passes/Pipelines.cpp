@@ -222,6 +222,16 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
                          AttentionMode attention, bool cuda, bool outlineLayers) {
   if (train)
     buildTrainStepPipeline(pm, *train);
+  // @init's initializers of repeated layers too (they differ in their seeds,
+  // which become arguments): one fill per parameter is otherwise the part of
+  // a deep model's compile that grows fastest. Not for the GPU, which
+  // inlines every layer again after bufferization.
+  if (outlineLayers && !cuda) {
+    LccOutlineLayersPassOptions layers;
+    layers.function = "init";
+    layers.ifPresent = true;
+    pm.addPass(createLccOutlineLayersPass(layers));
+  }
   buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda),
                              outlineLayers);
 }

@@ -40,22 +40,25 @@ def Lcc_RandomNormalOp : Lcc_Op<"random_normal", [Pure, Lcc_CostOpInterface]> {
   let description = [{
     Element i is a pure function of (seed, i): a counter-based generator, so the
     values do not depend on the target, the thread count or the op's position.
+    The seed is a value, not an attribute: the initializers of repeated layers
+    differ only in their seeds, so lcc-outline-layers can make them calls of
+    one function that takes the seeds as arguments.
   }];
-  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$mean,
-                       DefaultValuedAttr<F64Attr, "1.0">:$std,
-                       I64Attr:$seed);
+  let arguments = (ins I64:$seed,
+                       DefaultValuedAttr<F64Attr, "0.0">:$mean,
+                       DefaultValuedAttr<F64Attr, "1.0">:$std);
   let results = (outs Lcc_FloatTensor:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "$seed attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
 def Lcc_RandomUniformOp : Lcc_Op<"random_uniform", [Pure, Lcc_CostOpInterface]> {
-  let summary = "Seeded uniform initializer on [low, high)";
-  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$low,
-                       DefaultValuedAttr<F64Attr, "1.0">:$high,
-                       I64Attr:$seed);
+  let summary = "Seeded uniform initializer on [low, high) (seed as in random_normal)";
+  let arguments = (ins I64:$seed,
+                       DefaultValuedAttr<F64Attr, "0.0">:$low,
+                       DefaultValuedAttr<F64Attr, "1.0">:$high);
   let results = (outs Lcc_FloatTensor:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "$seed attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

@@ -12,6 +12,7 @@
 #include "dialects/lcc/LccOps.h"
 #include "frontends/dsl/Parser.h"
 #include "frontends/dsl/Sema.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -108,6 +109,10 @@ private:
     b.setInsertionPointToStart(fn.addEntryBlock());
     SmallVector<mlir::Value> values;
     for (const ParamInfo &p : g.params) {
+      // Named after the parameter ("h.3.attn.c_attn.weight"), so that
+      // lcc-outline-layers finds the repeated layers' initializers too.
+      Location at = NameLoc::get(b.getStringAttr(p.name), loc(p.loc));
+      SmallVector<mlir::Value> operands;
       SmallVector<NamedAttribute> attrs;
       const char *op = "fill";
       if (p.init == ParamInfo::Normal) {
@@ -122,8 +127,9 @@ private:
         attrs = {b.getNamedAttr("value", b.getF64FloatAttr(p.a))};
       }
       if (p.init != ParamInfo::Fill)
-        attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(paramSeed(seed, p.name))));
-      values.push_back(create(op, loc(p.loc), {}, paramType(p), attrs)->getResult(0));
+        operands.push_back(
+            arith::ConstantOp::create(b, at, b.getI64IntegerAttr(paramSeed(seed, p.name))));
+      values.push_back(create(op, at, operands, paramType(p), attrs)->getResult(0));
     }
     func::ReturnOp::create(b, loc(g.modelLoc), values);
   }
@@ -224,7 +230,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> importDsl(llvm::StringRef source, llvm::St
   if (!analyze(*file, options.overrides, diag, graph))
     return diagError(diag.message());
 
-  context.loadDialect<lcc::LccDialect, func::FuncDialect, tensor::TensorDialect>();
+  context.loadDialect<lcc::LccDialect, arith::ArithDialect, func::FuncDialect,
+                      tensor::TensorDialect>();
   OwningOpRef<ModuleOp> module = ModuleBuilder(graph, filename, context, options.seed).build();
 
   // Sema should have rejected anything the verifiers reject; if not, report

@@ -68,6 +68,10 @@ struct Run {
   /// Ops outside the run that its function makes again instead of taking
   /// their results as arguments (rematerializable), operands first.
   SmallVector<Operation *> remat;
+  /// The scalar constants among `remat`, in first-use order: compared by
+  /// type only, so runs that differ in them (initializers' seeds) are one
+  /// class; `outline` passes the ones that differ as arguments.
+  SmallVector<arith::ConstantOp> scalars;
   SmallVector<Value> liveOuts;
   /// The structure, comparable across runs: interned pointers (op names,
   /// attribute dictionaries, types) and wiring numbers.
@@ -113,6 +117,16 @@ bool describe(Run &run) {
       if (auto it = local.find(v); it != local.end()) {
         token(1);
         token(it->second);
+        continue;
+      }
+      if (auto scalar = v.getDefiningOp<arith::ConstantOp>();
+          scalar && !llvm::isa<ShapedType>(scalar.getType())) {
+        token(4);
+        token(opaque(v.getType()));
+        local[v] = unsigned(local.size());
+        token(local.lookup(v));
+        run.remat.push_back(scalar);
+        run.scalars.push_back(scalar);
         continue;
       }
       if (Operation *def = v.getDefiningOp(); rematerializable(def)) {
@@ -389,7 +403,21 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     for (Value &v : members.front()->liveIns)
       v = replaced.lookup_or(v, v);
     Run &first = *members.front();
-    auto type = FunctionType::get(&getContext(), ValueRange(first.liveIns).getTypes(),
+    // Scalar constants the members disagree on are trailing arguments; the
+    // others are made again inside like any constant.
+    SmallVector<unsigned> varying;
+    for (unsigned k = 0; k < first.scalars.size(); ++k)
+      if (llvm::any_of(members, [&](Run *run) {
+            return run->scalars[k].getValue() != first.scalars[k].getValue();
+          }))
+        varying.push_back(k);
+    auto arguments = [&](Run &run) {
+      SmallVector<Value> args(run.liveIns);
+      for (unsigned k : varying)
+        args.push_back(run.scalars[k]);
+      return args;
+    };
+    auto type = FunctionType::get(&getContext(), ValueRange(arguments(first)).getTypes(),
                                   ValueRange(first.liveOuts).getTypes());
     auto layer = func::FuncOp::create(moduleBuilder, first.ops.front()->getLoc(),
                                       (fn.getSymName() + "_layer" + Twine(n)).str(), type);
@@ -400,10 +428,12 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     Block *entry = layer.addEntryBlock();
     OpBuilder body = OpBuilder::atBlockBegin(entry);
     IRMapping map;
-    map.map(first.liveIns, entry->getArguments());
+    map.map(ValueRange(arguments(first)), entry->getArguments());
     // What the function makes again goes right before its first user, where
     // it was (lcc-gemm-to-library drops the zero fill right before a GEMM).
     llvm::SmallPtrSet<Operation *, 8> pending(first.remat.begin(), first.remat.end());
+    for (unsigned k : varying)
+      pending.erase(first.scalars[k]);
     std::function<void(Operation *)> makeOperands = [&](Operation *op) {
       op->walk([&](Operation *nested) {
         for (Value v : nested->getOperands())
@@ -427,8 +457,15 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
       if (run != &first)
         for (Value &v : run->liveIns)
           v = replaced.lookup_or(v, v);
-      OpBuilder at(run->ops.front());
-      auto call = func::CallOp::create(at, run->ops.front()->getLoc(), layer, run->liveIns);
+      // A varying constant (a seed) may sit inside the run, after where the
+      // call goes: constants move freely.
+      Operation *start = run->ops.front();
+      for (unsigned k : varying)
+        if (Operation *c = run->scalars[k];
+            c->getBlock() == start->getBlock() && start->isBeforeInBlock(c))
+          c->moveBefore(start);
+      OpBuilder at(start);
+      auto call = func::CallOp::create(at, run->ops.front()->getLoc(), layer, arguments(*run));
       for (auto [out, result] : llvm::zip(run->liveOuts, call.getResults())) {
         out.replaceAllUsesWith(result);
         replaced[out] = result;

@@ -15,8 +15,8 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   let description = [{
     Outlines a function's repeated layers, so that what follows works on
     one copy of each (the AOT pipelines run it on the lcc dialect before
-    lowering, on @forward and @train_step; the CUDA pipeline inlines the
-    layers back after one-shot bufferization). In
+    lowering, on @forward and @train_step, and the CPU one on @init; the
+    CUDA pipeline inlines the layers back after one-shot bufferization). In
     `@<function>` (one straight-line block, and the bodies of its
     micro-batch loops, each on its own) a run is a
     maximal sequence of consecutive effect-free ops named (`NameLoc`) after
@@ -32,7 +32,11 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
     private function `@<function>_layer<N>` {lcc.layer = "h.*",
     lcc.layer_phase}, taking the live-ins and returning the live-outs.
     Constants, empty tensors and fills of them are made again inside (a
-    written `outs` argument would be read-only). Layout ops (lcc.transpose,
+    written `outs` argument would be read-only), except scalar constants
+    the runs of a class disagree on: those are compared by type only and
+    become trailing arguments, so that @init's layers, whose initializers
+    differ only in their seeds, are one function
+    (`call @init_layer0(%seed0, %seed1)`). Layout ops (lcc.transpose,
     lcc.reshape) are made again too: a run that reads a value of an earlier
     run of its layer instance and also a chain of layout ops the earlier
     run applied to it (a backward reading the attention output and its

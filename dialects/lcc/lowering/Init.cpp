@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/lowering/Utils.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -66,9 +68,9 @@ Value splitmix64(OpBuilder &b, Location loc, Value x) {
   return arith::XOrIOp::create(b, loc, z, s);
 }
 
-/// U(s, k) in f64; `seedMul` is s * 0x100000001B3 (folded at compile time).
-Value uniform01(OpBuilder &b, Location loc, uint64_t seedMul, Value k) {
-  Value h = splitmix64(b, loc, arith::XOrIOp::create(b, loc, i64Const(b, loc, seedMul), k));
+/// U(s, k) in f64; `seedMul` is s * 0x100000001B3.
+Value uniform01(OpBuilder &b, Location loc, Value seedMul, Value k) {
+  Value h = splitmix64(b, loc, arith::XOrIOp::create(b, loc, seedMul, k));
   Value top = arith::ShRUIOp::create(b, loc, h, i64Const(b, loc, 11));
   // top < 2^53: exact in f64, and signed conversion equals unsigned.
   Value f = arith::SIToFPOp::create(b, loc, b.getF64Type(), top);
@@ -96,11 +98,21 @@ template <typename OpTy> struct RandomLowering : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto type = op.getType();
     Type elem = type.getElementType();
-    uint64_t seedMul = static_cast<uint64_t>(op.getSeed()) * 0x100000001B3ull;
+    constexpr uint64_t kSeedPrime = 0x100000001B3ull;
+    // A constant seed (an @init that is not outlined) is mixed in at compile
+    // time; one passed in (a layer function's argument) is multiplied once,
+    // outside the loop nest.
+    APInt constSeed;
+    Value seedMulOutside;
+    if (!matchPattern(op.getSeed(), m_ConstantInt(&constSeed)))
+      seedMulOutside = arith::MulIOp::create(rewriter, op.getLoc(), op.getSeed(),
+                                             i64Const(rewriter, op.getLoc(), kSeedPrime));
     Value r = buildElementwise(
         rewriter, op.getLoc(), type.getShape(), elem, ValueRange{},
         [&](OpBuilder &b, Location l, ValueRange) {
           Type f64 = b.getF64Type();
+          Value seedMul = seedMulOutside ? seedMulOutside
+                                         : i64Const(b, l, constSeed.getZExtValue() * kSeedPrime);
           Value i = linearIndex(b, l, type.getShape());
           Value v;
           if constexpr (std::is_same_v<OpTy, RandomUniformOp>) {

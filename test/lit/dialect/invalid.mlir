@@ -16,15 +16,17 @@ func.func @f1() {
 // -----
 
 func.func @f2() {
+  %s = arith.constant 1 : i64
   // expected-error @+1 {{std must be >= 0, got -1}}
-  %0 = lcc.random_normal {std = -1.0, seed = 1} : tensor<4xf32>
+  %0 = lcc.random_normal %s {std = -1.0} : tensor<4xf32>
   return
 }
 // -----
 
 func.func @f3() {
+  %s = arith.constant 1 : i64
   // expected-error @+1 {{needs low < high, got [1, 0.5)}}
-  %0 = lcc.random_uniform {low = 1.0, high = 0.5, seed = 1} : tensor<4xf32>
+  %0 = lcc.random_uniform %s {low = 1.0, high = 0.5} : tensor<4xf32>
   return
 }
 // -----

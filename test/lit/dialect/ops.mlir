@@ -8,10 +8,15 @@ func.func @initializers() -> (tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>, ten
   %0 = lcc.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   // CHECK: lcc.fill {value = 1.000000e+00 : f64} : tensor<4xf32>
   %1 = lcc.fill {value = 1.0} : tensor<4xf32>
-  // CHECK: lcc.random_normal {seed = 7 : i64, std = 2.000000e-02 : f64} : tensor<4xf32>
-  %2 = lcc.random_normal {std = 0.02, seed = 7} : tensor<4xf32>
-  // CHECK: lcc.random_uniform {high = 1.000000e-01 : f64, low = -1.000000e-01 : f64, seed = 3 : i64} : tensor<8xf32>
-  %3 = lcc.random_uniform {low = -0.1, high = 0.1, seed = 3} : tensor<8xf32>
+  // The seed is a value (lcc-outline-layers passes differing ones to a layer).
+  // CHECK: %[[S7:.*]] = arith.constant 7 : i64
+  // CHECK: lcc.random_normal %[[S7]] {std = 2.000000e-02 : f64} : tensor<4xf32>
+  %s7 = arith.constant 7 : i64
+  %2 = lcc.random_normal %s7 {std = 0.02} : tensor<4xf32>
+  // CHECK: %[[S3:.*]] = arith.constant 3 : i64
+  // CHECK: lcc.random_uniform %[[S3]] {high = 1.000000e-01 : f64, low = -1.000000e-01 : f64} : tensor<8xf32>
+  %s3 = arith.constant 3 : i64
+  %3 = lcc.random_uniform %s3 {low = -0.1, high = 0.1} : tensor<8xf32>
   // CHECK: lcc.iota : tensor<5xi32>
   %4 = lcc.iota : tensor<5xi32>
   // CHECK: lcc.fill {value = 0.000000e+00 : f64} : tensor<2xf64>

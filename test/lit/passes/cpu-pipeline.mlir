@@ -22,8 +22,10 @@
 func.func @every_op(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>, %m: tensor<4x5xf32>, %tok: tensor<2x3xi32>, %tab: tensor<10x4xf32>, %q: tensor<1x4x3x8xf32>, %kv: tensor<1x2x3x8xf32>) -> (tensor<f32>, tensor<2x3x4xf32>, tensor<4x5xf32>, tensor<4xf32>, tensor<2x3xi64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<1x3x1xf32>, tensor<2x3xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>, tensor<6x5xf32>, tensor<5x6xf32>, tensor<5x3xf32>, tensor<5x6xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<f32>) {
   %c = lcc.constant dense<2.0> : tensor<f32>
   %f = lcc.fill {value = 1.0 : f64} : tensor<2x3x4xf32>
-  %rn = lcc.random_normal {std = 0.02 : f64, seed = 7 : i64} : tensor<4x5xf32>
-  %ru = lcc.random_uniform {low = -1.0 : f64, high = 1.0 : f64, seed = 3 : i64} : tensor<4xf32>
+  %s7 = arith.constant 7 : i64
+  %s3 = arith.constant 3 : i64
+  %rn = lcc.random_normal %s7 {std = 0.02 : f64} : tensor<4x5xf32>
+  %ru = lcc.random_uniform %s3 {low = -1.0 : f64, high = 1.0 : f64} : tensor<4xf32>
   %io = lcc.iota {dim = 1 : i64} : tensor<2x3xi64>
   %iof = lcc.iota {dim = 2 : i64} : tensor<2x3x4xf32>
   %a0 = lcc.neg %x : tensor<2x3x4xf32>

@@ -1,6 +1,7 @@
 //===- DslExamplesTest.cpp - the example models import as documented -----===//
 #include "DslTestUtil.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
@@ -12,6 +13,25 @@ using namespace lcc::dsl;
 using namespace lcc::dsl::test;
 
 namespace {
+
+/// @init's initializer ops, in parameter order (without their seeds).
+std::vector<Operation *> initializers(func::FuncOp init) {
+  std::vector<Operation *> ops;
+  for (Operation &op : init.getBody().front().without_terminator())
+    if (!llvm::isa<arith::ConstantOp>(op))
+      ops.push_back(&op);
+  return ops;
+}
+
+/// A random initializer's seed (a constant operand), if it is one.
+std::optional<int64_t> seedOf(Operation *op) {
+  if (op->getNumOperands() != 1)
+    return std::nullopt;
+  auto c = op->getOperand(0).getDefiningOp<arith::ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  return llvm::cast<IntegerAttr>(c.getValue()).getInt();
+}
 
 struct Imported {
   MLIRContext ctx;
@@ -71,23 +91,28 @@ void checkModelModule(Imported &m, llvm::StringRef name) {
   ASSERT_EQ(forward.getFunctionType().getNumResults(), 1u);
   EXPECT_EQ(forward.getFunctionType().getResult(0),
             RankedTensorType::get({}, Float32Type::get(&m.ctx)));
-  // One initializer op per parameter, in parameter order.
-  unsigned initOps = 0;
-  for (Operation &op : init.getBody().front().without_terminator()) {
-    EXPECT_TRUE(op.getName().getStringRef() == "lcc.random_normal" ||
-                op.getName().getStringRef() == "lcc.fill" ||
-                op.getName().getStringRef() == "lcc.random_uniform");
-    ++initOps;
+  // One initializer op per parameter, in parameter order (after its seed),
+  // named after the parameter.
+  std::vector<Operation *> initOps = initializers(init);
+  ASSERT_EQ(initOps.size(), nparams);
+  for (auto [i, op] : llvm::enumerate(initOps)) {
+    EXPECT_TRUE(op->getName().getStringRef() == "lcc.random_normal" ||
+                op->getName().getStringRef() == "lcc.fill" ||
+                op->getName().getStringRef() == "lcc.random_uniform");
+    auto name = llvm::dyn_cast<NameLoc>(op->getLoc());
+    ASSERT_TRUE(name) << "initializer " << i;
+    EXPECT_EQ(name.getName().getValue(), m.paramNames()[i]);
   }
-  EXPECT_EQ(initOps, nparams);
   // Every op points back at its DSL expression; one made inside a loop is
-  // named by its iteration ("h.3.") around that position.
+  // named by its iteration ("h.3.") around that position, an initializer
+  // (and its seed) by its parameter.
   m.module->walk([&](Operation *op) {
     Location at = op->getLoc();
     if (auto name = llvm::dyn_cast<NameLoc>(at)) {
       llvm::StringRef iteration = name.getName().getValue();
-      EXPECT_TRUE(iteration.ends_with(".") && iteration.contains('.'))
-          << op->getName().getStringRef().str() << " named " << iteration.str();
+      if (op->getParentOfType<func::FuncOp>() != init)
+        EXPECT_TRUE(iteration.ends_with(".") && iteration.contains('.'))
+            << op->getName().getStringRef().str() << " named " << iteration.str();
       at = name.getChildLoc();
     }
     auto loc = llvm::dyn_cast<FileLineColLoc>(at);
@@ -192,9 +217,9 @@ TEST(DslExamples, SeedsDependOnlyOnGlobalSeedAndName) {
   Imported a("gpt-tiny.lcc");
   ASSERT_EQ(a.error, "");
   std::vector<int64_t> seeds;
-  for (Operation &op : a.fn("init").getBody().front().without_terminator())
-    if (auto s = op.getAttrOfType<IntegerAttr>("seed"))
-      seeds.push_back(s.getInt());
+  for (Operation *op : initializers(a.fn("init")))
+    if (std::optional<int64_t> s = seedOf(op))
+      seeds.push_back(*s);
   ASSERT_FALSE(seeds.empty());
   std::set<int64_t> distinct(seeds.begin(), seeds.end());
   EXPECT_EQ(distinct.size(), seeds.size());
@@ -205,17 +230,16 @@ TEST(DslExamples, SeedsDependOnlyOnGlobalSeedAndName) {
   other.seed = 7;
   Imported b("gpt-tiny.lcc", other);
   ASSERT_EQ(b.error, "");
-  Operation &first = *b.fn("init").getBody().front().begin();
-  EXPECT_EQ(first.getAttrOfType<IntegerAttr>("seed").getInt(), paramSeed(7, "wte"));
+  EXPECT_EQ(seedOf(initializers(b.fn("init")).front()), paramSeed(7, "wte"));
 }
 
 TEST(DslExamples, InitializersAndGptInitStd) {
   Imported m("gpt-tiny.lcc");
   ASSERT_EQ(m.error, "");
-  auto ops = m.fn("init").getBody().front().without_terminator();
   std::vector<std::string> names = m.paramNames();
   size_t i = 0;
-  for (Operation &op : ops) {
+  for (Operation *opPtr : initializers(m.fn("init"))) {
+    Operation &op = *opPtr;
     const std::string &n = names[i++];
     bool isBias = llvm::StringRef(n).ends_with("bias");
     bool isLnWeight = llvm::StringRef(n).contains("ln_") && llvm::StringRef(n).ends_with("weight");

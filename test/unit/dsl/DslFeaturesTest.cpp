@@ -137,9 +137,14 @@ TEST(DslFeatures, LocationsPointAtExpressions) {
                           "  return cross_entropy(gather(w, t) * 2.0, t)\n}\n",
                           "loc.lcc", ctx, {});
   ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
-  std::map<std::string, std::string> where;
+  std::map<std::string, std::string> where, named;
   (*module)->walk([&](Operation *op) {
-    auto l = llvm::cast<FileLineColLoc>(op->getLoc());
+    Location at = op->getLoc();
+    if (auto name = llvm::dyn_cast<NameLoc>(at)) {
+      named[op->getName().getStringRef().str()] = name.getName().str();
+      at = name.getChildLoc();
+    }
+    auto l = llvm::cast<FileLineColLoc>(at);
     where[op->getName().getStringRef().str()] = l.getFilename().str() + ":" +
                                                 std::to_string(l.getLine()) + ":" +
                                                 std::to_string(l.getColumn());
@@ -149,6 +154,9 @@ TEST(DslFeatures, LocationsPointAtExpressions) {
   EXPECT_EQ(where["lcc.mul"], "loc.lcc:4:37");
   EXPECT_EQ(where["lcc.constant"], "loc.lcc:4:37");
   EXPECT_EQ(where["lcc.fill"], "loc.lcc:3:9");
+  // An initializer is named after its parameter too (lcc-outline-layers).
+  EXPECT_EQ(named["lcc.fill"], "w");
+  EXPECT_EQ(named.count("lcc.mul"), 0u);
 }
 
 } // namespace

@@ -58,7 +58,8 @@ std::string blockModule(const std::string &f) {
   src += "  %r = lcc.gelu %a {approximate = \"tanh\"} : " + t("2x4x16") + "\n";
   src += "  return %r : " + t("2x4x16") + "\n}\n";
   src += "func.func @init() -> " + wqkv + " {\n";
-  src += "  %r = lcc.random_normal {std = 2.0e-02 : f64, seed = 3 : i64} : " + wqkv + "\n";
+  src += "  %seed = arith.constant 3 : i64\n";
+  src += "  %r = lcc.random_normal %seed {std = 2.0e-02 : f64} : " + wqkv + "\n";
   src += "  return %r : " + wqkv + "\n}\n";
   return src;
 }

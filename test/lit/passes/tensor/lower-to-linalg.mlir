@@ -118,7 +118,23 @@ func.func @cross_entropy(%l: tensor<2x8xf32>, %t: tensor<2xi64>) -> tensor<f32> 
 // CHECK:           math.cos %{{.+}} : f64
 // CHECK:           arith.truncf %{{.+}} : f64 to f32
 func.func @random_normal() -> tensor<4xf32> {
-  %0 = lcc.random_normal {std = 0.02 : f64, seed = 1 : i64} : tensor<4xf32>
+  %seed = arith.constant 1 : i64
+  %0 = lcc.random_normal %seed {std = 0.02 : f64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// A seed that is no constant (a layer function's argument) is multiplied by
+// the hash's prime once, outside the loop nest, and the body mixes that in.
+// CHECK-LABEL: func.func @random_normal_seed_argument
+// CHECK-SAME:    (%[[SEED:.+]]: i64)
+// CHECK:         %[[PRIME:.+]] = arith.constant 1099511628211 : i64
+// CHECK:         %[[MUL:.+]] = arith.muli %[[SEED]], %[[PRIME]] : i64
+// CHECK:         linalg.generic
+// CHECK:           arith.xori %[[MUL]], %{{.+}} : i64
+// CHECK:           arith.xori %[[MUL]], %{{.+}} : i64
+// CHECK:           math.cos %{{.+}} : f64
+func.func @random_normal_seed_argument(%seed: i64) -> tensor<4xf32> {
+  %0 = lcc.random_normal %seed {std = 0.02 : f64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -168,3 +168,19 @@ func.func @forward(%x: tensor<2x3xf32>, %w0: tensor<2x3xf32>, %w1: tensor<2x3xf3
   %g0 = lcc.reshape %d0 : tensor<6xf32> -> tensor<2x3xf32> loc("h.0.")
   return %g0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A tensor constant is part of the structure (made again inside, compared
+// by value): layers whose constants differ are near-twins, nothing is
+// outlined.
+// CHECK-LABEL: func.func @forward(
+// CHECK-NOT:     call
+// CHECK:         return
+func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant dense<1.0> : tensor<4xf32>
+  %a0 = lcc.mul %x, %c0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %c1 = arith.constant dense<2.0> : tensor<4xf32>
+  %a1 = lcc.mul %a0, %c1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.1.")
+  return %a1 : tensor<4xf32>
+}
