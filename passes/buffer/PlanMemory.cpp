@@ -193,18 +193,19 @@ int64_t planBlock(Block &block, SmallVectorImpl<Member> &assigned, const Layers 
   std::stable_sort(order.begin(), order.end(), [](const Item *x, const Item *y) {
     return x->bytes != y->bytes ? x->bytes > y->bytes : x->begin < y->begin;
   });
-  std::vector<Item *> placed;
+  // Placed items by their byte range, kept sorted as they are placed: the
+  // ranges of those whose lifetimes overlap b's are then in offset order
+  // without a sort per item (that sort was most of this pass on a deep step).
+  std::vector<std::pair<std::pair<int64_t, int64_t>, Item *>> placed;
   int64_t peak = 0;
   for (Item *b : order) {
-    // Occupied ranges of items whose lifetimes overlap b's, by offset.
-    std::vector<std::pair<int64_t, int64_t>> busy;
-    for (Item *p : placed)
-      if (p->begin <= b->end && b->begin <= p->end)
-        busy.push_back({p->offset, p->offset + p->bytes});
-    std::sort(busy.begin(), busy.end());
-    // Best fit: the smallest gap that holds b, else after the last one.
+    // Best fit among the occupied ranges of items whose lifetimes overlap
+    // b's: the smallest gap that holds b, else after the last one.
     int64_t best = -1, bestGap = INT64_MAX, cursor = 0;
-    for (auto [lo, hi] : busy) {
+    for (const auto &[range, p] : placed) {
+      if (!(p->begin <= b->end && b->begin <= p->end))
+        continue;
+      auto [lo, hi] = range;
       if (lo - cursor >= b->bytes && lo - cursor < bestGap) {
         best = cursor;
         bestGap = lo - cursor;
@@ -213,7 +214,10 @@ int64_t planBlock(Block &block, SmallVectorImpl<Member> &assigned, const Layers 
     }
     b->offset = best >= 0 ? best : cursor;
     peak = std::max(peak, b->offset + b->bytes);
-    placed.push_back(b);
+    std::pair<int64_t, int64_t> range{b->offset, b->offset + b->bytes};
+    auto at = std::upper_bound(placed.begin(), placed.end(), range,
+                               [](const auto &r, const auto &e) { return r < e.first; });
+    placed.insert(at, {range, b});
   }
   for (Item &item : items)
     for (Member m : item.members)
