@@ -142,17 +142,18 @@ struct LccPruneKernelArgsPass : lcc::impl::LccPruneKernelArgsPassBase<LccPruneKe
           kernel.setArgAttrsAttr(ArrayAttr::get(ctx, argAttrs));
         entry.eraseArguments(dead);
       }
+      // Each call's arguments are set once (erasing them one by one moves
+      // the ones after each: quadratic in a layer call's hundreds).
       for (LLVM::CallOp call : sites) {
-        SmallVector<Value> dropped;
-        for (int i = dead.find_last(); i >= 0; i = dead.find_prev(i)) {
-          dropped.push_back(call.getArgOperands()[i]);
-          call.getCalleeOperandsMutable().erase(i);
+        SmallVector<Value> dropped, kept;
+        for (auto [i, arg] : llvm::enumerate(call.getArgOperands())) {
+          Value source = dead[i] ? Value() : fieldSource(arg);
+          if (source != arg)
+            dropped.push_back(arg);
+          if (source)
+            kept.push_back(source);
         }
-        for (OpOperand &arg : call.getCalleeOperandsMutable())
-          if (Value source = fieldSource(arg.get()); source != arg.get()) {
-            dropped.push_back(arg.get());
-            arg.set(source);
-          }
+        call.getCalleeOperandsMutable().assign(kept);
         eraseDeadProducers(std::move(dropped));
       }
     }
