@@ -196,16 +196,17 @@ int64_t planBlock(Block &block, SmallVectorImpl<Member> &assigned, const Layers 
   // Placed items by their byte range, kept sorted as they are placed: the
   // ranges of those whose lifetimes overlap b's are then in offset order
   // without a sort per item (that sort was most of this pass on a deep step).
-  std::vector<std::pair<std::pair<int64_t, int64_t>, Item *>> placed;
+  auto range = [](const Item *x) { return std::make_pair(x->offset, x->offset + x->bytes); };
+  std::vector<Item *> placed;
   int64_t peak = 0;
   for (Item *b : order) {
     // Best fit among the occupied ranges of items whose lifetimes overlap
     // b's: the smallest gap that holds b, else after the last one.
     int64_t best = -1, bestGap = INT64_MAX, cursor = 0;
-    for (const auto &[range, p] : placed) {
+    for (const Item *p : placed) {
       if (!(p->begin <= b->end && b->begin <= p->end))
         continue;
-      auto [lo, hi] = range;
+      auto [lo, hi] = range(p);
       if (lo - cursor >= b->bytes && lo - cursor < bestGap) {
         best = cursor;
         bestGap = lo - cursor;
@@ -214,10 +215,10 @@ int64_t planBlock(Block &block, SmallVectorImpl<Member> &assigned, const Layers 
     }
     b->offset = best >= 0 ? best : cursor;
     peak = std::max(peak, b->offset + b->bytes);
-    std::pair<int64_t, int64_t> range{b->offset, b->offset + b->bytes};
-    auto at = std::upper_bound(placed.begin(), placed.end(), range,
-                               [](const auto &r, const auto &e) { return r < e.first; });
-    placed.insert(at, {range, b});
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), b,
+                         [&](const Item *x, const Item *y) { return range(x) < range(y); }),
+        b);
   }
   for (Item &item : items)
     for (Member m : item.members)

@@ -68,15 +68,24 @@ struct Run {
   /// Ops outside the run that its function makes again instead of taking
   /// their results as arguments (rematerializable), operands first.
   SmallVector<Operation *> remat;
-  /// The scalar constants among `remat`, in first-use order: compared by
-  /// type only, so runs that differ in them (initializers' seeds) are one
-  /// class; `outline` passes the ones that differ as arguments.
-  SmallVector<arith::ConstantOp> scalars;
   SmallVector<Value> liveOuts;
   /// The structure, comparable across runs: interned pointers (op names,
   /// attribute dictionaries, types) and wiring numbers.
   SmallVector<const void *> shape;
 };
+
+/// A scalar constant (an initializer's seed) is compared by type only, so
+/// runs that differ in one are one class; `outline` passes those the runs
+/// disagree on as arguments and makes the others again.
+bool isScalarConstant(Operation *op) {
+  auto c = llvm::dyn_cast_or_null<arith::ConstantOp>(op);
+  return c && !llvm::isa<ShapedType>(c.getType());
+}
+
+/// The scalar constants among `run.remat`, in first-use order.
+SmallVector<Operation *> scalarConstants(const Run &run) {
+  return llvm::to_vector(llvm::make_filter_range(run.remat, isScalarConstant));
+}
 
 /// Constants, empty tensors and fills of them: cheaper to make again in a
 /// layer function than to pass in. An initial value a layer writes into (a
@@ -119,14 +128,12 @@ bool describe(Run &run) {
         token(it->second);
         continue;
       }
-      if (auto scalar = v.getDefiningOp<arith::ConstantOp>();
-          scalar && !llvm::isa<ShapedType>(scalar.getType())) {
+      if (Operation *def = v.getDefiningOp(); isScalarConstant(def)) {
         token(4);
         token(opaque(v.getType()));
         local[v] = unsigned(local.size());
         token(local.lookup(v));
-        run.remat.push_back(scalar);
-        run.scalars.push_back(scalar);
+        run.remat.push_back(def);
         continue;
       }
       if (Operation *def = v.getDefiningOp(); rematerializable(def)) {
@@ -405,19 +412,23 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     Run &first = *members.front();
     // Scalar constants the members disagree on are trailing arguments; the
     // others are made again inside like any constant.
+    SmallVector<SmallVector<Operation *>> scalars =
+        llvm::map_to_vector(members, [](Run *run) { return scalarConstants(*run); });
     SmallVector<unsigned> varying;
-    for (unsigned k = 0; k < first.scalars.size(); ++k)
-      if (llvm::any_of(members, [&](Run *run) {
-            return run->scalars[k].getValue() != first.scalars[k].getValue();
+    for (unsigned k = 0; k < scalars.front().size(); ++k)
+      if (llvm::any_of(scalars, [&](ArrayRef<Operation *> s) {
+            return llvm::cast<arith::ConstantOp>(s[k]).getValue() !=
+                   llvm::cast<arith::ConstantOp>(scalars.front()[k]).getValue();
           }))
         varying.push_back(k);
-    auto arguments = [&](Run &run) {
-      SmallVector<Value> args(run.liveIns);
+    auto arguments = [&](unsigned m) {
+      SmallVector<Value> args(members[m]->liveIns);
       for (unsigned k : varying)
-        args.push_back(run.scalars[k]);
+        args.push_back(scalars[m][k]->getResult(0));
       return args;
     };
-    auto type = FunctionType::get(&getContext(), ValueRange(arguments(first)).getTypes(),
+    SmallVector<Value> firstArgs = arguments(0);
+    auto type = FunctionType::get(&getContext(), ValueRange(firstArgs).getTypes(),
                                   ValueRange(first.liveOuts).getTypes());
     auto layer = func::FuncOp::create(moduleBuilder, first.ops.front()->getLoc(),
                                       (fn.getSymName() + "_layer" + Twine(n)).str(), type);
@@ -428,12 +439,12 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     Block *entry = layer.addEntryBlock();
     OpBuilder body = OpBuilder::atBlockBegin(entry);
     IRMapping map;
-    map.map(ValueRange(arguments(first)), entry->getArguments());
+    map.map(ValueRange(firstArgs), entry->getArguments());
     // What the function makes again goes right before its first user, where
     // it was (lcc-gemm-to-library drops the zero fill right before a GEMM).
     llvm::SmallPtrSet<Operation *, 8> pending(first.remat.begin(), first.remat.end());
     for (unsigned k : varying)
-      pending.erase(first.scalars[k]);
+      pending.erase(scalars.front()[k]);
     std::function<void(Operation *)> makeOperands = [&](Operation *op) {
       op->walk([&](Operation *nested) {
         for (Value v : nested->getOperands())
@@ -451,7 +462,7 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
                            llvm::map_to_vector(first.liveOuts, [&](Value v) {
                              return map.lookup(v);
                            }));
-    for (Run *run : members) {
+    for (auto [m, run] : llvm::enumerate(members)) {
       // A live-in may be the result of a member outlined just before (each
       // list is mapped once: a call's result is no key of `replaced`).
       if (run != &first)
@@ -461,11 +472,11 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
       // call goes: constants move freely.
       Operation *start = run->ops.front();
       for (unsigned k : varying)
-        if (Operation *c = run->scalars[k];
+        if (Operation *c = scalars[m][k];
             c->getBlock() == start->getBlock() && start->isBeforeInBlock(c))
           c->moveBefore(start);
       OpBuilder at(start);
-      auto call = func::CallOp::create(at, run->ops.front()->getLoc(), layer, arguments(*run));
+      auto call = func::CallOp::create(at, start->getLoc(), layer, arguments(m));
       for (auto [out, result] : llvm::zip(run->liveOuts, call.getResults())) {
         out.replaceAllUsesWith(result);
         replaced[out] = result;
