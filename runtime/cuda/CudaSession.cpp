@@ -6,6 +6,7 @@
 #ifdef LCC_HAVE_CUDA_HEADERS
 #include "runtime/cuda/CudaSessionImpl.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
@@ -28,6 +29,7 @@ const CudaDevice &CudaSession::device() const { std::abort(); }
 std::string CudaSession::description() const { std::abort(); }
 const std::string &CudaSession::loadedFrom() const { std::abort(); }
 uint64_t CudaSession::allocate(size_t) { std::abort(); }
+void CudaSession::release(uint64_t) { std::abort(); }
 void CudaSession::upload(uint64_t, const void *, size_t) { std::abort(); }
 void CudaSession::download(void *, uint64_t, size_t) { std::abort(); }
 Status CudaSession::beginCapture() { std::abort(); }
@@ -144,6 +146,17 @@ uint64_t CudaSession::allocate(size_t bytes) {
   impl_->allocations.push_back(p);
   impl_->check(impl_->api.memsetD8Async(p, 0, bytes ? bytes : 1, impl_->stream), "cuMemsetD8Async");
   return p;
+}
+
+// Freeing synchronizes with the device (cuMemFree), so whatever still used
+// the buffer has finished.
+void CudaSession::release(uint64_t buffer) {
+  auto &list = impl_->allocations;
+  auto it = std::find(list.begin(), list.end(), CUdeviceptr(buffer));
+  if (it == list.end())
+    return;
+  impl_->check(impl_->api.memFree(*it), "cuMemFree");
+  list.erase(it);
 }
 
 void CudaSession::upload(uint64_t device, const void *host, size_t bytes) {

@@ -44,6 +44,7 @@ public:
 
   /// Device memory, zero-filled; freed with the session.
   uint64_t allocate(size_t bytes) override;
+  void release(uint64_t buffer) override;
   /// Copies on the stream (the host memory must stay valid until synchronize()).
   void upload(uint64_t device, const void *host, size_t bytes) override;
   void download(void *host, uint64_t device, size_t bytes) override;

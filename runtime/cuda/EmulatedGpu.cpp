@@ -4,6 +4,7 @@
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/dist/Collectives.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -135,6 +136,14 @@ uint64_t EmulatedGpu::allocate(size_t bytes) {
   std::memset(p, 0, rounded);
   allocations_.push_back(p);
   return reinterpret_cast<uint64_t>(p);
+}
+
+void EmulatedGpu::release(uint64_t buffer) {
+  auto it = std::find(allocations_.begin(), allocations_.end(), reinterpret_cast<void *>(buffer));
+  if (it == allocations_.end())
+    return;
+  std::free(*it);
+  allocations_.erase(it);
 }
 
 void EmulatedGpu::upload(uint64_t device, const void *host, size_t bytes) {

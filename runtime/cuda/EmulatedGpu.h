@@ -38,6 +38,7 @@ public:
 
   std::string description() const override;
   uint64_t allocate(size_t bytes) override;
+  void release(uint64_t buffer) override;
   void upload(uint64_t device, const void *host, size_t bytes) override;
   void download(void *host, uint64_t device, size_t bytes) override;
   Status synchronize() override;

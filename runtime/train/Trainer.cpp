@@ -1,18 +1,34 @@
 //===- Trainer.cpp - the state of a training run over a Program -----------===//
 #include "runtime/train/Trainer.h"
 #include "runtime/support/Sharding.h"
-#include "runtime/cuda/GpuDevice.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 namespace lcc {
 
-Status Trainer::create(const Program &program, Trainer &out) {
+static size_t byteSize(ElementType type, const std::vector<int64_t> &shape) {
+  size_t n = elementSize(type);
+  for (int64_t d : shape)
+    n *= size_t(d);
+  return n;
+}
+
+/// An arena's bytes as its slot says them (a 1-D shape of the byte count).
+static size_t arenaBytes(const Slot &s) { return size_t(s.shape.empty() ? 0 : s.shape[0]); }
+
+/// Where a slot's bytes sit in a staging block ("input:tokens").
+static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
+
+Status Trainer::create(const Program &program, Trainer &out, Device *device) {
   Trainer t;
   t.program_ = &program;
+  if (!device) {
+    t.host_ = std::make_unique<HostDevice>();
+    device = t.host_.get();
+  }
+  t.device_ = device;
   t.init_ = program.entry("init");
   t.step_ = program.entry("train_step");
   t.forward_ = program.entry("forward");
@@ -20,268 +36,198 @@ Status Trainer::create(const Program &program, Trainer &out) {
     return Status::failure("the program lacks @init, @train_step or @forward");
   for (const Slot &s : t.init_->slots) {
     t.paramNames_.push_back(s.name);
-    t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
-    t.next_.emplace(s.name, HostTensor(s.dtype, s.shape));
+    t.persistent_[s.name] = {s.dtype, s.shape};
   }
   for (const Slot &s : t.step_->slots) {
     // A partitioned parameter (ZeRO-3) is stored as this rank's piece; @init
     // still computes it whole (init() cuts it).
-    if (s.role == Slot::Param && s.shard.sharded() && t.current_.count(s.name)) {
+    if (s.role == Slot::Param && s.shard.sharded() && t.persistent_.count(s.name)) {
       t.layouts_[s.name] = s.shard;
-      t.current_[s.name] = HostTensor(s.dtype, s.shape);
-      t.next_[s.name] = HostTensor(s.dtype, s.shape);
+      t.persistent_[s.name] = {s.dtype, s.shape};
     }
     if (s.role == Slot::State && s.shard.sharded())
       t.layouts_[s.name] = s.shard;
     if (s.role == Slot::State && !s.out) {
       t.stateNames_.push_back(s.name);
-      t.current_.emplace(s.name, HostTensor(s.dtype, s.shape));
-      t.next_.emplace(s.name, HostTensor(s.dtype, s.shape));
+      t.persistent_.emplace(s.name, Persistent{s.dtype, s.shape});
     } else if (s.role == Slot::Input) {
       t.stepInputs_.push_back(s);
     } else if (s.role == Slot::Output) {
-      t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
-    } else if (s.role == Slot::Param && !t.current_.count(s.name)) {
+      t.outputs_.emplace(s.name, Output{HostTensor(s.dtype, s.shape)});
+    } else if (s.role == Slot::Param && !t.persistent_.count(s.name)) {
       return Status::failure("@train_step uses parameter '" + s.name +
                              "' that @init does not produce");
     }
   }
-  for (const EntryPoint *e : {t.init_, t.step_, t.forward_})
-    for (const Slot &s : e->slots)
-      if (s.role == Slot::Workspace) {
-        size_t bytes = (size_t(s.shape.empty() ? 0 : s.shape[0]) + 63) / 64 * 64;
-        void *p = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
-        if (!p)
-          return Status::failure("cannot allocate the " + std::to_string(bytes) +
-                                 "-byte arena of @" + e->name);
-        t.arenas_.emplace(e->name, std::unique_ptr<uint8_t, void (*)(void *)>(
-                                       static_cast<uint8_t *>(p), std::free));
-      }
   for (const Slot &s : t.forward_->slots) {
     if (s.role == Slot::Input)
       t.forwardInputs_.push_back(s);
     else if (s.role == Slot::Output && !t.outputs_.count(s.name))
-      t.outputs_.emplace(s.name, HostTensor(s.dtype, s.shape));
+      t.outputs_.emplace(s.name, Output{HostTensor(s.dtype, s.shape)});
   }
+
+  // Every buffer the functions keep is allocated here, once, so a captured
+  // graph's addresses stay valid.
+  auto allocate = [&](size_t bytes, uint64_t &at, const std::string &what) {
+    if (!(at = device->allocate(bytes)))
+      return Status::failure("cannot allocate " + std::to_string(bytes) + " bytes on " +
+                             device->where() + " for " + what);
+    return Status();
+  };
+  for (auto &[name, p] : t.persistent_) {
+    p.bytes = byteSize(p.dtype, p.shape);
+    for (uint64_t *at : {&p.current, &p.next})
+      if (Status st = allocate(p.bytes, *at, "'" + name + "'"); !st)
+        return st;
+  }
+  for (auto &[name, o] : t.outputs_)
+    if (Status st = allocate(o.host.byteSize(), o.buffer, "output '" + name + "'"); !st)
+      return st;
+  for (const EntryPoint *e : {t.init_, t.step_, t.forward_})
+    for (const Slot &s : e->slots)
+      if (s.role == Slot::Workspace)
+        if (Status st = allocate(arenaBytes(s), t.arenas_[e->name], "the arena of @" + e->name);
+            !st)
+          return st;
   out = std::move(t);
   return {};
 }
 
 Status Trainer::run(const EntryPoint &entry,
-                    const std::map<std::string, const HostTensor *> &inputs, bool swap) {
-  if (cuda_)
-    return runOnDevice(entry, inputs, swap);
-  std::vector<void *> buffers;
-  for (const Slot &s : entry.slots) {
-    HostTensor *t = nullptr;
-    switch (s.role) {
-    case Slot::Param:
-    case Slot::State: {
-      auto &set = s.out && swap ? next_ : current_;
-      auto it = set.find(s.name);
-      t = it == set.end() ? nullptr : &it->second;
-      break;
-    }
-    case Slot::Step:
-      t = &stepTensor_;
-      break;
-    case Slot::Input: {
-      auto it = inputs.find(s.name);
-      if (it == inputs.end() || !it->second)
-        return Status::failure("no data for input '" + s.name + "'");
-      t = const_cast<HostTensor *>(it->second); // read-only for the code
-      break;
-    }
-    case Slot::Output:
-      t = &outputs_[s.name];
-      break;
-    case Slot::Workspace:
-      buffers.push_back(arenas_.at(entry.name).get());
-      continue;
-    }
-    if (!t || t->elementType() != s.dtype || t->shape() != s.shape)
-      return Status::failure("@" + entry.name + ": buffer for " + slotRoleName(s.role) + " '" +
-                             s.name + "' has the wrong type or shape");
-    buffers.push_back(t->rawData());
-  }
-  program_->call(entry, buffers);
-  if (swap) // parameters and state the step wrote become current; frozen ones stay
-    for (const Slot &s : entry.slots)
-      if (s.out && (s.role == Slot::Param || s.role == Slot::State))
-        std::swap(current_[s.name], next_[s.name]);
-  return {};
-}
-
-void Trainer::useCuda(GpuDevice *device, bool graphs) {
-  cuda_ = device;
-  graphs_ = graphs;
-  deviceStale_ = true;
-}
-
-/// Where a slot's bytes sit in a staging block ("input:tokens").
-static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
-
-Status Trainer::runOnDevice(const EntryPoint &entry,
-                            const std::map<std::string, const HostTensor *> &inputs, bool swap,
-                            bool late) {
-  GpuDevice &gpu = *cuda_;
-  // Late results: the copies in and out go through pinned memory (a copy
-  // from pageable memory may wait for the stream), one staging slot per
-  // step parity; the host fills slot s while the step before runs from the
-  // other one, and the step two back, which used s, has been collected.
+                    const std::map<std::string, const HostTensor *> &inputs, bool swap, bool staged,
+                    const std::map<std::string, uint64_t> &written) {
+  Device &dev = *device_;
+  auto fail = [&](const std::string &m) { return Status::failure("@" + entry.name + ": " + m); };
+  // Staged: the copies in and out go through host memory of the device's
+  // choice (a copy from pageable memory may wait for a GPU's stream), one
+  // staging slot per step parity; the host fills slot s while the step
+  // before runs from the other one, and the step two back, which used s, has
+  // been collected.
   int slot = int((steps_ + 1) % 2);
   uint8_t *staging = nullptr;
-  if (late) {
+  if (staged) {
     if (!staging_[1]) {
       stagingOffsets_.clear();
-      stagingBytes_ = 0;
+      size_t bytes = 0;
       for (const Slot &s : entry.slots)
         if (s.role == Slot::Input || s.role == Slot::Output || s.role == Slot::Step) {
-          stagingOffsets_[stagingKey(s)] = stagingBytes_;
-          stagingBytes_ += (HostTensor(s.dtype, s.shape).byteSize() + 63) / 64 * 64;
+          stagingOffsets_[stagingKey(s)] = bytes;
+          bytes += (byteSize(s.dtype, s.shape) + 63) / 64 * 64;
         }
       for (uint8_t *&block : staging_)
-        if (!(block = static_cast<uint8_t *>(gpu.allocateHost(std::max<size_t>(stagingBytes_, 64)))))
-          return Status::failure("cannot allocate " + std::to_string(stagingBytes_) +
+        if (!(block = static_cast<uint8_t *>(dev.allocateHost(std::max<size_t>(bytes, 64)))))
+          return Status::failure("cannot allocate " + std::to_string(bytes) +
                                  " bytes of pinned host memory for the step's copies");
     }
     staging = staging_[slot];
   }
-  // Host memory `t` goes to the device at `p`: through the staging slot
-  // when late.
-  auto upload = [&](uint64_t p, const Slot &s, const HostTensor &t) {
-    if (!staging)
-      return gpu.upload(p, t.rawData(), t.byteSize());
-    uint8_t *at = staging + stagingOffsets_.at(stagingKey(s));
-    std::memcpy(at, t.rawData(), t.byteSize());
-    gpu.upload(p, at, t.byteSize());
+  // Host memory `t` as the code reads it: in place where the device can, else
+  // copied (through the staging slot when staged) into a buffer of its own.
+  auto bind = [&](const Slot &s, const HostTensor &t) -> uint64_t {
+    if (dev.sharesHostMemory()) // read-only for the code
+      return reinterpret_cast<uint64_t>(t.rawData());
+    uint64_t &buffer = inputBuffers_[entry.name + "/" + stagingKey(s)];
+    if (!buffer && !(buffer = dev.allocate(t.byteSize())))
+      return 0;
+    const void *from = t.rawData();
+    if (staging) {
+      uint8_t *at = staging + stagingOffsets_.at(stagingKey(s));
+      std::memcpy(at, t.rawData(), t.byteSize());
+      from = at;
+    }
+    dev.upload(buffer, from, t.byteSize());
+    return buffer;
   };
-  auto fail = [&](const std::string &m) { return Status::failure("@" + entry.name + ": " + m); };
-  // Device buffers are allocated once, on first use (the eager first step),
-  // so a captured graph's addresses stay valid.
-  auto ensure = [&](std::map<std::string, uint64_t> &m, const std::string &key, size_t bytes) {
-    auto it = m.find(key);
-    return it != m.end() ? it->second : (m[key] = gpu.allocate(bytes));
-  };
-  if (deviceStale_) {
-    for (auto &[n, t] : current_)
-      gpu.upload(ensure(devCurrent_, n, t.byteSize()), t.rawData(), t.byteSize());
-    for (auto &[n, t] : next_)
-      ensure(devNext_, n, t.byteSize());
-    deviceStale_ = false;
-  }
   std::vector<void *> buffers;
   for (const Slot &s : entry.slots) {
     uint64_t p = 0;
     switch (s.role) {
     case Slot::Param:
     case Slot::State: {
-      auto &set = s.out && swap ? devNext_ : devCurrent_;
-      auto it = set.find(s.name);
-      if (it == set.end())
-        return fail("no device buffer for " + std::string(slotRoleName(s.role)) + " '" + s.name +
-                    "'");
-      p = it->second;
+      if (auto w = written.find(s.name); s.out && w != written.end()) {
+        p = w->second;
+        break;
+      }
+      auto it = persistent_.find(s.name);
+      if (it == persistent_.end() || it->second.dtype != s.dtype || it->second.shape != s.shape)
+        return fail("buffer for " + std::string(slotRoleName(s.role)) + " '" + s.name +
+                    "' has the wrong type or shape");
+      p = s.out && swap ? it->second.next : it->second.current;
       break;
     }
-    case Slot::Step:
-      p = ensure(devArenas_, "step counter", stepTensor_.byteSize());
-      upload(p, s, stepTensor_);
-      break;
+    case Slot::Step: p = bind(s, stepTensor_); break;
     case Slot::Input: {
       auto it = inputs.find(s.name);
       if (it == inputs.end() || !it->second)
         return Status::failure("no data for input '" + s.name + "'");
       const HostTensor &t = *it->second;
       if (t.elementType() != s.dtype || t.shape() != s.shape)
-        return fail("input '" + s.name + "' has the wrong type or shape");
-      p = ensure(devInputs_, entry.name + "/" + s.name, t.byteSize());
-      upload(p, s, t);
+        return fail("buffer for input '" + s.name + "' has the wrong type or shape");
+      p = bind(s, t);
       break;
     }
     case Slot::Output: {
-      HostTensor &t = outputs_[s.name];
-      if (t.elementType() != s.dtype || t.shape() != s.shape)
-        t = HostTensor(s.dtype, s.shape);
-      p = ensure(devOutputs_, s.name, t.byteSize());
+      const Output &o = outputs_.at(s.name);
+      if (o.host.elementType() != s.dtype || o.host.shape() != s.shape)
+        return fail("buffer for output '" + s.name + "' has the wrong type or shape");
+      p = o.buffer;
       break;
     }
-    case Slot::Workspace:
-      p = ensure(devArenas_, entry.name, size_t(s.shape.empty() ? 0 : s.shape[0]));
-      break;
+    case Slot::Workspace: p = arenas_.at(entry.name); break;
     }
     if (!p)
-      return fail("cannot allocate device memory for '" + s.name + "'");
+      return fail("cannot allocate memory for '" + s.name + "' on " + dev.where());
     buffers.push_back(reinterpret_cast<void *>(p));
   }
 
-  CudaBackend *previous = cudaBackend();
-  setCudaBackend(cuda_);
   // After one eager step (which also sets up every GEMM plan and buffer),
   // each parameter-set parity is captured once and replayed from then on.
-  int parity = int(steps_ % 2);
-  Status st;
   // After a resume, too, the first step of the process runs eagerly: it
   // allocates and plans what a capture must not, and makes NCCL's first
   // calls (connection set-up; captured point-to-point calls also need an
   // eager one before them).
+  Status st;
   if (graphs_ && &entry == step_ && warm_) {
-    if (!gpu.hasGraph(parity)) {
-      st = gpu.beginCapture();
+    int parity = int(steps_ % 2);
+    if (!dev.hasGraph(parity)) {
+      st = dev.beginCapture();
       if (st) {
-        program_->call(entry, buffers);
-        st = gpu.endCapture(parity);
+        st = dev.call(*program_, entry, buffers);
+        Status end = dev.endCapture(parity);
+        if (st)
+          st = end;
       }
     }
     if (st)
-      st = gpu.replay(parity);
+      st = dev.replay(parity);
     replays_ += st.ok();
   } else {
-    program_->call(entry, buffers);
-    warm_ |= &entry == step_;
+    st = dev.call(*program_, entry, buffers);
+    warm_ |= st.ok() && &entry == step_;
   }
-  setCudaBackend(previous);
-  if (!st)
-    return fail("on the GPU: " + st.message());
   // A copy into pageable memory returns only when it is done, so it would
   // wait for the step without the timeout that catches a peer that stopped
   // taking part in a collective: wait the polling way first.
-  if (!late) {
-    if (st = gpu.synchronize(); !st)
-      return fail("on the GPU: " + st.message());
-  }
-  // Back to the host: the outputs, and what @init computed.
-  for (const Slot &s : entry.slots) {
+  if (st && !staged)
+    st = dev.synchronize();
+  if (!st)
+    return fail("on " + dev.where() + ": " + st.message());
+  for (const Slot &s : entry.slots)
     if (s.role == Slot::Output) {
-      HostTensor &t = outputs_[s.name];
-      void *to = staging ? staging + stagingOffsets_.at(stagingKey(s)) : t.rawData();
-      gpu.download(to, devOutputs_.at(s.name), t.byteSize());
-    } else if (s.out && !swap && (s.role == Slot::Param || s.role == Slot::State)) {
-      HostTensor &t = current_.at(s.name);
-      gpu.download(t.rawData(), devCurrent_.at(s.name), t.byteSize());
+      Output &o = outputs_.at(s.name);
+      void *to = staging ? staging + stagingOffsets_.at(stagingKey(s)) : o.host.rawData();
+      dev.download(to, o.buffer, o.host.byteSize());
     }
-  }
-  // Late: the host goes on; collectDevice waits for this event.
-  if (st = late ? gpu.recordEvent(slot) : gpu.synchronize(); !st)
-    return fail("on the GPU: " + st.message());
-  if (swap) {
+  // Staged: the host goes on; collect() waits for this event.
+  if (st = staged ? dev.recordEvent(slot) : dev.synchronize(); !st)
+    return fail("on " + dev.where() + ": " + st.message());
+  if (swap) // parameters and state the step wrote become current; frozen ones stay
     for (const Slot &s : entry.slots)
       if (s.out && (s.role == Slot::Param || s.role == Slot::State)) {
-        std::swap(current_[s.name], next_[s.name]);
-        std::swap(devCurrent_[s.name], devNext_[s.name]);
+        Persistent &p = persistent_.at(s.name);
+        std::swap(p.current, p.next);
       }
-    hostStale_ = true;
-  }
   return {};
-}
-
-void Trainer::pullHost() const {
-  if (!cuda_ || !hostStale_)
-    return;
-  for (auto &[n, t] : current_)
-    cuda_->download(t.rawData(), devCurrent_.at(n), t.byteSize());
-  (void)cuda_->synchronize(); // a failure shows at the next step
-  hostStale_ = false;
 }
 
 void Trainer::setGroupRanks(std::map<std::string, int64_t> ranks) {
@@ -301,8 +247,44 @@ HostTensor Trainer::local(const std::string &name, const HostTensor &whole) cons
   return cutPiece(whole, s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
 }
 
+HostTensor Trainer::download(const std::string &name) const {
+  const Persistent &p = persistent_.at(name);
+  HostTensor t(p.dtype, p.shape);
+  device_->download(t.rawData(), p.current, p.bytes);
+  (void)device_->synchronize(); // a failure shows at the next step
+  return t;
+}
+
+Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t step) {
+  forgetPending();
+  std::vector<uint8_t> zeros;
+  for (const auto &[name, p] : persistent_) {
+    const void *from = nullptr;
+    HostTensor piece;
+    if (auto it = values.find(name); it != values.end()) {
+      from = it->second.rawData();
+      if (layouts_.count(name)) {
+        piece = local(name, it->second);
+        from = piece.rawData();
+      }
+    } else if (std::find(stateNames_.begin(), stateNames_.end(), name) != stateNames_.end()) {
+      zeros.resize(std::max(zeros.size(), p.bytes));
+      from = zeros.data();
+    } else {
+      continue; // a parameter @init computed in place
+    }
+    device_->upload(p.current, from, p.bytes);
+    // The copy reads `from` (the piece) until it ran.
+    if (Status st = device_->synchronize(); !st)
+      return Status::failure("on " + device_->where() + ": " + st.message());
+  }
+  steps_ = step;
+  device_->dropGraphs(); // they were captured for the old step parity's buffers
+  return {};
+}
+
 Status Trainer::init() {
-  // Whole initial values first (parameters may be stored as this rank's piece).
+  // Whole initial values, where they are not computed in place.
   std::map<std::string, HostTensor> whole;
   if (const SafetensorsFile *given = program_->initialParameters()) {
     // Stored values (ONNX initializers): each must match its @init slot.
@@ -316,27 +298,31 @@ Status Trainer::init() {
       whole[s.name] = it->second;
     }
   } else {
-    std::map<std::string, HostTensor> kept = std::move(current_);
-    current_.clear();
+    // @init computes whole tensors: into the current buffers where this run
+    // holds them whole, else into temporary ones, cut by load().
+    forgetPending();
+    std::map<std::string, uint64_t> temporary;
+    Status st;
     for (const Slot &s : init_->slots)
-      current_.emplace(s.name, HostTensor(s.dtype, s.shape));
-    Status st = run(*init_, {}, /*swap=*/false);
-    whole = std::move(current_);
-    current_ = std::move(kept);
+      if (layouts_.count(s.name) &&
+          !(temporary[s.name] = device_->allocate(byteSize(s.dtype, s.shape))))
+        st = Status::failure("cannot allocate the whole initial value of '" + s.name + "' on " +
+                             device_->where());
+    if (st)
+      st = run(*init_, {}, /*swap=*/false, /*staged=*/false, temporary);
+    for (const Slot &s : init_->slots)
+      if (auto it = temporary.find(s.name); st && it != temporary.end()) {
+        HostTensor &t = whole[s.name] = HostTensor(s.dtype, s.shape);
+        device_->download(t.rawData(), it->second, t.byteSize());
+      }
+    if (Status synced = device_->synchronize(); st && !synced)
+      st = Status::failure("on " + device_->where() + ": " + synced.message());
+    for (auto &[name, buffer] : temporary)
+      device_->release(buffer);
     if (!st)
       return st;
   }
-  for (const std::string &n : paramNames_)
-    current_[n] = local(n, whole.at(n));
-  for (const std::string &n : stateNames_)
-    current_[n] = HostTensor(current_[n].elementType(), current_[n].shape());
-  steps_ = 0;
-  forgetPending();
-  deviceStale_ = true;
-  if (cuda_) // the graphs were captured for the old step parity's buffers
-    cuda_->dropGraphs();
-  hostStale_ = false;
-  return {};
+  return load(whole, 0);
 }
 
 Status Trainer::step(const std::map<std::string, const HostTensor *> &inputs, StepResult &out) {
@@ -352,7 +338,7 @@ Status Trainer::step(const std::map<std::string, const HostTensor *> &inputs, St
 StepResult Trainer::resultFromOutputs() const {
   auto scalar = [&](const char *name) {
     auto it = outputs_.find(name);
-    return it == outputs_.end() ? 0.0 : it->second.getDouble(0);
+    return it == outputs_.end() ? 0.0 : it->second.host.getDouble(0);
   };
   StepResult r;
   r.loss = scalar("loss");
@@ -365,48 +351,41 @@ StepResult Trainer::resultFromOutputs() const {
 Status Trainer::startStep(const std::map<std::string, const HostTensor *> &inputs,
                           std::vector<StepResult> &done) {
   stepTensor_.data<int64_t>()[0] = steps_ + 1; // the update being made, 1-based
-  if (cuda_) {
-    // Queue this step first, then read the previous one's results: the GPU
-    // has the next step while the host waits, logs and prepares.
-    int64_t previous = devicePendingStep_;
-    if (Status st = runOnDevice(*step_, inputs, /*swap=*/true, /*late=*/true); !st)
-      return st;
-    devicePendingStep_ = ++steps_;
-    return previous ? collectDevice(previous, done) : Status();
-  }
-  if (Status st = run(*step_, inputs, /*swap=*/true); !st)
+  // Queue this step first, then read the previous one's results: an
+  // asynchronous device has the next step while the host waits, logs and
+  // prepares.
+  int64_t previous = pendingStep_;
+  if (Status st = run(*step_, inputs, /*swap=*/true, /*staged=*/true); !st)
     return st;
-  StepResult r = resultFromOutputs();
-  r.step = ++steps_;
-  done.insert(done.end(), pending_.begin(), pending_.end());
-  pending_.clear();
-  (lateResults_ ? pending_ : done).push_back(r);
-  return {};
+  pendingStep_ = ++steps_;
+  if (previous)
+    if (Status st = collect(previous, done); !st)
+      return st;
+  if (device_->asynchronous() || lateResults_)
+    return {};
+  return finishSteps(done);
 }
 
 Status Trainer::finishSteps(std::vector<StepResult> &done) {
-  done.insert(done.end(), pending_.begin(), pending_.end());
-  pending_.clear();
-  int64_t n = devicePendingStep_;
-  devicePendingStep_ = 0;
-  return n ? collectDevice(n, done) : Status();
+  int64_t n = pendingStep_;
+  pendingStep_ = 0;
+  return n ? collect(n, done) : Status();
 }
 
 void Trainer::forgetPending() {
-  pending_.clear();
   // Its copies into staging must be done before the slot is reused (a
   // failure shows at the next step).
-  if (devicePendingStep_)
-    (void)cuda_->synchronize();
-  devicePendingStep_ = 0;
+  if (pendingStep_)
+    (void)device_->synchronize();
+  pendingStep_ = 0;
 }
 
-Status Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
-  if (Status st = cuda_->waitEvent(int(n % 2)); !st)
-    return Status::failure("@train_step: on the GPU: " + st.message());
+Status Trainer::collect(int64_t n, std::vector<StepResult> &done) {
+  if (Status st = device_->waitEvent(int(n % 2)); !st)
+    return Status::failure("@train_step: on " + device_->where() + ": " + st.message());
   for (const Slot &s : step_->slots)
     if (s.role == Slot::Output) {
-      HostTensor &t = outputs_[s.name];
+      HostTensor &t = outputs_.at(s.name).host;
       std::memcpy(t.rawData(), staging_[n % 2] + stagingOffsets_.at(stagingKey(s)), t.byteSize());
     }
   StepResult r = resultFromOutputs();
@@ -416,50 +395,43 @@ Status Trainer::collectDevice(int64_t n, std::vector<StepResult> &done) {
 }
 
 Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss) {
-  if (Status st = run(*forward_, inputs, /*swap=*/false); !st)
+  if (Status st = run(*forward_, inputs, /*swap=*/false, /*staged=*/false); !st)
     return st;
-  loss = outputs_["loss"].getDouble(0);
+  loss = outputs_.at("loss").host.getDouble(0);
   return {};
 }
 
 int64_t Trainer::allocatedBytes() const {
   int64_t total = int64_t(stepTensor_.byteSize());
-  for (const std::map<std::string, HostTensor> *set : {&std::as_const(current_), &next_, &outputs_})
-    for (const auto &[name, t] : *set)
-      total += int64_t(t.byteSize());
+  for (const auto &[name, p] : persistent_)
+    total += 2 * int64_t(p.bytes);
+  for (const auto &[name, o] : outputs_)
+    total += int64_t(o.host.byteSize());
   for (const EntryPoint *e : {init_, step_, forward_})
     for (const Slot &s : e->slots)
       if (s.role == Slot::Workspace)
-        total += (s.shape.empty() ? 0 : s.shape[0] + 63) / 64 * 64;
+        total += int64_t(arenaBytes(s) + 63) / 64 * 64;
   return total;
 }
 
 int64_t Trainer::stepMemoryBytes() const {
   int64_t total = allocatedBytes();
   for (const Slot &s : stepInputs_)
-    total += int64_t(HostTensor(s.dtype, s.shape).byteSize());
+    total += int64_t(byteSize(s.dtype, s.shape));
   return total;
 }
 
-const HostTensor *Trainer::param(const std::string &name) const {
-  pullHost();
-  auto it = current_.find(name);
-  return it == current_.end() ? nullptr : &it->second;
-}
-
-SafetensorsFile Trainer::snapshot(bool withState,
-                                  const std::map<std::string, std::string> &extra,
+SafetensorsFile Trainer::snapshot(bool withState, const std::map<std::string, std::string> &extra,
                                   bool withWhole) const {
-  pullHost();
   SafetensorsFile f;
   auto add = [&](const std::string &n) {
     auto layout = layouts_.find(n);
     if (layout == layouts_.end()) {
       if (withWhole)
-        f.tensors[n] = current_.at(n);
+        f.tensors[n] = download(n);
       return;
     }
-    f.tensors[n] = current_.at(n);
+    f.tensors[n] = download(n);
     const ShardSpec &s = layout->second;
     f.metadata[shardMetadataKey(n)] =
         shardMetadataValue(s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
@@ -494,24 +466,15 @@ Status Trainer::restore(const SafetensorsFile &file) {
                              "' (was it saved from another model or optimizer?)");
     // The checkpoint holds whole tensors (assembleShards); partitioned ones
     // are cut for this run's layout, whatever layout wrote them.
-    const HostTensor &mine = current_.at(n);
+    const Persistent &mine = persistent_.at(n);
     auto layout = layouts_.find(n);
-    HostTensor want = layout == layouts_.end()
-                          ? HostTensor(mine.elementType(), mine.shape())
-                          : HostTensor(mine.elementType(), layout->second.wholeShape());
-    if (t->second.elementType() != want.elementType() || t->second.shape() != want.shape())
+    std::vector<int64_t> shape =
+        layout == layouts_.end() ? mine.shape : layout->second.wholeShape();
+    if (t->second.elementType() != mine.dtype || t->second.shape() != shape)
       return Status::failure("checkpoint tensor '" + n + "' is " + t->second.typeString() +
-                             ", the model needs " + want.typeString());
+                             ", the model needs " + HostTensor(mine.dtype, shape).typeString());
   }
-  for (const std::string &n : names)
-    current_[n] = local(n, file.tensors.at(n));
-  steps_ = step;
-  forgetPending();
-  deviceStale_ = true;
-  if (cuda_)
-    cuda_->dropGraphs();
-  hostStale_ = false;
-  return {};
+  return load(file.tensors, step);
 }
 
 } // namespace lcc

@@ -1,17 +1,20 @@
 //===- Trainer.h - the state of a training run over a Program --*- C++ -*-===//
 //
 // Owns what persists between steps — parameters, optimizer state, the step
-// counter — and feeds the compiled functions: @init once, @train_step per
-// step (double-buffered: the step writes new parameters/state into the
-// second set, then the sets swap), @forward for evaluation. Checkpoints are
-// one safetensors file (parameters under their names, state under
-// "m:<name>"-style names, the step in the metadata), written atomically.
+// counter — on the Device the code runs on (runtime/cpu/Device.h: the host
+// or a GPU, one code path for both), and feeds the compiled functions:
+// @init once, @train_step per step (double-buffered: the step writes new
+// parameters/state into the second set, then the sets swap), @forward for
+// evaluation. Checkpoints are one safetensors file (parameters under their
+// names, state under "m:<name>"-style names, the step in the metadata),
+// written atomically.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_TRAINER_H
 #define LCC_RUNTIME_TRAINER_H
 
 #include "runtime/cpu/CpuProgram.h"
+#include "runtime/cpu/Device.h"
 #include "runtime/support/Safetensors.h"
 
 #include <map>
@@ -20,8 +23,6 @@
 #include <vector>
 
 namespace lcc {
-
-class GpuDevice;
 
 struct StepResult {
   int64_t step = 0; // the update these are of (1-based)
@@ -34,22 +35,19 @@ struct StepResult {
 class Trainer {
 public:
   /// Binds to `program` (which must outlive the trainer) and allocates the
-  /// buffers its manifest describes.
-  static Status create(const Program &program, Trainer &out);
+  /// buffers its manifest describes on `device` (which must outlive it too;
+  /// a GpuDevice for a --target=cuda program), or on the host when null.
+  static Status create(const Program &program, Trainer &out, Device *device = nullptr);
 
   /// This process's rank in each process group (ZeRO: which piece of a
   /// partitioned tensor it holds); groups not named are rank 0. Set before
   /// init() or restore().
   void setGroupRanks(std::map<std::string, int64_t> ranks);
 
-  /// Runs the compiled functions on a GPU (a --target=cuda program, whose
-  /// session must outlive the trainer): parameters, state, outputs and
-  /// arenas live in device memory, inputs are copied in before each call and
-  /// outputs (the loss, grad norm, lr) copied back after it. With `graphs`
-  /// the step is captured once as a CUDA graph after an eager warm-up step
-  /// (one graph per parameter buffer set: two, as the step double-buffers)
-  /// and replayed from then on. Call before init() or restore().
-  void useCuda(GpuDevice *device, bool graphs);
+  /// Captures the step once as a graph after an eager warm-up step (one
+  /// graph per parameter buffer set: two, as the step double-buffers) and
+  /// replays it from then on; for a device that captures (a GPU).
+  void useGraphs(bool graphs) { graphs_ = graphs; }
   /// Steps run as graph replays so far (0 without graphs).
   int64_t graphReplays() const { return replays_; }
 
@@ -100,7 +98,6 @@ public:
   const std::vector<Slot> &stepInputs() const { return stepInputs_; }
   const std::vector<Slot> &forwardInputs() const { return forwardInputs_; }
   const std::vector<std::string> &paramNames() const { return paramNames_; }
-  const HostTensor *param(const std::string &name) const;
 
   /// Bytes this trainer allocated for the compiled code: parameters and
   /// state (twice: double buffering), outputs, the step counter and the
@@ -114,60 +111,71 @@ public:
 private:
   const Program *program_ = nullptr;
   const EntryPoint *init_ = nullptr, *step_ = nullptr, *forward_ = nullptr;
-  // Persistent buffers by name ("wte", "m:wte", ...), two sets for the step's
-  // in/out double buffering. On a GPU the host copies are refreshed lazily
-  // (mutable: snapshot() and param() refresh them).
-  mutable std::map<std::string, HostTensor> current_;
-  std::map<std::string, HostTensor> next_;
-  std::map<std::string, HostTensor> outputs_;
+  std::unique_ptr<Device> host_; // the device when create() was given none
+  Device *device_ = nullptr;
+  // A parameter or optimizer state: this rank's piece when partitioned, in
+  // two buffers for the step's in/out double buffering.
+  struct Persistent {
+    ElementType dtype;
+    std::vector<int64_t> shape;
+    size_t bytes = 0;
+    uint64_t current = 0, next = 0;
+  };
+  std::map<std::string, Persistent> persistent_;
+  // The functions' outputs: their device buffers and host copies.
+  struct Output {
+    HostTensor host;
+    uint64_t buffer = 0;
+  };
+  std::map<std::string, Output> outputs_;
   std::vector<std::string> paramNames_, stateNames_;
   std::vector<Slot> stepInputs_, forwardInputs_;
   HostTensor stepTensor_{ElementType::I64, {}};
-  // One arena per function that has one (lcc-plan-memory), 64-byte aligned.
-  std::map<std::string, std::unique_ptr<uint8_t, void (*)(void *)>> arenas_;
+  // One arena per function that has one (lcc-plan-memory).
+  std::map<std::string, uint64_t> arenas_;
+  // Device buffers of the inputs and the step counter ("<function>/<name>"),
+  // where the device cannot read them in host memory; allocated on first use
+  // and kept, so captured graphs stay valid.
+  std::map<std::string, uint64_t> inputBuffers_;
   int64_t steps_ = 0;
   // Partitioned parameters and state, and this process's piece per group.
   std::map<std::string, ShardSpec> layouts_;
   std::map<std::string, int64_t> groupRanks_;
 
+  bool graphs_ = false;
+  bool warm_ = false; // a step ran eagerly in this process (plans and buffers exist)
+  int64_t replays_ = 0;
+  // A step whose results are not read yet (at most one: they come back into
+  // staging slot n % 2). Results are read one step late on an asynchronous
+  // device, or on request (setLateResults).
+  bool lateResults_ = false;
+  int64_t pendingStep_ = 0;
+  // Host memory per staging slot, page-locked on a GPU: each step input, the
+  // step counter and each output of @train_step at its offset.
+  uint8_t *staging_[2] = {nullptr, nullptr};
+  std::map<std::string, size_t> stagingOffsets_;
+
   int64_t pieceIndex(const ShardSpec &spec) const;
   /// `whole` cut to this rank's piece when `name` is partitioned.
   HostTensor local(const std::string &name, const HostTensor &whole) const;
+  /// Host copies of parameters and state, as the device holds them now.
+  HostTensor download(const std::string &name) const;
+  /// Replaces parameters and state with `values` (whole tensors, cut here),
+  /// zero for state absent from it; step `step`, nothing pending.
+  Status load(const std::map<std::string, HostTensor> &values, int64_t step);
 
+  /// Issues `entry`; parameters and state the code writes go to the second
+  /// set and become current when `swap`, else to the current one or to
+  /// `written` (name -> buffer). `staged`: the step's inputs go through the
+  /// staging slot and its outputs come back into it, with an event instead of
+  /// a synchronization (collect reads them).
   Status run(const EntryPoint &entry, const std::map<std::string, const HostTensor *> &inputs,
-             bool swap);
-
-  // The GPU side (runtime/cuda/GpuDevice.h): device buffers by name, in the
-  // same roles as the host ones; allocated once, so captured graphs stay valid.
-  GpuDevice *cuda_ = nullptr;
-  bool graphs_ = false;
-  bool warm_ = false; // a step ran eagerly in this process (plans and buffers exist)
-  bool deviceStale_ = true;       // host parameters/state newer than the device's
-  mutable bool hostStale_ = false; // the device's newer than the host's
-  std::map<std::string, uint64_t> devCurrent_, devNext_, devOutputs_, devInputs_, devArenas_;
-  int64_t replays_ = 0;
-  /// `late`: the step's inputs go through pinned staging and its outputs
-  /// come back into it, with an event instead of a synchronization
-  /// (collectDevice reads them).
-  Status runOnDevice(const EntryPoint &entry,
-                     const std::map<std::string, const HostTensor *> &inputs, bool swap,
-                     bool late = false);
-  // Started steps whose results are not read yet (at most one on a GPU: its
-  // staging slot is steps_ % 2).
-  bool lateResults_ = false;
-  std::vector<StepResult> pending_; // CPU
-  int64_t devicePendingStep_ = 0;   // GPU: its results come back into staging slot n % 2
-  // Pinned host memory per staging slot: each step input, the step counter
-  // and each output of @train_step at its offset.
-  uint8_t *staging_[2] = {nullptr, nullptr};
-  std::map<std::string, size_t> stagingOffsets_;
-  size_t stagingBytes_ = 0;
+             bool swap, bool staged, const std::map<std::string, uint64_t> &written = {});
   StepResult resultFromOutputs() const;
-  /// Waits for step n's copies and takes its results from the staging slot.
-  Status collectDevice(int64_t n, std::vector<StepResult> &done);
+  /// Waits for step n's results and takes them from its staging slot.
+  Status collect(int64_t n, std::vector<StepResult> &done);
   /// Drops unread results (init, restore: a new run).
   void forgetPending();
-  void pullHost() const;
 };
 
 } // namespace lcc

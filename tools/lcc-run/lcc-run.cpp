@@ -176,9 +176,6 @@ int main(int argc, char **argv) {
     return fail("lcc-run: error: " + st.message());
   if (Status st = Program::load(opt.program, program, env.worldSize); !st)
     return fail("lcc-run: error: " + st.message());
-  Trainer trainer;
-  if (Status st = Trainer::create(program, trainer); !st)
-    return fail("lcc-run: error: " + opt.program + ": " + st.message());
   // The collectives move the step's buffers: host memory on the CPU (Gloo),
   // device memory on the GPU (NCCL).
   // (An emulated GPU's memory is host memory.)
@@ -198,7 +195,6 @@ int main(int argc, char **argv) {
     if (Status st = EmulatedGpu::create(program, emulated); !st)
       return fail("lcc-run: error: " + opt.program + ": " + st.message());
     gpu = std::move(emulated);
-    trainer.useCuda(gpu.get(), !opt.noGraph);
   } else if (program.isCuda()) {
     const CudaDriver *driver = nullptr;
     CudaDevice device;
@@ -214,8 +210,11 @@ int main(int argc, char **argv) {
       return fail("lcc-run: error: cannot run " + opt.program + " on " + device.name + ": " +
                   st.message());
     gpu = std::move(session);
-    trainer.useCuda(gpu.get(), !opt.noGraph);
   }
+  Trainer trainer;
+  if (Status st = Trainer::create(program, trainer, gpu.get()); !st)
+    return fail("lcc-run: error: " + opt.program + ": " + st.message());
+  trainer.useGraphs(gpu && !opt.noGraph);
 
   // NCCL's support for several graphs (or a graph and eager calls) with NCCL
   // work outstanding at once is known to deadlock when graphs of several
