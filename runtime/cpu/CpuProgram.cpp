@@ -180,7 +180,7 @@ Status parseSlot(const json::Value &v, Slot &slot) {
 /// crash), or a temporary file where memfd_create is unavailable. `keepFd`:
 /// the memfd, which the caller closes after dlclose (its path names the
 /// library for dlopen).
-void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::string &error) {
+Status openSharedObject(const uint8_t *data, size_t size, int &keepFd, void *&handle) {
   int fd = -1;
   std::string path;
 #ifdef MFD_CLOEXEC
@@ -195,7 +195,7 @@ void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::strin
     path = std::string(keep) + "/lcc-train-bin-code.so";
     fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0)
-      return error = "cannot create " + path + ": " + strerror(errno), nullptr;
+      return Status::failure("cannot create " + path + ": " + strerror(errno));
   } else if (fd < 0) {
     const char *dir = getenv("TMPDIR");
     path = std::string(dir && *dir ? dir : "/tmp") + "/lcc-code-XXXXXX";
@@ -203,7 +203,7 @@ void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::strin
     name.push_back(0);
     fd = mkstemp(name.data());
     if (fd < 0)
-      return error = "cannot create a file for the code: " + std::string(strerror(errno)), nullptr;
+      return Status::failure("cannot create a file for the code: " + std::string(strerror(errno)));
     path = name.data();
     temp = true;
   } else {
@@ -215,17 +215,18 @@ void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::strin
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
-      error = "cannot write the code: " + std::string(strerror(errno));
+      Status st = Status::failure("cannot write the code: " + std::string(strerror(errno)));
       close(fd);
       if (temp)
         unlink(path.c_str());
-      return nullptr;
+      return st;
     }
     done += size_t(n);
   }
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  Status st;
   if (!handle)
-    error = std::string("cannot load the compiled code: ") + dlerror();
+    st = Status::failure(std::string("cannot load the compiled code: ") + dlerror());
   bool memfd = !temp && path.rfind("/proc/self/fd/", 0) == 0;
   if (handle && memfd)
     keepFd = fd;
@@ -233,7 +234,7 @@ void *openSharedObject(const uint8_t *data, size_t size, int &keepFd, std::strin
     close(fd); // the mapping keeps the code alive
   if (temp)
     unlink(path.c_str());
-  return handle;
+  return st;
 }
 
 } // namespace
@@ -396,10 +397,8 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
                 (have.empty() ? std::string("no CPU target") : have) + ", this CPU runs " + can +
                 "; recompile the model for it (lcc --cpu=...)");
   }
-  std::string error;
-  p.handle_ = openSharedObject(code.data, code.size, p.codeFd_, error);
-  if (!p.handle_)
-    return fail(error);
+  if (Status st = openSharedObject(code.data, code.size, p.codeFd_, p.handle_); !st)
+    return fail(st.message());
   for (auto &[name, e] : p.entries_) {
     e.fn = reinterpret_cast<void (*)(void **)>(dlsym(p.handle_, ("lcc_" + name).c_str()));
     if (!e.fn)

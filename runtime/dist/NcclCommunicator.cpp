@@ -73,8 +73,8 @@ Api loaded;
 const Api &api() { return loaded; }
 
 /// `override` when given, else the first of `names` (each also under the
-/// CUDA toolkit's lib64) that dlopen accepts; `why` gets the last refusal.
-void *openLibrary(const char *override, std::vector<std::string> names, std::string &why) {
+/// CUDA toolkit's lib64) that dlopen accepts; fails with the last refusal.
+Status openLibrary(const char *override, std::vector<std::string> names, void *&handle) {
   if (override && *override)
     names = {override};
   const char *roots[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"};
@@ -83,26 +83,25 @@ void *openLibrary(const char *override, std::vector<std::string> names, std::str
       for (size_t i = 0, n = names.size(); i < n; ++i)
         if (names[i].find('/') == std::string::npos)
           names.push_back(std::string(root) + "/lib64/" + names[i]);
+  std::string why;
   for (const std::string &n : names) {
-    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL))
-      return h;
+    if ((handle = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL)))
+      return {};
     why = dlerror();
   }
-  return nullptr;
+  return Status::failure(why);
 }
 
-/// Loads both libraries, once; "" when they are there. $LCC_NCCL and
-/// $LCC_CUDART name other files.
-std::string loadLibraries() {
-  static const std::string error = [] {
-    std::string why;
-    void *cudart = openLibrary(std::getenv("LCC_CUDART"),
-                               {"libcudart.so.13", "libcudart.so.12", "libcudart.so"}, why);
-    if (!cudart)
-      return "the CUDA runtime (libcudart.so) cannot be loaded: " + why;
-    void *nccl = openLibrary(std::getenv("LCC_NCCL"), {"libnccl.so.2", "libnccl.so"}, why);
-    if (!nccl)
-      return "NCCL (libnccl.so.2) cannot be loaded: " + why;
+/// Loads both libraries, once. $LCC_NCCL and $LCC_CUDART name other files.
+Status loadLibraries() {
+  static const Status loadedOnce = []() -> Status {
+    void *cudart = nullptr, *nccl = nullptr;
+    if (Status st = openLibrary(std::getenv("LCC_CUDART"),
+                                {"libcudart.so.13", "libcudart.so.12", "libcudart.so"}, cudart);
+        !st)
+      return Status::failure("the CUDA runtime (libcudart.so) cannot be loaded: " + st.message());
+    if (Status st = openLibrary(std::getenv("LCC_NCCL"), {"libnccl.so.2", "libnccl.so"}, nccl); !st)
+      return Status::failure("NCCL (libnccl.so.2) cannot be loaded: " + st.message());
     std::string missing;
 #define LCC_RESOLVE(library, name)                                                                 \
   if (!(loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(library, #name))))             \
@@ -115,10 +114,11 @@ std::string loadLibraries() {
 #undef LCC_CUDART
 #undef LCC_NCCL
 #undef LCC_RESOLVE
-    return missing.empty() ? std::string()
-                           : "NCCL or the CUDA runtime lacks " + missing + " (too old?)";
+    if (!missing.empty())
+      return Status::failure("NCCL or the CUDA runtime lacks " + missing + " (too old?)");
+    return {};
   }();
-  return error;
+  return loadedOnce;
 }
 
 std::string cudaText(cudaError_t e) {
@@ -517,8 +517,8 @@ Status NcclCommunicator::subgroup(const std::string &name, const std::vector<int
 bool haveNccl() { return true; }
 
 Status createNcclWorld(const DistEnv &env, std::unique_ptr<Communicator> &world) {
-  if (std::string why = loadLibraries(); !why.empty())
-    return Status::failure("the nccl backend needs NCCL and the CUDA runtime: " + why);
+  if (Status st = loadLibraries(); !st)
+    return Status::failure("the nccl backend needs NCCL and the CUDA runtime: " + st.message());
   int devices = 0;
   cudaError_t e = api().cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0) {

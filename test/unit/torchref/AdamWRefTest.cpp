@@ -41,9 +41,12 @@ struct Trajectory {
 
 Trajectory runAdamW(bool f64) {
   Trajectory t;
-  auto module = importRefModel(f64, t.error);
-  if (!module)
+  auto imported = importRefModel(f64);
+  if (!imported) {
+    t.error = llvm::toString(imported.takeError());
     return t;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   mlir::PassManager pm(&context());
   pm.addPass(createLccAutodiffPass());
   LccBuildTrainStepPassOptions o;

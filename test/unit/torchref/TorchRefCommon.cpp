@@ -41,17 +41,13 @@ SafetensorsFile loadFixture(const std::string &name) {
   return f;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> importRefModel(bool f64, std::string &error) {
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importRefModel(bool f64) {
   std::ifstream in(kDir + "gpt-ref.lcc");
   std::stringstream source;
   source << in.rdbuf();
   auto imported = dsl::importDsl(source.str(), "gpt-ref.lcc", context(), {});
-  if (!imported) {
-    error = llvm::toString(imported.takeError());
-    return {};
-  }
-  if (!f64)
-    return std::move(*imported);
+  if (!imported || !f64)
+    return imported;
   std::string text;
   llvm::raw_string_ostream os(text);
   (**imported).print(os);
@@ -60,7 +56,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importRefModel(bool f64, std::string &error) {
   text = std::regex_replace(text, std::regex("tensor<f32>"), "tensor<f64>");
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context());
   if (!module)
-    error = "the retyped module does not parse";
+    return llvm::createStringError("the retyped module does not parse");
   return module;
 }
 

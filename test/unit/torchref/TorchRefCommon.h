@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -25,8 +26,8 @@ mlir::MLIRContext &context();
 SafetensorsFile loadFixture(const std::string &name);
 
 /// gpt-ref.lcc imported by the DSL frontend; with `f64`, every f32 tensor
-/// type becomes f64 (the DSL only produces f32). Null with `error` set on failure.
-mlir::OwningOpRef<mlir::ModuleOp> importRefModel(bool f64, std::string &error);
+/// type becomes f64 (the DSL only produces f32).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importRefModel(bool f64);
 
 /// The same values as f64.
 HostTensor widen(const HostTensor &t);

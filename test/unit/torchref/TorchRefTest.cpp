@@ -52,9 +52,12 @@ struct CompiledModel {
 
 CompiledModel compileModel(bool f64) {
   CompiledModel m;
-  auto module = importRefModel(f64, m.error);
-  if (!module)
+  auto imported = importRefModel(f64);
+  if (!imported) {
+    m.error = llvm::toString(imported.takeError());
     return m;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   mlir::PassManager pm(&context());
   pm.addPass(createLccAutodiffPass());
   if (mlir::failed(pm.run(*module))) {
