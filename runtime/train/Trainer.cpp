@@ -49,7 +49,7 @@ Status Trainer::create(const Program &program, Trainer &out, Device *device) {
       t.layouts_[s.name] = s.shard;
     if (s.role == Slot::State && !s.out) {
       t.stateNames_.push_back(s.name);
-      t.persistent_.emplace(s.name, Persistent{s.dtype, s.shape});
+      t.persistent_.emplace(s.name, Persistent{s.dtype, s.shape, /*state=*/true});
     } else if (s.role == Slot::Input) {
       t.stepInputs_.push_back(s);
     } else if (s.role == Slot::Output) {
@@ -247,14 +247,6 @@ HostTensor Trainer::local(const std::string &name, const HostTensor &whole) cons
   return cutPiece(whole, s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
 }
 
-HostTensor Trainer::download(const std::string &name) const {
-  const Persistent &p = persistent_.at(name);
-  HostTensor t(p.dtype, p.shape);
-  device_->download(t.rawData(), p.current, p.bytes);
-  (void)device_->synchronize(); // a failure shows at the next step
-  return t;
-}
-
 Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t step) {
   forgetPending();
   std::vector<uint8_t> zeros;
@@ -267,7 +259,7 @@ Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t st
         piece = local(name, it->second);
         from = piece.rawData();
       }
-    } else if (std::find(stateNames_.begin(), stateNames_.end(), name) != stateNames_.end()) {
+    } else if (p.state) {
       zeros.resize(std::max(zeros.size(), p.bytes));
       from = zeros.data();
     } else {
@@ -426,12 +418,13 @@ SafetensorsFile Trainer::snapshot(bool withState, const std::map<std::string, st
   SafetensorsFile f;
   auto add = [&](const std::string &n) {
     auto layout = layouts_.find(n);
-    if (layout == layouts_.end()) {
-      if (withWhole)
-        f.tensors[n] = download(n);
+    if (layout == layouts_.end() && !withWhole)
       return;
-    }
-    f.tensors[n] = download(n);
+    const Persistent &p = persistent_.at(n);
+    HostTensor &t = f.tensors[n] = HostTensor(p.dtype, p.shape);
+    device_->download(t.rawData(), p.current, p.bytes);
+    if (layout == layouts_.end())
+      return;
     const ShardSpec &s = layout->second;
     f.metadata[shardMetadataKey(n)] =
         shardMetadataValue(s, pieceIndex(s), s.within ? pieceIndex(*s.within) : 0);
@@ -441,6 +434,7 @@ SafetensorsFile Trainer::snapshot(bool withState, const std::map<std::string, st
   if (withState)
     for (const std::string &n : stateNames_)
       add(n);
+  (void)device_->synchronize(); // the copies ran (a failure shows at the next step)
   for (const auto &[k, v] : extra)
     f.metadata[k] = v;
   f.metadata["lcc.step"] = std::to_string(steps_);

@@ -118,6 +118,7 @@ private:
   struct Persistent {
     ElementType dtype;
     std::vector<int64_t> shape;
+    bool state = false; // optimizer state: zero at init()
     size_t bytes = 0;
     uint64_t current = 0, next = 0;
   };
@@ -158,8 +159,6 @@ private:
   int64_t pieceIndex(const ShardSpec &spec) const;
   /// `whole` cut to this rank's piece when `name` is partitioned.
   HostTensor local(const std::string &name, const HostTensor &whole) const;
-  /// Host copies of parameters and state, as the device holds them now.
-  HostTensor download(const std::string &name) const;
   /// Replaces parameters and state with `values` (whole tensors, cut here),
   /// zero for state absent from it; step `step`, nothing pending.
   Status load(const std::map<std::string, HostTensor> &values, int64_t step);
