@@ -1,0 +1,104 @@
+//===- Schedule.h - pipeline schedules, checked before they run -*- C++ -*-===//
+//
+// A pipeline-parallel step runs each micro-batch through S = P*V stages
+// spread over P ranks (V "virtual" stages per rank when interleaved: stage s
+// lives on rank s % P). A schedule is, per rank, the order of its compute
+// actions (forward F, backward B; with the backward split as zero-bubble
+// schedules do, B is the input gradient and W the weight gradient) and of
+// the point-to-point transfers between neighbouring stages: activations
+// forward, their gradients backward. The order is fixed at compile time.
+//
+// Transfers are grouped as NCCL's ncclGroupStart/End groups are: everything
+// between two compute actions is posted at once and the group returns when
+// each of its sends met its receive. Sends and receives between two ranks
+// match in posting order (NCCL has no tags), so simulate() plays every rank's
+// program with these rendezvous semantics: it proves a schedule cannot hang
+// (or names the ranks and transfers it hangs on), that every receive gets
+// the data its computation needs, and computes the schedule's time, bubble
+// and in-flight micro-batches from per-action costs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_PIPELINE_SCHEDULE_H
+#define LCC_PASSES_PIPELINE_SCHEDULE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lcc::pipeline {
+
+enum class ScheduleKind {
+  GPipe,       // all forwards, then all backwards: M micro-batches in flight
+  OneFOneB,    // 1F1B (PipeDream-flush, Megatron): at most P - rank in flight
+  Interleaved, // interleaved 1F1B over V virtual stages per rank (Megatron)
+};
+llvm::StringRef scheduleName(ScheduleKind kind);
+/// "gpipe", "1f1b", "interleaved".
+std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name);
+
+/// One send or receive of a transfer group.
+struct Transfer {
+  bool send = false;
+  int64_t peer = 0;
+  bool gradient = false; // a gradient going backward, else an activation forward
+  /// The stage that sent it (its receiver is stage + 1 for activations,
+  /// stage - 1 for gradients) and its micro-batch.
+  int64_t stage = 0;
+  int64_t microbatch = 0;
+};
+
+struct Action {
+  enum Kind : uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Transfers } kind;
+  int64_t stage = 0; // compute actions: the (virtual) stage
+  int64_t microbatch = 0;
+  std::vector<Transfer> transfers; // Transfers: posted together
+};
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::OneFOneB;
+  int64_t ranks = 1, microbatches = 1, virtualStages = 1;
+  std::vector<std::vector<Action>> program; // per rank
+  int64_t stages() const { return ranks * virtualStages; }
+  int64_t rankOf(int64_t stage) const { return stage % ranks; }
+};
+
+/// `kind` for P = `ranks`, M = `microbatches`, V = `virtualStages` (1 except
+/// for Interleaved, which needs V >= 2 and M a multiple of P, as Megatron's);
+/// transfers inserted and grouped.
+llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t microbatches,
+                                       int64_t virtualStages = 1);
+
+/// Compute costs of one stage (a backward that is not split costs
+/// backwardInput + backwardWeight); transfers take `transfer` each.
+struct Costs {
+  double forward = 1, backwardInput = 1, backwardWeight = 1, transfer = 0;
+};
+
+struct Simulation {
+  double makespan = 0;
+  /// Idle time over busy time of the busiest rank: Megatron's bubble
+  /// fraction, (P - 1) / M for 1F1B with balanced stages.
+  double bubble = 0;
+  std::vector<double> busy;      // per rank
+  std::vector<int64_t> inFlight; // per rank: peak micro-batch stages whose activations are held
+};
+
+/// Plays `schedule` (see the file comment). Fails when a rank would wait
+/// forever (naming every blocked rank and what it waits for), when a send
+/// meets a receive of other data, or when an action runs before its inputs.
+llvm::Expected<Simulation> simulate(const Schedule &schedule, const Costs &costs = {});
+
+/// The bubble fraction the literature gives for `kind` with balanced stages
+/// (transfers free): (P - 1) / M, interleaved (P - 1) / (V M).
+double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int64_t virtualStages);
+
+/// "F3@s1" style text of a rank's program, for errors and tests.
+std::string describe(const Action &action);
+
+} // namespace lcc::pipeline
+
+#endif
