@@ -35,6 +35,13 @@ struct Slot {
   ElementType dtype = ElementType::F32; // unused for a workspace (bytes)
   std::vector<int64_t> shape;            // a workspace: [bytes]
   ShardSpec shard;                       // when the buffer is one rank's part
+
+  /// The buffer's bytes.
+  size_t bytes() const {
+    if (role == Workspace)
+      return shape.empty() ? 0 : static_cast<size_t>(shape[0]);
+    return byteSize(dtype, shape);
+  }
 };
 const char *slotRoleName(Slot::Role role);
 

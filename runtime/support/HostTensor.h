@@ -67,6 +67,14 @@ template <> struct ElementTypeOf<int64_t> { static constexpr ElementType value =
 template <> struct ElementTypeOf<bool> { static constexpr ElementType value = ElementType::I1; };
 static_assert(sizeof(bool) == 1, "I1 tensors rely on one-byte bool");
 
+/// Bytes of a dense tensor of `type` and `shape`.
+inline size_t byteSize(ElementType type, const std::vector<int64_t> &shape) {
+  size_t n = elementSize(type);
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
 class HostTensor {
 public:
   /// A rank-0 f32 zero, so containers of tensors can be default-constructed.
@@ -75,7 +83,7 @@ public:
   /// A zero-filled tensor of the given type and shape.
   HostTensor(ElementType type, std::vector<int64_t> shape)
       : type_(type), shape_(std::move(shape)) {
-    bytes_.assign(static_cast<size_t>(numElements()) * elementSize(type_), 0);
+    bytes_.assign(lcc::byteSize(type_, shape_), 0);
   }
 
   static HostTensor zeros(ElementType type, std::vector<int64_t> shape) {

@@ -8,16 +8,6 @@
 
 namespace lcc {
 
-static size_t byteSize(ElementType type, const std::vector<int64_t> &shape) {
-  size_t n = elementSize(type);
-  for (int64_t d : shape)
-    n *= size_t(d);
-  return n;
-}
-
-/// An arena's bytes as its slot says them (a 1-D shape of the byte count).
-static size_t arenaBytes(const Slot &s) { return size_t(s.shape.empty() ? 0 : s.shape[0]); }
-
 /// Where a slot's bytes sit in a staging block ("input:tokens").
 static std::string stagingKey(const Slot &s) { return slotRoleName(s.role) + (":" + s.name); }
 
@@ -74,20 +64,17 @@ Status Trainer::create(const Program &program, Trainer &out, Device *device) {
                              device->where() + " for " + what);
     return Status();
   };
-  for (auto &[name, p] : t.persistent_) {
-    p.bytes = byteSize(p.dtype, p.shape);
+  for (auto &[name, p] : t.persistent_)
     for (uint64_t *at : {&p.current, &p.next})
-      if (Status st = allocate(p.bytes, *at, "'" + name + "'"); !st)
+      if (Status st = allocate(p.bytes(), *at, "'" + name + "'"); !st)
         return st;
-  }
   for (auto &[name, o] : t.outputs_)
     if (Status st = allocate(o.host.byteSize(), o.buffer, "output '" + name + "'"); !st)
       return st;
   for (const EntryPoint *e : {t.init_, t.step_, t.forward_})
     for (const Slot &s : e->slots)
       if (s.role == Slot::Workspace)
-        if (Status st = allocate(arenaBytes(s), t.arenas_[e->name], "the arena of @" + e->name);
-            !st)
+        if (Status st = allocate(s.bytes(), t.arenas_[e->name], "the arena of @" + e->name); !st)
           return st;
   out = std::move(t);
   return {};
@@ -112,7 +99,7 @@ Status Trainer::run(const EntryPoint &entry,
       for (const Slot &s : entry.slots)
         if (s.role == Slot::Input || s.role == Slot::Output || s.role == Slot::Step) {
           stagingOffsets_[stagingKey(s)] = bytes;
-          bytes += (byteSize(s.dtype, s.shape) + 63) / 64 * 64;
+          bytes += (s.bytes() + 63) / 64 * 64;
         }
       for (uint8_t *&block : staging_)
         if (!(block = static_cast<uint8_t *>(dev.allocateHost(std::max<size_t>(bytes, 64)))))
@@ -260,12 +247,12 @@ Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t st
         from = piece.rawData();
       }
     } else if (p.state) {
-      zeros.resize(std::max(zeros.size(), p.bytes));
+      zeros.resize(std::max(zeros.size(), p.bytes()));
       from = zeros.data();
     } else {
       continue; // a parameter @init computed in place
     }
-    device_->upload(p.current, from, p.bytes);
+    device_->upload(p.current, from, p.bytes());
     // The copy reads `from` (the piece) until it ran.
     if (Status st = device_->synchronize(); !st)
       return Status::failure("on " + device_->where() + ": " + st.message());
@@ -296,8 +283,7 @@ Status Trainer::init() {
     std::map<std::string, uint64_t> temporary;
     Status st;
     for (const Slot &s : init_->slots)
-      if (layouts_.count(s.name) &&
-          !(temporary[s.name] = device_->allocate(byteSize(s.dtype, s.shape))))
+      if (layouts_.count(s.name) && !(temporary[s.name] = device_->allocate(s.bytes())))
         st = Status::failure("cannot allocate the whole initial value of '" + s.name + "' on " +
                              device_->where());
     if (st)
@@ -396,20 +382,20 @@ Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs
 int64_t Trainer::allocatedBytes() const {
   int64_t total = int64_t(stepTensor_.byteSize());
   for (const auto &[name, p] : persistent_)
-    total += 2 * int64_t(p.bytes);
+    total += 2 * int64_t(p.bytes());
   for (const auto &[name, o] : outputs_)
     total += int64_t(o.host.byteSize());
   for (const EntryPoint *e : {init_, step_, forward_})
     for (const Slot &s : e->slots)
       if (s.role == Slot::Workspace)
-        total += int64_t(arenaBytes(s) + 63) / 64 * 64;
+        total += int64_t(s.bytes() + 63) / 64 * 64;
   return total;
 }
 
 int64_t Trainer::stepMemoryBytes() const {
   int64_t total = allocatedBytes();
   for (const Slot &s : stepInputs_)
-    total += int64_t(byteSize(s.dtype, s.shape));
+    total += int64_t(s.bytes());
   return total;
 }
 
@@ -422,7 +408,7 @@ SafetensorsFile Trainer::snapshot(bool withState, const std::map<std::string, st
       return;
     const Persistent &p = persistent_.at(n);
     HostTensor &t = f.tensors[n] = HostTensor(p.dtype, p.shape);
-    device_->download(t.rawData(), p.current, p.bytes);
+    device_->download(t.rawData(), p.current, p.bytes());
     if (layout == layouts_.end())
       return;
     const ShardSpec &s = layout->second;

@@ -119,8 +119,8 @@ private:
     ElementType dtype;
     std::vector<int64_t> shape;
     bool state = false; // optimizer state: zero at init()
-    size_t bytes = 0;
     uint64_t current = 0, next = 0;
+    size_t bytes() const { return byteSize(dtype, shape); }
   };
   std::map<std::string, Persistent> persistent_;
   // The functions' outputs: their device buffers and host copies.
