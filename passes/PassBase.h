@@ -32,6 +32,15 @@ inline constexpr llvm::StringLiteral kMicroBatchesAttr = "lcc.micro_batches";
 /// "h.*"): later passes compile it once for all its calls.
 inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
 
+/// On a layer function whose calls lcc-loop-layer-calls made loops: how many
+/// times its callers run it (lcc --report counts its GEMMs that often).
+inline constexpr llvm::StringLiteral kLayerRunsAttr = "lcc.layer_runs";
+
+/// On a public function that lcc-loop-layer-calls gave a last argument: the
+/// runtime's table of the function's buffers (one address per argument, in
+/// order), which the AOT entry wrapper passes.
+inline constexpr llvm::StringLiteral kBufferTableAttr = "lcc.buffer_table";
+
 /// Whether `op` is such a loop.
 inline bool isMicroBatchLoop(mlir::Operation *op) {
   return op->hasAttr(kMicroBatchesAttr) && llvm::isa<mlir::scf::ForOp>(op);

@@ -240,6 +240,9 @@ void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions
                          int64_t overlap, AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false, outlineLayers);
   addAotBuffers(pm, overlap, /*inlineLayers=*/false);
+  // What the step passes each layer call comes from tables, so the step does
+  // not grow with depth past this point.
+  pm.addPass(createLccLoopLayerCallsPass());
   // Public functions keep memref descriptors; the AOT compiler's entry
   // wrappers build them from bare pointers (AotCompiler.h). Contiguous
   // memref.copy becomes memcpy; strided ones are kernels (lcc-outline-kernels).

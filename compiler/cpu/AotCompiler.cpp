@@ -19,6 +19,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -33,6 +34,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -58,17 +60,18 @@ std::string aotTargetName(const AotOptions &options) {
 /// descriptor (allocated, aligned, offset 0, sizes, row-major strides) is
 /// built here and the runtime needs no knowledge of MLIR's memref ABI.
 static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
-                                    const std::vector<std::vector<int64_t>> &shapes) {
+                                    const std::vector<std::vector<int64_t>> &shapes,
+                                    bool bufferTable) {
   llvm::Function *f = m.getFunction(name);
   if (!f)
     return error("@" + name + " is missing after lowering");
   size_t fields = 0;
   for (const auto &shape : shapes)
     fields += 3 + 2 * shape.size();
-  if (f->arg_size() != fields)
+  if (f->arg_size() != fields + bufferTable)
     return error("@" + name + " takes " + llvm::Twine(f->arg_size()) +
                  " values after lowering, expected " + llvm::Twine(fields) +
-                 " memref descriptor fields");
+                 " memref descriptor fields" + (bufferTable ? " and the buffer table" : ""));
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
@@ -91,6 +94,9 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
     }
     args.append(strides.begin(), strides.end());
   }
+  // lcc-loop-layer-calls' loops read the buffers' addresses from it.
+  if (bufferTable)
+    args.push_back(wrapper->getArg(0));
   for (auto [i, a] : llvm::enumerate(args))
     if (a->getType() != f->getArg(i)->getType())
       return error("@" + name + " argument " + llvm::Twine(i) +
@@ -299,16 +305,20 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   // call of them (per run of the step); they are host code like the
   // exported functions (calls of kernels and address arithmetic).
   llvm::StringMap<int64_t> layerCalls;
+  llvm::StringSet<> countCalls;
   std::vector<std::string> hostCode = exported;
   for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
     if (fn->hasAttr(kLayerAttr)) {
-      layerCalls[fn.getName()] = 0;
       hostCode.push_back(fn.getName().str());
+      // Calls made loops (lcc-loop-layer-calls) were counted before.
+      auto runs = fn->getAttrOfType<IntegerAttr>(kLayerRunsAttr);
+      layerCalls[fn.getName()] = runs ? runs.getInt() : 0;
+      if (!runs)
+        countCalls.insert(fn.getName());
     }
   clone->walk([&](LLVM::CallOp call) {
-    if (auto callee = call.getCallee())
-      if (auto it = layerCalls.find(*callee); it != layerCalls.end())
-        ++it->second;
+    if (auto callee = call.getCallee(); callee && countCalls.contains(*callee))
+      ++layerCalls[*callee];
   });
   int64_t kernels = 0, gemms = 0, overwrites = 0;
   clone->walk([&](Operation *op) {
@@ -348,12 +358,17 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       shapes[fn.getName().str()].push_back({bytes.getInt()});
   }
 
+  std::set<std::string> bufferTables;
+  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
+    if (fn->hasAttr(kBufferTableAttr))
+      bufferTables.insert(fn.getName().str());
+
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
   if (!m)
     return error("translation to LLVM IR failed:\n" + diagnostics);
   for (const std::string &name : exported)
-    if (llvm::Error err = addPackedWrapper(*m, name, shapes[name]))
+    if (llvm::Error err = addPackedWrapper(*m, name, shapes[name], bufferTables.count(name)))
       return std::move(err);
   // Kernels stay functions: inlining them back would rebuild the one huge
   // function that lcc-outline-kernels exists to avoid.

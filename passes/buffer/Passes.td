@@ -143,4 +143,52 @@ def LccFreeUnplannedPass : Pass<"lcc-free-unplanned", "::mlir::ModuleOp"> {
                            "::mlir::cf::ControlFlowDialect"];
 }
 
+def LccLoopLayerCallsPass : Pass<"lcc-loop-layer-calls", "::mlir::ModuleOp"> {
+  let summary = "Consecutive calls of one layer function become a loop over layers";
+  let description = [{
+    On memrefs, after the memory plan (AOT CPU). A step calls each layer
+    function once per layer (lcc-outline-layers), and every call passes its
+    layer's parameters, gradients, saved activations and the offsets of the
+    callee's temporaries: code that grows with depth in every pass after
+    this one and in LLVM (at 48 layers, most of the step). Consecutive calls
+    of one `lcc.layer` function, with only pure ops (views, casts,
+    constants) between them, become one `scf.for` over the calls, in their
+    order, at the place of the last call. Each argument position is, across
+    the calls:
+
+    - the same value (or equal pure ops, a cast of the arena): passed as is;
+    - views of one buffer at constant byte offsets (the arena), or integer
+      constants (the callee's temporaries' offsets): a constant global
+      table, the view made again in the loop at the loaded offset;
+    - static identity-layout buffers (parameters, gradients, optimizer
+      state: the runtime's buffers): their addresses stored per step in one
+      stack table, the buffer rebuilt from its address in the loop (an LLVM
+      descriptor cast to the memref; the conversion to LLVM cancels the cast).
+
+    ```mlir
+    call @layer(%v0, %p0, %arena, %c64) : (...) -> ()
+    call @layer(%v1, %p1, %arena, %c128) : (...) -> ()
+    // becomes: stores of %p0's and %p1's addresses into a stack table, then
+    scf.for %i = %c0 to %c2 step %c1 {
+      // %v_i: memref.view of %v0's buffer at the offset loaded from a
+      // global, %p_i: the buffer at the loaded address, %c_i: loaded
+      call @layer(%v_i, %p_i, %arena, %c_i) : (...) -> ()
+    }
+    ```
+
+    A group of fewer than `min-calls` calls stays unrolled, and so does one
+    where an argument fits none of the forms above (with `explain`, a remark
+    says which). The calls run in the same order on the same buffers, so the
+    results are bitwise those of the unrolled calls. `min-calls` below 2 is
+    an error.
+  }];
+  let options = [
+    Option<"minCalls", "min-calls", "int64_t", "2", "Fewest consecutive calls that become a loop">,
+    Option<"explain", "explain", "bool", "false",
+           "A remark at each group of calls: made a loop, or why not">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // LCC_PASSES_BUFFER_PASSES_TD
