@@ -12,7 +12,9 @@
 // (lcc-out-params), then, when F has temporaries, its arena (lcc-plan-memory:
 // i8 [CpuCode::arenaBytes[F]], 64-byte aligned). Every buffer is a dense,
 // row-major array of its static shape; the code neither allocates nor frees
-// them.
+// them. The array itself is read during the call (lcc-loop-layer-calls: a
+// loop over layers finds each layer's buffers there), so it must stay as it
+// is until F returns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_COMPILER_CPU_AOTCOMPILER_H
