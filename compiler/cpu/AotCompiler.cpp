@@ -58,7 +58,9 @@ std::string aotTargetName(const AotOptions &options) {
 /// `void lcc_F(void **args)`: calls F with the memref descriptors of
 /// args[0..n): each buffer is a dense row-major array of a static shape, so its
 /// descriptor (allocated, aligned, offset 0, sizes, row-major strides) is
-/// built here and the runtime needs no knowledge of MLIR's memref ABI.
+/// built here and the runtime needs no knowledge of MLIR's memref ABI. With
+/// `bufferTable` (lcc-loop-layer-calls, lcc.buffer_table) F takes `args`
+/// alone and builds the descriptors it needs itself.
 static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
                                     const std::vector<std::vector<int64_t>> &shapes,
                                     bool bufferTable) {
@@ -68,10 +70,11 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
   size_t fields = 0;
   for (const auto &shape : shapes)
     fields += 3 + 2 * shape.size();
-  if (f->arg_size() != fields + bufferTable)
+  size_t expected = bufferTable ? 1 : fields;
+  if (f->arg_size() != expected)
     return error("@" + name + " takes " + llvm::Twine(f->arg_size()) +
-                 " values after lowering, expected " + llvm::Twine(fields) +
-                 " memref descriptor fields" + (bufferTable ? " and the buffer table" : ""));
+                 " values after lowering, expected " + llvm::Twine(expected) +
+                 (bufferTable ? " (the buffer table)" : " memref descriptor fields"));
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
@@ -80,7 +83,12 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
                                          "lcc_" + name.str(), m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
   llvm::SmallVector<llvm::Value *> args;
+  // F takes the array itself and reads each buffer's address there.
+  if (bufferTable)
+    args.push_back(wrapper->getArg(0));
   for (auto [i, shape] : llvm::enumerate(shapes)) {
+    if (bufferTable)
+      break;
     llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, wrapper->getArg(0), i);
     llvm::Value *buffer = b.CreateLoad(ptr, slot);
     args.append({buffer, buffer, llvm::ConstantInt::get(i64, 0)});
@@ -94,9 +102,6 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
     }
     args.append(strides.begin(), strides.end());
   }
-  // lcc-loop-layer-calls' loops read the buffers' addresses from it.
-  if (bufferTable)
-    args.push_back(wrapper->getArg(0));
   for (auto [i, a] : llvm::enumerate(args))
     if (a->getType() != f->getArg(i)->getType())
       return error("@" + name + " argument " + llvm::Twine(i) +

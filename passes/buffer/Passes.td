@@ -160,18 +160,28 @@ def LccLoopLayerCallsPass : Pass<"lcc-loop-layer-calls", "::mlir::ModuleOp"> {
     - views of one buffer at constant byte offsets (the arena), or integer
       constants (the callee's temporaries' offsets): a constant global
       table, the view made again in the loop at the loaded offset;
-    - static identity-layout buffers (parameters, gradients, optimizer
-      state: the runtime's buffers): their addresses stored per step in one
-      stack table, the buffer rebuilt from its address in the loop (an LLVM
-      descriptor cast to the memref; the conversion to LLVM cancels the cast).
+    - arguments of an entry point (a public function of static buffers that
+      nothing in the module calls; parameters, gradients, optimizer state):
+      their argument numbers in the constant table, their addresses read
+      from the runtime's array of the function's buffers (AotCompiler.h),
+      the buffer rebuilt from its address in the loop (an LLVM descriptor
+      cast to the memref; the conversion to LLVM cancels the cast);
+    - other static identity-layout buffers: their addresses stored into a
+      stack table before the loop, rebuilt the same way.
+
+    An entry point that reads the runtime's array then takes it alone, as a
+    `!llvm.ptr` argument (`lcc.buffer_table`): each buffer still used is made
+    from its address at the start, and the others are dropped, so that its
+    signature (about 9 values per buffer after lowering) does not grow with
+    depth either.
 
     ```mlir
     call @layer(%v0, %p0, %arena, %c64) : (...) -> ()
     call @layer(%v1, %p1, %arena, %c128) : (...) -> ()
-    // becomes: stores of %p0's and %p1's addresses into a stack table, then
+    // becomes
     scf.for %i = %c0 to %c2 step %c1 {
-      // %v_i: memref.view of %v0's buffer at the offset loaded from a
-      // global, %p_i: the buffer at the loaded address, %c_i: loaded
+      // %v_i: a view of the arena at the offset loaded from a global,
+      // %p_i: the buffer at the address the table holds, %c_i: loaded
       call @layer(%v_i, %p_i, %arena, %c_i) : (...) -> ()
     }
     ```

@@ -15,13 +15,18 @@ func.func private @layer(%x: memref<16xf32>, %w: memref<16xf32>, %out: memref<16
 
 // An entry point: each call reads a view of the arena and writes the next
 // (a global table of byte offsets), passes a parameter (its argument
-// number in the same table; its address from the runtime's table, a new
-// last argument) and the offset of the callee's temporary (a constant). The
+// number in the same table; its address from the runtime's table, the
+// function's argument) and the offset of the callee's temporary (a constant). The
 // arena's casts are equal ops: one is passed as is. Rows: (input view,
 // parameter, output view, temporary's offset) per call, in call order.
+// Then the function takes the table alone: the arena, the one buffer still
+// used outside the loop, is made from its address there (argument 3).
 // CHECK-LABEL: func.func @step(
-// CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<512xi8> {lcc.arena}, %[[TABLE:[a-z0-9]+]]: !llvm.ptr)
-// CHECK-SAME:    attributes {lcc.buffer_table}
+// CHECK-SAME:    %[[TABLE:[a-z0-9]+]]: !llvm.ptr) attributes {lcc.buffer_table}
+// CHECK-NEXT:    %[[THREE:.*]] = llvm.mlir.constant(3 : i64) : i64
+// CHECK-NEXT:    %[[ASLOT:.*]] = llvm.getelementptr %[[TABLE]][%[[THREE]]]
+// CHECK-NEXT:    %[[APTR:.*]] = llvm.load %[[ASLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK:         %[[ARENA:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<512xi8>
 // CHECK-NOT:     call @layer
 // CHECK:         %[[CAST:.*]] = memref.cast %[[ARENA]]
 // CHECK:         %[[G:.*]] = memref.get_global @step_calls0 : memref<12xi64>
