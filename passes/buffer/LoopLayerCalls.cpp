@@ -174,8 +174,8 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
       return signalPassFailure();
     }
     SymbolTable symbols(module);
-    // How often each layer function runs per call of its caller, for
-    // lcc --report (its calls are no longer one call op each).
+    // Each layer function's call sites, which lcc --report counts as its
+    // runs per step (a loop's call would count once).
     llvm::DenseMap<Operation *, int64_t> runs;
     module.walk([&](func::CallOp call) {
       if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
@@ -205,8 +205,8 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
         table =
             b.create<memref::AllocaOp>(fn.getLoc(), MemRefType::get({entries}, b.getIndexType()));
       }
-      // The runtime's table of the function's buffers, one address per
-      // argument (the AOT entry wrapper passes it last).
+      // The runtime's array of the function's buffers, one address per
+      // argument: a new argument, in the end the only one (takeOnlyTable).
       Value buffers;
       if (arguments) {
         unsigned at = fn.getNumArguments();
