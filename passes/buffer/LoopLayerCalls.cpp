@@ -315,13 +315,15 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
         for (auto [k, column] : llvm::enumerate(group.columns)) {
           Value v = call.getOperand(k);
           Value source;
-          int64_t &at = values[i * group.constants + group.slot[k]];
+          std::optional<int64_t> at;
           if (column == Column::View)
-            at = *viewOffset(v, source);
+            at = viewOffset(v, source);
           else if (column == Column::Constant)
-            at = *constantInt(v);
+            at = constantInt(v);
           else if (column == Column::Argument)
             at = llvm::cast<BlockArgument>(v).getArgNumber();
+          if (at)
+            values[i * group.constants + group.slot[k]] = *at;
         }
       auto type = MemRefType::get({int64_t(values.size())}, b.getI64Type());
       auto init = DenseElementsAttr::get(RankedTensorType::get(type.getShape(), b.getI64Type()),
