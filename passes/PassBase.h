@@ -36,9 +36,9 @@ inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
 /// times its callers run it (lcc --report counts its GEMMs that often).
 inline constexpr llvm::StringLiteral kLayerRunsAttr = "lcc.layer_runs";
 
-/// On a public function that lcc-loop-layer-calls gave a last argument: the
-/// runtime's table of the function's buffers (one address per argument, in
-/// order), which the AOT entry wrapper passes.
+/// On a public function whose only argument lcc-loop-layer-calls made the
+/// runtime's array of its buffers (one address per former argument, in
+/// order), which the AOT entry wrapper passes as it is.
 inline constexpr llvm::StringLiteral kBufferTableAttr = "lcc.buffer_table";
 
 /// Whether `op` is such a loop.

@@ -34,7 +34,6 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 
 using namespace mlir;
 
@@ -86,9 +85,8 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
   // F takes the array itself and reads each buffer's address there.
   if (bufferTable)
     args.push_back(wrapper->getArg(0));
-  for (auto [i, shape] : llvm::enumerate(shapes)) {
-    if (bufferTable)
-      break;
+  for (auto [i, shape] : llvm::enumerate(bufferTable ? llvm::ArrayRef<std::vector<int64_t>>()
+                                                     : llvm::ArrayRef(shapes))) {
     llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, wrapper->getArg(0), i);
     llvm::Value *buffer = b.CreateLoad(ptr, slot);
     args.append({buffer, buffer, llvm::ConstantInt::get(i64, 0)});
@@ -354,7 +352,10 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
   }
   code.report["kernels"] = kernels;
   code.report["gemm_calls"] = gemms;
+  llvm::StringSet<> bufferTables;
   for (auto fn : clone->getOps<LLVM::LLVMFuncOp>()) {
+    if (fn->hasAttr(kBufferTableAttr))
+      bufferTables.insert(fn.getName());
     auto bytes = fn->getAttrOfType<IntegerAttr>("lcc.arena_bytes");
     if (!bytes || !shapes.count(fn.getName().str()))
       continue;
@@ -363,17 +364,12 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
       shapes[fn.getName().str()].push_back({bytes.getInt()});
   }
 
-  std::set<std::string> bufferTables;
-  for (auto fn : clone->getOps<LLVM::LLVMFuncOp>())
-    if (fn->hasAttr(kBufferTableAttr))
-      bufferTables.insert(fn.getName().str());
-
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");
   if (!m)
     return error("translation to LLVM IR failed:\n" + diagnostics);
   for (const std::string &name : exported)
-    if (llvm::Error err = addPackedWrapper(*m, name, shapes[name], bufferTables.count(name)))
+    if (llvm::Error err = addPackedWrapper(*m, name, shapes[name], bufferTables.contains(name)))
       return std::move(err);
   // Kernels stay functions: inlining them back would rebuild the one huge
   // function that lcc-outline-kernels exists to avoid.

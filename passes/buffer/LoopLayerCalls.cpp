@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/buffer/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
@@ -130,44 +132,35 @@ std::string classify(Group &group, Block *entry) {
   return "";
 }
 
-/// A memref descriptor of static identity-layout type `type` at the address
-/// `ptr`: the LLVM struct the conversion to LLVM would build, cast to the
-/// memref (reconcile-unrealized-casts removes the pair the call's conversion
-/// adds). No memref op makes a buffer of an address.
-Value bufferAt(OpBuilder &b, Location loc, Value ptr, MemRefType type) {
-  MLIRContext *ctx = b.getContext();
-  Type i64 = b.getI64Type();
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  SmallVector<Type> fields{ptrType, ptrType, i64};
-  int64_t rank = type.getRank();
-  if (rank > 0) {
-    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
-    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
-  }
-  auto descType = LLVM::LLVMStructType::getLiteral(ctx, fields);
-  Value desc = b.create<LLVM::PoisonOp>(loc, descType);
-  auto constant = [&](int64_t v) {
-    return b.create<LLVM::ConstantOp>(loc, i64, b.getI64IntegerAttr(v)).getResult();
-  };
-  desc = b.create<LLVM::InsertValueOp>(loc, desc, ptr, ArrayRef<int64_t>{0});
-  desc = b.create<LLVM::InsertValueOp>(loc, desc, ptr, ArrayRef<int64_t>{1});
-  desc = b.create<LLVM::InsertValueOp>(loc, desc, constant(0), ArrayRef<int64_t>{2});
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
-  for (int64_t d = 0; d < rank; ++d) {
-    desc = b.create<LLVM::InsertValueOp>(loc, desc, constant(type.getDimSize(d)),
-                                         ArrayRef<int64_t>{3, d});
-    desc = b.create<LLVM::InsertValueOp>(loc, desc, constant(strides[d]), ArrayRef<int64_t>{4, d});
-  }
+/// The buffer of static identity-layout type `type` at the address `ptr`:
+/// upstream's descriptor (what the conversion to LLVM builds), cast to the
+/// memref; reconcile-unrealized-casts removes the pair the call's conversion
+/// adds. No memref op makes a buffer of an address.
+Value bufferAt(OpBuilder &b, Location loc, const LLVMTypeConverter &types, Value ptr,
+               MemRefType type) {
+  Value desc = MemRefDescriptor::fromStaticShape(b, loc, types, type, ptr);
   return b.create<UnrealizedConversionCastOp>(loc, type, desc).getResult(0);
+}
+
+/// The address at entry `at` (i64) of the runtime's array `buffers`.
+Value addressIn(OpBuilder &b, Location loc, Value buffers, Value at) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value slot = b.create<LLVM::GEPOp>(loc, ptrType, ptrType, buffers, ValueRange{at});
+  return b.create<LLVM::LoadOp>(loc, ptrType, slot);
 }
 
 struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayerCallsPass> {
   using Base::Base;
 
+  /// The descriptor types of the conversion to LLVM (default options, as
+  /// the pipeline's), for the buffers rebuilt from addresses; set for the
+  /// run of runOnOperation.
+  const LLVMTypeConverter *types = nullptr;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    LLVMTypeConverter converter(module.getContext());
+    types = &converter;
     if (minCalls < 2) {
       module.emitError() << "lcc-loop-layer-calls: min-calls must be at least 2, got "
                          << int64_t(minCalls);
@@ -231,7 +224,6 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
   LogicalResult takeOnlyTable(func::FuncOp fn, Value buffers) {
     Block &entry = fn.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&entry);
-    auto ptrType = LLVM::LLVMPointerType::get(fn.getContext());
     llvm::BitVector erase(fn.getNumArguments());
     for (BlockArgument arg : entry.getArguments()) {
       if (arg == buffers)
@@ -242,9 +234,8 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
       Location loc = arg.getLoc();
       Value at =
           b.create<LLVM::ConstantOp>(loc, b.getI64Type(), b.getI64IntegerAttr(arg.getArgNumber()));
-      Value slot = b.create<LLVM::GEPOp>(loc, ptrType, ptrType, buffers, ValueRange{at});
-      Value ptr = b.create<LLVM::LoadOp>(loc, ptrType, slot);
-      arg.replaceAllUsesWith(bufferAt(b, loc, ptr, llvm::cast<MemRefType>(arg.getType())));
+      arg.replaceAllUsesWith(bufferAt(b, loc, *types, addressIn(b, loc, buffers, at),
+                                      llvm::cast<MemRefType>(arg.getType())));
     }
     return fn.eraseArguments(erase);
   }
@@ -335,8 +326,8 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
       symbols.insert(global);
       constants = b.create<memref::GetGlobalOp>(loc, type, global.getSymName());
     }
-    // Addresses of the buffers that are arguments or planned elsewhere: per
-    // step, as the runtime may pass other buffers each time.
+    // Addresses of the other buffers, stored per run: the runtime may pass
+    // other buffers each time.
     for (auto [i, call] : llvm::enumerate(group.calls))
       for (auto [k, column] : llvm::enumerate(group.columns))
         if (column == Column::Pointer) {
@@ -363,10 +354,8 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
       case Column::Same: operands.push_back(first); break;
       case Column::Argument: {
         Value at = b.create<memref::LoadOp>(loc, constants, entry(group.constants, group.slot[k]));
-        auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-        Value slot = b.create<LLVM::GEPOp>(loc, ptrType, ptrType, buffers, ValueRange{at});
-        Value ptr = b.create<LLVM::LoadOp>(loc, ptrType, slot);
-        operands.push_back(bufferAt(b, loc, ptr, llvm::cast<MemRefType>(first.getType())));
+        operands.push_back(bufferAt(b, loc, *types, addressIn(b, loc, buffers, at),
+                                    llvm::cast<MemRefType>(first.getType())));
         break;
       }
       case Column::View:
@@ -389,7 +378,7 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
         Value ptr = b.create<LLVM::IntToPtrOp>(
             loc, LLVM::LLVMPointerType::get(b.getContext()),
             b.create<arith::IndexCastOp>(loc, b.getI64Type(), address).getResult());
-        operands.push_back(bufferAt(b, loc, ptr, llvm::cast<MemRefType>(first.getType())));
+        operands.push_back(bufferAt(b, loc, *types, ptr, llvm::cast<MemRefType>(first.getType())));
         break;
       }
       }
