@@ -1,4 +1,4 @@
-//===- CallAnalysis.cpp - cheaper one-shot analysis of func.call ----------===//
+//===- CallAnalysis.cpp - cheaper one-shot analysis of calls and loops ----===//
 //
 // See CallAnalysis.h for why. The answers follow from what one-shot module
 // analysis records per function (FuncAnalysisState): which arguments a
@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
@@ -87,6 +88,48 @@ AliasingValueList aliases(const Concept *, Operation *op, OpOperand &operand,
   return result;
 }
 
+/// Which operands a call's result aliases: the arguments whose aliasing
+/// results include it, from one lookup of the callee.
+bufferization::AliasingOpOperandList aliasedBy(const Concept *concept, Operation *op, Value value,
+                                               const AnalysisState &state) {
+  auto [funcs, callee] = analyzedCallee(op, state);
+  auto result = llvm::dyn_cast<OpResult>(value);
+  if (!funcs || !result)
+    return bufferization::detail::defaultGetAliasingOpOperands(value, state);
+  bufferization::AliasingOpOperandList list;
+  auto byArg = funcs->aliasingReturnVals.find(callee);
+  if (byArg == funcs->aliasingReturnVals.end())
+    return list;
+  // In operand order, as the default gives them.
+  SmallVector<int64_t> args;
+  for (const auto &[arg, results] : byArg->second)
+    if (llvm::is_contained(results, int64_t(result.getResultNumber())))
+      args.push_back(arg);
+  llvm::sort(args);
+  for (int64_t arg : args)
+    for (const bufferization::AliasingValue &alias :
+         aliases(concept, op, op->getOpOperand(arg), state))
+      if (alias.value == value)
+        list.addAlias({&op->getOpOperand(arg), alias.relation, alias.isDefinite});
+  return list;
+}
+
+/// Which operand an scf.for result aliases: its own init only (the loop's
+/// other operands are its bounds and the other inits, which alias their own
+/// results), asked as upstream's default would ask it.
+bufferization::AliasingOpOperandList loopAliasedBy(const Concept *concept, Operation *op,
+                                                   Value value, const AnalysisState &state) {
+  auto result = llvm::dyn_cast<OpResult>(value);
+  if (!result)
+    return bufferization::detail::defaultGetAliasingOpOperands(value, state);
+  OpOperand &init = llvm::cast<scf::ForOp>(op).getInitArgsMutable()[result.getResultNumber()];
+  bufferization::AliasingOpOperandList list;
+  for (const bufferization::AliasingValue &alias : state.getAliasingValues(init))
+    if (alias.value == value)
+      list.addAlias({&init, alias.relation, alias.isDefinite});
+  return list;
+}
+
 } // namespace
 
 void lcc::registerCallAnalysis(DialectRegistry &registry) {
@@ -99,5 +142,13 @@ void lcc::registerCallAnalysis(DialectRegistry &registry) {
     model->bufferizesToMemoryRead = reads;
     model->bufferizesToMemoryWrite = writes;
     model->getAliasingValues = aliases;
+    model->getAliasingOpOperands = aliasedBy;
+  });
+  registry.addExtension(+[](MLIRContext *context, scf::SCFDialect *) {
+    std::optional<RegisteredOperationName> loop =
+        RegisteredOperationName::lookup(scf::ForOp::getOperationName(), context);
+    auto *model = loop ? loop->getInterface<bufferization::BufferizableOpInterface>() : nullptr;
+    if (model)
+      model->getAliasingOpOperands = loopAliasedBy;
   });
 }

@@ -66,3 +66,46 @@ func.func @aliased(%t: tensor<4xf32>) -> (tensor<4xf32>, f32) {
   %x = tensor.extract %t[%i] : tensor<4xf32>
   return %u, %x : tensor<4xf32>, f32
 }
+
+// Returns its second argument.
+func.func private @second(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  return %b : tensor<4xf32>
+}
+
+// The result aliases the second operand only (the operand a result aliases is
+// found from the callee's analysis, not by asking each operand): the second
+// operand, read after the call, is copied; the first is not.
+// CHECK-LABEL: func.func @second_aliased
+// CHECK: call @second(%{{.*}}, %{{.*}}) {__inplace_operands_attr__ = ["true", "false"]}
+// CHECK: tensor.insert {{.*}} {__inplace_operands_attr__ = ["none", "true", "none"]}
+func.func @second_aliased(%s: tensor<4xf32>, %t: tensor<4xf32>) -> (tensor<4xf32>, f32, f32) {
+  %c = arith.constant 3.0 : f32
+  %i = arith.constant 0 : index
+  %v = call @second(%s, %t) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u = tensor.insert %c into %v[%i] : tensor<4xf32>
+  %x = tensor.extract %t[%i] : tensor<4xf32>
+  %y = tensor.extract %s[%i] : tensor<4xf32>
+  return %u, %x, %y : tensor<4xf32>, f32, f32
+}
+
+// A loop result aliases its own init only (lcc's answer for scf.for, as
+// cheap as one operand). The second result is the second init's buffer (the
+// loop passes it on): writing it while that init is read later needs a copy,
+// made at the loop. The first init is updated in place.
+// CHECK-LABEL: func.func @loop_aliased
+// CHECK: } {__inplace_operands_attr__ = ["none", "none", "none", "true", "false"]}
+// CHECK: tensor.insert {{.*}} {__inplace_operands_attr__ = ["none", "true", "none"]}
+func.func @loop_aliased(%s: tensor<4xf32>, %t: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, f32) {
+  %c = arith.constant 3.0 : f32
+  %i = arith.constant 0 : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r:2 = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %s, %b = %t) -> (tensor<4xf32>, tensor<4xf32>) {
+    %a2 = tensor.insert %c into %a[%i] : tensor<4xf32>
+    scf.yield %a2, %b : tensor<4xf32>, tensor<4xf32>
+  }
+  %u = tensor.insert %c into %r#1[%i] : tensor<4xf32>
+  %x = tensor.extract %t[%i] : tensor<4xf32>
+  return %r#0, %u, %x : tensor<4xf32>, tensor<4xf32>, f32
+}
