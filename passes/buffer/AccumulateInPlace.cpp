@@ -8,6 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/buffer/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCACCUMULATEINPLACEPASS
@@ -35,27 +38,142 @@ bool writeInto(linalg::GenericOp op, unsigned r, BlockArgument acc) {
   return true;
 }
 
+/// A carried sum `acc + g` that the layer computing g can do (Passes.td).
+struct IntoLayer {
+  linalg::GenericOp sum;
+  unsigned accInput; // which of the sum's two inputs is the carried value
+  func::CallOp call;
+  unsigned result; // the call's result the sum adds
+};
+
+/// `op` as an IntoLayer when it is an elementwise sum of two identity-mapped
+/// inputs, `acc` (its only use) and a result (its only use) of a call of a
+/// layer function whose out-param for that result is a `tensor.empty`.
+std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
+  if (op.getNumParallelLoops() != op.getNumLoops() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !acc.hasOneUse() ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return std::nullopt;
+  OpOperand *input = &*acc.getUses().begin();
+  if (input->getOwner() != op.getOperation() || !op.isDpsInput(input))
+    return std::nullopt;
+  unsigned accInput = input->getOperandNumber();
+  auto g = llvm::dyn_cast<OpResult>(op.getDpsInputOperand(1 - accInput)->get());
+  auto call = g ? llvm::dyn_cast<func::CallOp>(g.getOwner()) : nullptr;
+  if (!call || !g.hasOneUse() || g.getType() != acc.getType())
+    return std::nullopt;
+  unsigned out = call.getNumOperands() - call.getNumResults() + g.getResultNumber();
+  if (!call.getOperand(out).getDefiningOp<tensor::EmptyOp>())
+    return std::nullopt;
+  return IntoLayer{op, accInput, call, g.getResultNumber()};
+}
+
+/// Rewrites `fn` so that its result `r` is its out-param plus what it was
+/// (the sums' payload), and each of `sums` (one per call of `fn`) becomes
+/// the call itself writing into the carried value's buffer. Fails (changing
+/// nothing) unless `fn` returns `materialize_in_destination %v in %out` for
+/// `r` with `%out` used nowhere else and every sum has the same payload.
+bool moveIntoLayer(func::FuncOp fn, unsigned r, ArrayRef<IntoLayer> sums) {
+  auto ret = llvm::cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  auto store = ret.getOperand(r).getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  if (!store)
+    return false;
+  auto out = llvm::dyn_cast<BlockArgument>(store.getDest());
+  if (!out || out.getOwner() != &fn.getBody().front() || !out.hasOneUse())
+    return false;
+  IntoLayer first = sums.front();
+  for (IntoLayer s : sums)
+    if (s.accInput != first.accInput ||
+        !OperationEquivalence::isRegionEquivalentTo(&s.sum.getRegion(), &first.sum.getRegion(),
+                                                    OperationEquivalence::IgnoreLocations))
+      return false;
+  // In the layer: out = out + v, written in place.
+  OpBuilder b(store);
+  auto sum = llvm::cast<linalg::GenericOp>(b.clone(*first.sum.getOperation()));
+  sum.setOperand(first.accInput, out);
+  sum.setOperand(1 - first.accInput, store.getSource());
+  sum.getDpsInitOperand(0)->set(out);
+  store.getSourceMutable().set(sum.getResult(0));
+  // At each call: the carried value is the out-param, the call's result the
+  // next carried value.
+  for (IntoLayer s : sums) {
+    Value acc = s.sum.getDpsInputOperand(s.accInput)->get();
+    unsigned at = s.call.getNumOperands() - s.call.getNumResults() + s.result;
+    Operation *empty = s.call.getOperand(at).getDefiningOp();
+    s.call.setOperand(at, acc);
+    s.sum.getResult(0).replaceAllUsesWith(s.call.getResult(s.result));
+    s.sum.erase();
+    if (empty->use_empty())
+      empty->erase();
+  }
+  return true;
+}
+
 struct LccAccumulateInPlacePass
     : lcc::impl::LccAccumulateInPlacePassBase<LccAccumulateInPlacePass> {
   void runOnOperation() override {
-    int64_t inPlace = 0, left = 0;
-    getOperation()->walk([&](scf::ForOp loop) {
+    ModuleOp module = getOperation();
+    SmallVector<scf::ForOp> loops;
+    bool tensors = true;
+    module->walk([&](scf::ForOp loop) {
       if (!lcc::isMicroBatchLoop(loop))
         return;
       if (llvm::any_of(loop->getOperandTypes(), llvm::IsaPred<BaseMemRefType>)) {
         loop.emitError() << "lcc-accumulate-in-place: runs on tensors, before bufferization";
-        return signalPassFailure();
+        tensors = false;
       }
+      loops.push_back(loop);
+    });
+    if (!tensors)
+      return signalPassFailure();
+
+    // Sums a layer can do: grouped by layer function and result, moved only
+    // when every call of that function has the same sum on that result.
+    llvm::MapVector<std::pair<Operation *, unsigned>, SmallVector<IntoLayer>> byLayer;
+    SymbolTableCollection symbols;
+    for (scf::ForOp loop : loops) {
       auto yield = llvm::cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      for (auto [n, acc] : llvm::enumerate(loop.getRegionIterArgs())) {
+        auto sum = llvm::dyn_cast<OpResult>(yield.getOperand(n));
+        auto op = sum ? llvm::dyn_cast<linalg::GenericOp>(sum.getOwner()) : nullptr;
+        if (!op)
+          continue;
+        if (std::optional<IntoLayer> into = intoLayer(op, acc)) {
+          auto fn =
+              symbols.lookupNearestSymbolFrom<func::FuncOp>(into->call, into->call.getCalleeAttr());
+          if (fn && fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal())
+            byLayer[{fn, into->result}].push_back(*into);
+        }
+      }
+    }
+    int64_t intoLayers = 0;
+    if (!byLayer.empty()) {
+      llvm::DenseMap<Operation *, unsigned> calls;
+      module->walk([&](func::CallOp call) {
+        if (auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr()))
+          ++calls[fn];
+      });
+      for (auto &[key, sums] : byLayer)
+        if (sums.size() == calls.lookup(key.first) &&
+            moveIntoLayer(llvm::cast<func::FuncOp>(key.first), key.second, sums))
+          intoLayers += sums.size();
+    }
+
+    // The other sums: the step writes them into their carried buffer.
+    int64_t inPlace = 0, carried = 0;
+    for (scf::ForOp loop : loops) {
+      auto yield = llvm::cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      carried += loop.getNumRegionIterArgs();
       for (auto [n, acc] : llvm::enumerate(loop.getRegionIterArgs())) {
         auto sum = llvm::dyn_cast<OpResult>(yield.getOperand(n));
         auto op = sum ? llvm::dyn_cast<linalg::GenericOp>(sum.getOwner()) : nullptr;
         if (op && writeInto(op, sum.getResultNumber(), acc))
           ++inPlace;
-        else
-          ++left;
       }
-    });
+    }
+    int64_t left = carried - inPlace - intoLayers;
+    numIntoLayers += intoLayers;
     numInPlace += inPlace;
     numLeft += left;
   }

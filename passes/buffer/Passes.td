@@ -63,10 +63,33 @@ def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp
     // becomes ... outs(%acc : tensor<8xf32>) ...
     ```
 
-    A sum that does not have this form is left as it is (still correct:
+    First, a sum whose other input is the result of a call of a layer
+    function (lcc-outline-layers; lcc-out-params gave the call a
+    `tensor.empty` out-param for it) moves into the layer: the function adds
+    what it computed to its out-param in place, and each call passes the
+    carried value as that out-param and yields its result. The layer
+    function is one for all its calls, so it moves only when every call of
+    the function has a sum with the same payload on that result; otherwise
+    the sums stay in the loop. With `--accum`, a layer's gradients are then
+    summed by its backward function: the step's loop keeps the sums of the
+    parameters outside layers only (GPT-2: 5 of 149), and a layer's
+    gradient needs no buffer besides its sum.
+
+    ```mlir
+    %r = scf.for ... iter_args(%acc = %zero) -> (tensor<8xf32>) {
+      %g = func.call @layer(%x, %empty) : (...) -> tensor<8xf32>
+      %s = linalg.generic {...} ins(%acc, %g : ...) outs(%fresh : ...) {...}
+      scf.yield %s : tensor<8xf32>
+    } {lcc.micro_batches}
+    // becomes: %s = func.call @layer(%x, %acc); @layer adds its result to
+    // its out-param (`ins(%out, %v) outs(%out)`) before storing it there.
+    ```
+
+    A sum that has neither form is left as it is (still correct:
     bufferization copies) and counted in the statistics.
   }];
   let statistics = [
+    Statistic<"numIntoLayers", "into-layers", "Loop-carried sums done by the layer function called">,
     Statistic<"numInPlace", "in-place", "Loop-carried sums written into their own buffer">,
     Statistic<"numLeft", "left", "Loop-carried sums left as they were">,
   ];

@@ -62,3 +62,108 @@ func.func @sums(%g: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8x
   }
   return %r#0, %r#1, %other : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// A layer's gradient (lcc-out-params' form: the call's out-param is a
+// tensor.empty) summed over micro-batches: the sum moves into the layer,
+// which adds what it computed to its out-param in place; each call passes
+// its carried sum as that out-param and the loop yields the call's result.
+// CHECK-LABEL: func.func private @grad(
+// CHECK-SAME:      %[[X:.*]]: tensor<8xf32> {bufferization.writable = false}, %[[OUT:.*]]: tensor<8xf32> {lcc.result = 0 : i64})
+// CHECK:         %[[V:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[OUT]], %[[V]] : tensor<8xf32>, tensor<8xf32>) outs(%[[OUT]] : tensor<8xf32>)
+// CHECK:           arith.addf
+// CHECK:         bufferization.materialize_in_destination %[[S]] in %[[OUT]]
+// CHECK-LABEL: func.func @layer_sums(
+// CHECK:         scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}, %[[B:.*]] = %{{.*}})
+// CHECK-NOT:       linalg.generic
+// CHECK:           %[[GA:.*]] = func.call @grad(%{{.*}}, %[[A]])
+// CHECK-NOT:       linalg.generic
+// CHECK:           %[[GB:.*]] = func.call @grad(%{{.*}}, %[[B]])
+// CHECK-NOT:       linalg.generic
+// CHECK:           scf.yield %[[GA]], %[[GB]]
+func.func private @grad(%x: tensor<8xf32> {bufferization.writable = false},
+                        %out: tensor<8xf32> {lcc.result = 0 : i64}) -> tensor<8xf32>
+    attributes {lcc.layer = "h.*"} {
+  %e = tensor.empty() : tensor<8xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %r = bufferization.materialize_in_destination %v in %out : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @layer_sums(%g: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r:2 = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z, %b = %z) -> (tensor<8xf32>, tensor<8xf32>) {
+    %row = tensor.extract_slice %g[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %o1 = tensor.empty() : tensor<8xf32>
+    %g1 = func.call @grad(%row, %o1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %f1 = tensor.empty() : tensor<8xf32>
+    %s1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %g1 : tensor<8xf32>, tensor<8xf32>) outs(%f1 : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    %o2 = tensor.empty() : tensor<8xf32>
+    %g2 = func.call @grad(%s1, %o2) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %f2 = tensor.empty() : tensor<8xf32>
+    %s2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%b, %g2 : tensor<8xf32>, tensor<8xf32>) outs(%f2 : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    scf.yield %s1, %s2 : tensor<8xf32>, tensor<8xf32>
+  } {lcc.micro_batches}
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// A layer also called elsewhere (its result not summed there) keeps its
+// result as it is: the sum stays in the loop, updated in its own buffer.
+// CHECK-LABEL: func.func private @once(
+// CHECK-NOT:     ins(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>)
+// CHECK:         bufferization.materialize_in_destination
+// CHECK-LABEL: func.func @not_every_call(
+// CHECK:         scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}})
+// CHECK:           %[[G:.*]] = func.call @once(%{{.*}}, %{{.*}})
+// CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[G]] : tensor<8xf32>, tensor<8xf32>) outs(%[[A]] : tensor<8xf32>)
+// CHECK:           scf.yield %[[S]]
+// CHECK:         {{^ *}}%{{.*}} = call @once(
+func.func private @once(%x: tensor<8xf32> {bufferization.writable = false},
+                        %out: tensor<8xf32> {lcc.result = 0 : i64}) -> tensor<8xf32>
+    attributes {lcc.layer = "h.*"} {
+  %r = bufferization.materialize_in_destination %x in %out : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @not_every_call(%g: tensor<4x8xf32>, %h: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z) -> (tensor<8xf32>) {
+    %row = tensor.extract_slice %g[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %o1 = tensor.empty() : tensor<8xf32>
+    %g1 = func.call @once(%row, %o1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %f1 = tensor.empty() : tensor<8xf32>
+    %s1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %g1 : tensor<8xf32>, tensor<8xf32>) outs(%f1 : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %sum = arith.addf %x, %y : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    scf.yield %s1 : tensor<8xf32>
+  } {lcc.micro_batches}
+  %o = tensor.empty() : tensor<8xf32>
+  %last = func.call @once(%h, %o) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r, %last : tensor<8xf32>, tensor<8xf32>
+}
