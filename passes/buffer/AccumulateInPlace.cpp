@@ -10,6 +10,7 @@
 #include "passes/buffer/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace lcc {
@@ -47,13 +48,18 @@ struct IntoLayer {
 };
 
 /// `op` as an IntoLayer when it is an elementwise sum of two identity-mapped
-/// inputs, `acc` (its only use) and a result (its only use) of a call of a
-/// layer function whose out-param for that result is a `tensor.empty`.
+/// inputs, `acc` (its only use) and a result (its only use) of a call whose
+/// out-param for that result is a `tensor.empty`, with a payload of its own.
 std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
   if (op.getNumParallelLoops() != op.getNumLoops() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !acc.hasOneUse() ||
       !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
       op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return std::nullopt;
+  // The payload is cloned into the layer: it may use only its own values.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op.getRegion(), captured);
+  if (!captured.empty())
     return std::nullopt;
   OpOperand *input = &*acc.getUses().begin();
   if (input->getOwner() != op.getOperation() || !op.isDpsInput(input))

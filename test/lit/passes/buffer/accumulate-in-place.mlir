@@ -167,3 +167,40 @@ func.func @not_every_call(%g: tensor<4x8xf32>, %h: tensor<8xf32>) -> (tensor<8xf
   %last = func.call @once(%h, %o) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %r, %last : tensor<8xf32>, tensor<8xf32>
 }
+
+// A sum whose payload uses a value of the step (here a weight) cannot be
+// cloned into the layer: it stays in the loop, in its carried buffer.
+// CHECK-LABEL: func.func @captured(
+// CHECK:         scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}})
+// CHECK:           %[[G:.*]] = func.call @kept(%{{.*}}, %{{.*}})
+// CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[G]] : tensor<8xf32>, tensor<8xf32>) outs(%[[A]] : tensor<8xf32>)
+// CHECK:           scf.yield %[[S]]
+func.func private @kept(%x: tensor<8xf32> {bufferization.writable = false},
+                        %out: tensor<8xf32> {lcc.result = 0 : i64}) -> tensor<8xf32>
+    attributes {lcc.layer = "h.*"} {
+  %r = bufferization.materialize_in_destination %x in %out : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @captured(%g: tensor<4x8xf32>, %w: f32) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z) -> (tensor<8xf32>) {
+    %row = tensor.extract_slice %g[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %o1 = tensor.empty() : tensor<8xf32>
+    %g1 = func.call @kept(%row, %o1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %f1 = tensor.empty() : tensor<8xf32>
+    %s1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %g1 : tensor<8xf32>, tensor<8xf32>) outs(%f1 : tensor<8xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %m = arith.mulf %y, %w : f32
+      %sum = arith.addf %x, %m : f32
+      linalg.yield %sum : f32
+    } -> tensor<8xf32>
+    scf.yield %s1 : tensor<8xf32>
+  } {lcc.micro_batches}
+  return %r : tensor<8xf32>
+}
