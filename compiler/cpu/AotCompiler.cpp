@@ -85,21 +85,21 @@ static llvm::Error addPackedWrapper(llvm::Module &m, llvm::StringRef name,
   // F takes the array itself and reads each buffer's address there.
   if (bufferTable)
     args.push_back(wrapper->getArg(0));
-  for (auto [i, shape] : llvm::enumerate(bufferTable ? llvm::ArrayRef<std::vector<int64_t>>()
-                                                     : llvm::ArrayRef(shapes))) {
-    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, wrapper->getArg(0), i);
-    llvm::Value *buffer = b.CreateLoad(ptr, slot);
-    args.append({buffer, buffer, llvm::ConstantInt::get(i64, 0)});
-    for (int64_t d : shape)
-      args.push_back(llvm::ConstantInt::get(i64, d));
-    int64_t stride = 1;
-    llvm::SmallVector<llvm::Value *> strides(shape.size());
-    for (size_t d = shape.size(); d-- > 0;) {
-      strides[d] = llvm::ConstantInt::get(i64, stride);
-      stride *= shape[d];
+  else
+    for (auto [i, shape] : llvm::enumerate(shapes)) {
+      llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, wrapper->getArg(0), i);
+      llvm::Value *buffer = b.CreateLoad(ptr, slot);
+      args.append({buffer, buffer, llvm::ConstantInt::get(i64, 0)});
+      for (int64_t d : shape)
+        args.push_back(llvm::ConstantInt::get(i64, d));
+      int64_t stride = 1;
+      llvm::SmallVector<llvm::Value *> strides(shape.size());
+      for (size_t d = shape.size(); d-- > 0;) {
+        strides[d] = llvm::ConstantInt::get(i64, stride);
+        stride *= shape[d];
+      }
+      args.append(strides.begin(), strides.end());
     }
-    args.append(strides.begin(), strides.end());
-  }
   for (auto [i, a] : llvm::enumerate(args))
     if (a->getType() != f->getArg(i)->getType())
       return error("@" + name + " argument " + llvm::Twine(i) +

@@ -22,18 +22,25 @@ using namespace mlir;
 
 namespace {
 
-/// Makes `op`'s result `r` be written into `acc` when `op` is elementwise,
-/// reads `acc` with the identity map as its only use, and never reads the
-/// init it has for `r` (so the init's value does not matter).
-bool writeInto(linalg::GenericOp op, unsigned r, BlockArgument acc) {
-  if (op.getNumParallelLoops() != op.getNumLoops() || !acc.hasOneUse() ||
-      acc.getUses().begin()->getOwner() != op.getOperation())
-    return false;
+/// `acc`'s only use, when it is an input of the elementwise `op` read with
+/// the identity map; null otherwise.
+OpOperand *carriedInput(linalg::GenericOp op, BlockArgument acc) {
+  if (op.getNumParallelLoops() != op.getNumLoops() || !acc.hasOneUse())
+    return nullptr;
   OpOperand *input = &*acc.getUses().begin();
+  if (input->getOwner() != op.getOperation() || !op.isDpsInput(input) ||
+      !op.getMatchingIndexingMap(input).isIdentity())
+    return nullptr;
+  return input;
+}
+
+/// Makes `op`'s result `r` be written into `acc` when `op` reads `acc`
+/// (carriedInput) and never reads the init it has for `r` (so the init's
+/// value does not matter).
+bool writeInto(linalg::GenericOp op, unsigned r, BlockArgument acc) {
   OpOperand *init = op.getDpsInitOperand(r);
-  if (!op.isDpsInput(input) || !op.getMatchingIndexingMap(input).isIdentity() ||
-      !op.getMatchingIndexingMap(init).isIdentity() || op.payloadUsesValueFromOperand(init) ||
-      init->get().getType() != acc.getType())
+  if (!carriedInput(op, acc) || !op.getMatchingIndexingMap(init).isIdentity() ||
+      op.payloadUsesValueFromOperand(init) || init->get().getType() != acc.getType())
     return false;
   init->set(acc);
   return true;
@@ -44,15 +51,16 @@ struct IntoLayer {
   linalg::GenericOp sum;
   unsigned accInput; // which of the sum's two inputs is the carried value
   func::CallOp call;
-  unsigned result; // the call's result the sum adds
+  unsigned result;   // the call's result the sum adds
+  unsigned outParam; // the call's operand that is that result's out-param
 };
 
-/// `op` as an IntoLayer when it is an elementwise sum of two identity-mapped
-/// inputs, `acc` (its only use) and a result (its only use) of a call whose
-/// out-param for that result is a `tensor.empty`, with a payload of its own.
+/// `op` as an IntoLayer when it is a sum of two identity-mapped inputs, `acc`
+/// (carriedInput) and a result (its only use) of a call whose out-param for
+/// that result is a `tensor.empty`, with a payload of its own.
 std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
-  if (op.getNumParallelLoops() != op.getNumLoops() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !acc.hasOneUse() ||
+  OpOperand *input = carriedInput(op, acc);
+  if (!input || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
       op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
     return std::nullopt;
@@ -60,9 +68,6 @@ std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op.getRegion(), captured);
   if (!captured.empty())
-    return std::nullopt;
-  OpOperand *input = &*acc.getUses().begin();
-  if (input->getOwner() != op.getOperation() || !op.isDpsInput(input))
     return std::nullopt;
   unsigned accInput = input->getOperandNumber();
   auto g = llvm::dyn_cast<OpResult>(op.getDpsInputOperand(1 - accInput)->get());
@@ -72,7 +77,7 @@ std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
   unsigned out = call.getNumOperands() - call.getNumResults() + g.getResultNumber();
   if (!call.getOperand(out).getDefiningOp<tensor::EmptyOp>())
     return std::nullopt;
-  return IntoLayer{op, accInput, call, g.getResultNumber()};
+  return IntoLayer{op, accInput, call, g.getResultNumber(), out};
 }
 
 /// Rewrites `fn` so that its result `r` is its out-param plus what it was
@@ -105,9 +110,8 @@ bool moveIntoLayer(func::FuncOp fn, unsigned r, ArrayRef<IntoLayer> sums) {
   // next carried value.
   for (IntoLayer s : sums) {
     Value acc = s.sum.getDpsInputOperand(s.accInput)->get();
-    unsigned at = s.call.getNumOperands() - s.call.getNumResults() + s.result;
-    Operation *empty = s.call.getOperand(at).getDefiningOp();
-    s.call.setOperand(at, acc);
+    Operation *empty = s.call.getOperand(s.outParam).getDefiningOp();
+    s.call.setOperand(s.outParam, acc);
     s.sum.getResult(0).replaceAllUsesWith(s.call.getResult(s.result));
     s.sum.erase();
     if (empty->use_empty())

@@ -63,6 +63,16 @@ bool writes(const Concept *, Operation *op, OpOperand &operand, const AnalysisSt
   return !funcs || inSet(funcs->writtenBbArgs, callee, operand.getOperandNumber());
 }
 
+/// Whether an argument whose aliasing results are `results` is the same
+/// buffer as them: one aliasing result may be equivalent to the argument;
+/// several are only "may alias".
+bool isEquivalent(const FuncAnalysisState &funcs, func::FuncOp callee, ArrayRef<int64_t> results) {
+  if (results.size() != 1)
+    return false;
+  auto eq = funcs.equivalentFuncArgs.find(callee);
+  return eq != funcs.equivalentFuncArgs.end() && eq->second.contains(results.front());
+}
+
 AliasingValueList aliases(const Concept *, Operation *op, OpOperand &operand,
                           const AnalysisState &state) {
   auto [funcs, callee] = analyzedCallee(op, state);
@@ -75,12 +85,7 @@ AliasingValueList aliases(const Concept *, Operation *op, OpOperand &operand,
   auto returned = byArg->second.find(operand.getOperandNumber());
   if (returned == byArg->second.end())
     return result;
-  // One aliasing result may be equivalent to the argument (the same buffer);
-  // several are only "may alias".
-  bool equivalent = false;
-  if (returned->second.size() == 1)
-    if (auto eq = funcs->equivalentFuncArgs.find(callee); eq != funcs->equivalentFuncArgs.end())
-      equivalent = eq->second.contains(returned->second.front());
+  bool equivalent = isEquivalent(*funcs, callee, returned->second);
   for (int64_t index : returned->second)
     result.addAlias({op->getResult(unsigned(index)),
                      equivalent ? BufferRelation::Equivalent : BufferRelation::Unknown,
@@ -90,7 +95,7 @@ AliasingValueList aliases(const Concept *, Operation *op, OpOperand &operand,
 
 /// Which operands a call's result aliases: the arguments whose aliasing
 /// results include it, from one lookup of the callee.
-bufferization::AliasingOpOperandList aliasedBy(const Concept *concept, Operation *op, Value value,
+bufferization::AliasingOpOperandList aliasedBy(const Concept *, Operation *op, Value value,
                                                const AnalysisState &state) {
   auto [funcs, callee] = analyzedCallee(op, state);
   auto result = llvm::dyn_cast<OpResult>(value);
@@ -101,24 +106,23 @@ bufferization::AliasingOpOperandList aliasedBy(const Concept *concept, Operation
   if (byArg == funcs->aliasingReturnVals.end())
     return list;
   // In operand order, as the default gives them.
-  SmallVector<int64_t> args;
+  SmallVector<std::pair<int64_t, bool>> args;
   for (const auto &[arg, results] : byArg->second)
     if (llvm::is_contained(results, int64_t(result.getResultNumber())))
-      args.push_back(arg);
+      args.push_back({arg, isEquivalent(*funcs, callee, results)});
   llvm::sort(args);
-  for (int64_t arg : args)
-    for (const bufferization::AliasingValue &alias :
-         aliases(concept, op, op->getOpOperand(arg), state))
-      if (alias.value == value)
-        list.addAlias({&op->getOpOperand(arg), alias.relation, alias.isDefinite});
+  for (auto [arg, equivalent] : args)
+    list.addAlias({&op->getOpOperand(arg),
+                   equivalent ? BufferRelation::Equivalent : BufferRelation::Unknown,
+                   /*isDefinite=*/equivalent});
   return list;
 }
 
 /// Which operand an scf.for result aliases: its own init only (the loop's
 /// other operands are its bounds and the other inits, which alias their own
 /// results), asked as upstream's default would ask it.
-bufferization::AliasingOpOperandList loopAliasedBy(const Concept *concept, Operation *op,
-                                                   Value value, const AnalysisState &state) {
+bufferization::AliasingOpOperandList loopAliasedBy(const Concept *, Operation *op, Value value,
+                                                   const AnalysisState &state) {
   auto result = llvm::dyn_cast<OpResult>(value);
   if (!result)
     return bufferization::detail::defaultGetAliasingOpOperands(value, state);

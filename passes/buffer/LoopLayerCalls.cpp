@@ -10,6 +10,7 @@
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -56,22 +57,13 @@ bool sameValue(Value a, Value b) {
   return OperationEquivalence::isEquivalentTo(x, y, OperationEquivalence::IgnoreLocations);
 }
 
-std::optional<int64_t> constantInt(Value v) {
-  auto c = v.getDefiningOp<arith::ConstantOp>();
-  if (!c)
-    return std::nullopt;
-  if (auto i = llvm::dyn_cast<IntegerAttr>(c.getValue()))
-    return i.getValue().getSExtValue();
-  return std::nullopt;
-}
-
 /// The view's constant byte offset, when `v` is a view without dynamic sizes.
 std::optional<int64_t> viewOffset(Value v, Value &source) {
   auto view = v.getDefiningOp<memref::ViewOp>();
   if (!view || !view.getSizes().empty())
     return std::nullopt;
   source = view.getSource();
-  return constantInt(view.getByteShift());
+  return getConstantIntValue(view.getByteShift());
 }
 
 bool isPlainBuffer(Type t) {
@@ -108,7 +100,7 @@ std::string classify(Group &group, Block *entry) {
     else if (viewOffset(first, source) && llvm::all_of(values, sameSource))
       column = Column::View;
     else if (first.getType().isIntOrIndex() &&
-             llvm::all_of(values, [](Value v) { return constantInt(v).has_value(); }))
+             llvm::all_of(values, [](Value v) { return getConstantIntValue(v).has_value(); }))
       column = Column::Constant;
     else if (isPlainBuffer(first.getType()) && llvm::all_of(values, [&](Value v) {
                auto arg = llvm::dyn_cast<BlockArgument>(v);
@@ -310,7 +302,7 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
           if (column == Column::View)
             at = viewOffset(v, source);
           else if (column == Column::Constant)
-            at = constantInt(v);
+            at = getConstantIntValue(v);
           else if (column == Column::Argument)
             at = llvm::cast<BlockArgument>(v).getArgNumber();
           if (at)

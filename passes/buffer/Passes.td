@@ -70,10 +70,11 @@ def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp
     carried value as that out-param and yields its result. The layer
     function is one for all its calls, so it moves only when every call of
     the function has a sum with the same payload on that result, a payload
-    using no value of the step; otherwise the sums stay in the loop. With `--accum`, a layer's gradients are then
-    summed by its backward function: the step's loop keeps the sums of the
-    parameters outside layers only (GPT-2: 5 of 149), and a layer's
-    gradient needs no buffer besides its sum.
+    using no value of the step; otherwise the sums stay in the loop. With
+    `--accum`, a layer's gradients are then summed by its backward
+    function: the step's loop keeps the sums of the parameters outside
+    layers only (GPT-2: 5 of 149), and a layer's gradient needs no buffer
+    besides its sum.
 
     ```mlir
     %r = scf.for ... iter_args(%acc = %zero) -> (tensor<8xf32>) {
