@@ -194,7 +194,7 @@ void addExportedOnly(OpPassManager &pm, llvm::ArrayRef<std::string> functions) {
 
 /// Linalg on tensors to bufferized functions whose temporaries live in one
 /// arena: what the CPU and CUDA AOT pipelines share.
-static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool inlineLayers) {
+static void addAotBuffers(OpPassManager &pm, int64_t overlap) {
   // Results become caller-owned out-params while still on tensors, so that
   // bufferization writes each result's last op straight into the runtime's
   // buffer (no copies, no buffers handed across the ABI).
@@ -205,7 +205,7 @@ static void addAotBuffers(OpPassManager &pm, int64_t overlap, bool inlineLayers)
   LccOverlapCollectivesPassOptions overlapOptions;
   overlapOptions.depth = overlap;
   pm.addPass(createLccOverlapCollectivesPass(overlapOptions));
-  addBufferization(pm, inlineLayers);
+  addBufferization(pm, /*inlineLayers=*/false);
   // Temporaries become views of one arena the runtime allocates once (the
   // plan's peak is known at compile time); what cannot be planned is freed by
   // the deallocation pipeline as usual (only run when there is such a buffer).
@@ -224,8 +224,8 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
     buildTrainStepPipeline(pm, *train);
   // @init's initializers of repeated layers too (they differ in their seeds,
   // which become arguments): one fill per parameter is otherwise the part of
-  // a deep model's compile that grows fastest. Not for the GPU, which
-  // inlines every layer again after bufferization.
+  // a deep model's compile that grows fastest. Not for the GPU, whose
+  // kernels take buffers only (the seeds would be scalar kernel arguments).
   if (outlineLayers && !cuda) {
     LccOutlineLayersPassOptions layers;
     layers.function = "init";
@@ -239,7 +239,7 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
                          int64_t overlap, AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false, outlineLayers);
-  addAotBuffers(pm, overlap, /*inlineLayers=*/false);
+  addAotBuffers(pm, overlap);
   // What the step passes each layer call comes from tables, so the step does
   // not grow with depth past this point.
   pm.addPass(createLccLoopLayerCallsPass());
@@ -255,9 +255,10 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                           const std::optional<TrainStepOptions> &train, int64_t overlap,
                           AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/true, outlineLayers);
-  // The GPU kernels' alignment and launch fusion know the public functions'
-  // buffers only: layer functions are inlined after bufferization.
-  addAotBuffers(pm, overlap, /*inlineLayers=*/true);
+  // Layer calls stay: their kernels are outlined and fused once, and what
+  // lcc-gpu-kernels proves about their buffers holds at every call
+  // (passes/gpu/HostBuffers.h).
+  addAotBuffers(pm, overlap);
   LccGemmToLibraryPassOptions gemm;
   gemm.prefix = "lcc_cuda_";
   pm.addPass(createLccGemmToLibraryPass(gemm));
@@ -270,6 +271,7 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
     // lowered with the host code, and a table of them by launch id.
     pm.addPass(createLccEmulateGpuKernelsPass());
     addTextual(pm, kToLLVM);
+    pm.addPass(createLccPruneKernelArgsPass());
     pm.addPass(createLccEmulatedKernelTablePass());
     return;
   }
@@ -285,8 +287,11 @@ void buildAotCudaPipeline(OpPassManager &pm, const CudaTargetOptions &target,
                  "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
                  "canonicalize,cse),reconcile-unrealized-casts," +
                      attach + ",gpu-module-to-binary{format=isa}");
-  // Host code: only pointer arithmetic and calls of the runtime.
+  // Host code: only pointer arithmetic and calls of the runtime (and of
+  // layer functions, which pass pointers rather than descriptors once
+  // pruned: they read little else).
   addTextual(pm, kToLLVM);
+  pm.addPass(createLccPruneKernelArgsPass());
 }
 
 std::string findInCudaToolkit(const std::string &relative) {

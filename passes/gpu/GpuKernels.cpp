@@ -114,21 +114,6 @@ void rewriteCopies(func::FuncOp kernel) {
   });
 }
 
-/// Bytes the address of `memref`'s first element is known to be a multiple
-/// of, where the host code launches a kernel with it: its allocation's 256
-/// (cuMemAlloc) and its byte offset into it (views of the arena sit at
-/// lcc-plan-memory's multiples of 64; subviews add their static offset, which
-/// the kernel adds to the bare pointer, and memref.assume_alignment asserts
-/// the first element's address). Not located: 1, nothing known.
-int64_t firstElementAlignment(Value memref) {
-  constexpr int64_t kDeviceAllocation = 256;
-  lcc::HostBuffer at = lcc::locateHostBuffer(memref);
-  if (!at.root)
-    return 1;
-  return at.offset == 0 ? kDeviceAllocation
-                        : std::min(kDeviceAllocation, at.offset & -at.offset);
-}
-
 /// `func.func private @lcc_cuda_launch(id, grid, block, argv, argc)`, all i64.
 func::FuncOp declareLaunch(ModuleOp module) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(kLaunch))
@@ -200,7 +185,12 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
     OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
     SymbolTable symbols(module);
 
-    // What every launch site guarantees about each kernel argument's pointer.
+    // What every launch site guarantees about each kernel argument's pointer:
+    // device allocations are 256-byte aligned; views of the arena sit at
+    // lcc-plan-memory's multiples of 64 bytes, subviews at their static
+    // offset (which the kernel adds to the bare pointer; a run-time offset
+    // the host adds, so nothing is known).
+    lcc::HostBuffers located(module);
     llvm::DenseMap<Operation *, SmallVector<int64_t>> alignment;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr("lcc.kernel"))
@@ -212,9 +202,8 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         auto [it, first] = alignment.try_emplace(callee, SmallVector<int64_t>(
                                                              call.getNumOperands(), INT64_MAX));
         for (auto [i, arg] : llvm::enumerate(call.getOperands()))
-          it->second[i] = std::min(it->second[i], hasDynamicOffset(arg.getType())
-                                                      ? int64_t(1)
-                                                      : firstElementAlignment(arg));
+          it->second[i] = std::min(
+              it->second[i], hasDynamicOffset(arg.getType()) ? int64_t(1) : located.alignment(arg));
       });
     }
 
@@ -266,7 +255,7 @@ struct LccGpuKernelsPass : lcc::impl::LccGpuKernelsPassBase<LccGpuKernelsPass> {
         return it == built.end() ? nullptr : &it->second;
       };
       SmallVector<lcc::GpuLaunch> launches =
-          lcc::planLaunches(fn, info, gb, maxFusedArgs, fused);
+          lcc::planLaunches(fn, info, located, gb, maxFusedArgs, fused);
       if (!launches.empty())
         plans.emplace_back(fn, std::move(launches));
     }

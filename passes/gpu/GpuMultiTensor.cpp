@@ -19,12 +19,6 @@ namespace lcc {
 
 namespace {
 
-/// Ops that keep a buffer's aligned pointer (the offset is in the type).
-bool keepsPointer(Operation *op) {
-  return llvm::isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::ExpandShapeOp,
-                   memref::CollapseShapeOp, memref::CastOp, memref::AssumeAlignmentOp>(op);
-}
-
 /// The kernel argument a memref value inside the kernel is a view of.
 std::optional<unsigned> argumentOf(Value v, func::FuncOp kernel) {
   while (Operation *def = v.getDefiningOp()) {
@@ -38,35 +32,6 @@ std::optional<unsigned> argumentOf(Value v, func::FuncOp kernel) {
   return arg.getArgNumber();
 }
 
-/// Bytes a host buffer covers: [lo, hi) from the start of `root`
-/// (locateHostBuffer); `root` is null when they cannot be known.
-struct Extent {
-  Value root;
-  int64_t lo = 0, hi = 0;
-};
-
-Extent extentOf(Value v) {
-  auto type = llvm::dyn_cast<MemRefType>(v.getType());
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  if (!type || !type.hasStaticShape() || failed(type.getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return {};
-  HostBuffer at = locateHostBuffer(v);
-  if (!at.root)
-    return {};
-  int64_t span = type.getNumElements() == 0 ? 0 : 1;
-  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
-    span += (size - 1) * stride;
-  return {at.root, at.offset, at.offset + span * elementBytes(type)};
-}
-
-bool overlap(const Extent &a, const Extent &b) {
-  if (!a.root || !b.root)
-    return true;
-  return a.root == b.root && a.lo < b.hi && b.lo < a.hi;
-}
-
 /// One call of a run: its kernel and the extents of its operands.
 struct Call {
   func::CallOp call;
@@ -74,10 +39,10 @@ struct Call {
   SmallVector<Extent> extents;
 };
 
-bool dependent(const Call &x, const Call &y) {
+bool dependent(HostBuffers &located, const Call &x, const Call &y) {
   for (auto [i, a] : llvm::enumerate(x.extents))
     for (auto [j, b] : llvm::enumerate(y.extents))
-      if ((x.info->writes[i] || y.info->writes[j]) && overlap(a, b))
+      if ((x.info->writes[i] || y.info->writes[j]) && located.mayOverlap(a, b))
         return true;
   return false;
 }
@@ -85,15 +50,14 @@ bool dependent(const Call &x, const Call &y) {
 /// Whether two operands are the same elements in the same layout: the same
 /// value, or views of one allocation at the same bytes with the same type.
 bool sameElements(const Extent &a, const Extent &b, Value x, Value y) {
-  return x == y || (a.root && a.root == b.root && a.lo == b.lo && a.hi == b.hi &&
-                    x.getType() == y.getType());
+  return x == y || (a.sameAs(b) && x.getType() == y.getType());
 }
 
 /// Whether `y` may run right after `x` in the same thread: both elementwise
 /// over the same points and launch shape, and every buffer one writes and
 /// the other touches holds the same elements for both, each indexed only at
 /// the thread's own points (so a thread reads what it wrote itself).
-bool chainable(const Call &x, const Call &y) {
+bool chainable(HostBuffers &located, const Call &x, const Call &y) {
   const GpuKernelInfo &a = *x.info, &b = *y.info;
   func::CallOp xc = x.call, yc = y.call;
   if (a.ranges.empty() || a.ranges != b.ranges || a.shape.grid != b.shape.grid ||
@@ -101,7 +65,7 @@ bool chainable(const Call &x, const Call &y) {
     return false;
   for (auto [i, ea] : llvm::enumerate(x.extents))
     for (auto [j, eb] : llvm::enumerate(y.extents))
-      if ((a.writes[i] || b.writes[j]) && overlap(ea, eb) &&
+      if ((a.writes[i] || b.writes[j]) && located.mayOverlap(ea, eb) &&
           (!sameElements(ea, eb, xc.getOperand(unsigned(i)), yc.getOperand(unsigned(j))) ||
            !a.aligned[i] || !b.aligned[j]))
         return false;
@@ -115,10 +79,10 @@ struct Part {
   const GpuKernelInfo &info() const { return *calls.front()->info; }
 };
 
-bool dependent(const Part &x, const Part &y) {
+bool dependent(HostBuffers &located, const Part &x, const Part &y) {
   for (const Call *a : x.calls)
     for (const Call *b : y.calls)
-      if (dependent(*a, *b))
+      if (dependent(located, *a, *b))
         return true;
   return false;
 }
@@ -127,7 +91,7 @@ bool dependent(const Part &x, const Part &y) {
 /// chainable calls, split into its connected parts under dependence (a
 /// parameter's moments and update form one chain; another parameter's,
 /// independent of it, keeps its own threads).
-SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
+SmallVector<Part> chains(HostBuffers &located, ArrayRef<Call> calls, int64_t maxArgs) {
   SmallVector<Part> out;
   for (size_t begin = 0; begin < calls.size();) {
     size_t end = begin + 1;
@@ -139,9 +103,9 @@ SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
       func::CallOp next = calls[end].call;
       llvm::SetVector<Value> joined = buffers;
       joined.insert(next.getOperands().begin(), next.getOperands().end());
-      if (int64_t(joined.size()) > maxArgs ||
-          !llvm::all_of(llvm::seq(begin, end),
-                        [&](size_t m) { return chainable(calls[m], calls[end]); }))
+      if (int64_t(joined.size()) > maxArgs || !llvm::all_of(llvm::seq(begin, end), [&](size_t m) {
+            return chainable(located, calls[m], calls[end]);
+          }))
         break;
       buffers = std::move(joined);
       ++end;
@@ -151,7 +115,7 @@ SmallVector<Part> chains(ArrayRef<Call> calls, int64_t maxArgs) {
     for (size_t i = begin; i < end; ++i) {
       component[i - begin] = i - begin;
       for (size_t j = begin; j < i; ++j)
-        if (dependent(calls[j], calls[i])) {
+        if (dependent(located, calls[j], calls[i])) {
           size_t from = component[j - begin], to = component[i - begin];
           for (size_t &c : component)
             if (c == from)
@@ -271,10 +235,10 @@ gpu::GPUFuncOp buildFused(OpBuilder &gb, StringRef name, ArrayRef<const Part *> 
 }
 
 /// The launches of one run of calls (see planLaunches), before its last call.
-void planRun(ArrayRef<Call> calls, OpBuilder &gb, StringRef host, int64_t maxArgs,
-             int64_t &fused, SmallVectorImpl<GpuLaunch> &out) {
+void planRun(HostBuffers &located, ArrayRef<Call> calls, OpBuilder &gb, StringRef host,
+             int64_t maxArgs, int64_t &fused, SmallVectorImpl<GpuLaunch> &out) {
   Operation *anchor = calls.back().call;
-  SmallVector<Part> run = chains(calls, maxArgs);
+  SmallVector<Part> run = chains(located, calls, maxArgs);
   // As soon as possible gives the number of levels; then each call goes as
   // late as its dependents allow, so that the calls nothing else in the run
   // waits for (the optimizer's writes of the new parameters) share the last
@@ -285,7 +249,7 @@ void planRun(ArrayRef<Call> calls, OpBuilder &gb, StringRef host, int64_t maxArg
   int64_t levels = 0;
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (dependent(run[j], run[i])) {
+      if (dependent(located, run[j], run[i])) {
         after[j].push_back(i);
         level[i] = std::max(level[i], level[j] + 1);
       }
@@ -335,40 +299,6 @@ void planRun(ArrayRef<Call> calls, OpBuilder &gb, StringRef host, int64_t maxArg
 }
 
 } // namespace
-
-int64_t elementBytes(MemRefType type) {
-  return std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
-}
-
-HostBuffer locateHostBuffer(Value memref) {
-  auto type = llvm::dyn_cast<MemRefType>(memref.getType());
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  if (!type || failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset))
-    return {};
-  int64_t bytes = offset * elementBytes(type);
-  Value v = memref;
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = llvm::dyn_cast<memref::ViewOp>(def)) {
-      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      if (!shift)
-        return {};
-      bytes += *shift;
-      v = view.getSource();
-    } else if (keepsPointer(def)) {
-      v = def->getOperand(0);
-    } else {
-      return {};
-    }
-  }
-  // Only a public function's own arguments are known allocations (a loop's
-  // iter_args may be any of them; private functions are not entry points).
-  auto arg = llvm::dyn_cast<BlockArgument>(v);
-  auto fn = arg ? llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
-  if (!fn || !fn.isPublic() || arg.getOwner() != &fn.getBody().front())
-    return {};
-  return {v, bytes};
-}
 
 SmallVector<bool> writtenArguments(func::FuncOp kernel) {
   SmallVector<bool> writes(kernel.getNumArguments(), false);
@@ -428,9 +358,10 @@ void alignedArguments(func::FuncOp kernel, SmallVector<int64_t> &ranges,
         });
 }
 
-SmallVector<GpuLaunch>
-planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)> info,
-             OpBuilder &gpuModule, int64_t maxArgs, int64_t &fused) {
+SmallVector<GpuLaunch> planLaunches(func::FuncOp host,
+                                    function_ref<const GpuKernelInfo *(func::CallOp)> info,
+                                    HostBuffers &located, OpBuilder &gpuModule, int64_t maxArgs,
+                                    int64_t &fused) {
   SmallVector<GpuLaunch> out;
   host.walk([&](Block *block) {
     SmallVector<Call> run;
@@ -438,7 +369,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
       if (run.size() == 1)
         out.push_back(plainLaunch(run[0].call, *run[0].info, run[0].call));
       else if (run.size() > 1)
-        planRun(run, gpuModule, host.getSymName(), maxArgs, fused, out);
+        planRun(located, run, gpuModule, host.getSymName(), maxArgs, fused, out);
       run.clear();
     };
     for (Operation &op : *block) {
@@ -448,7 +379,7 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
           int64_t(call.getNumOperands()) <= maxArgs) {
         Call part{call, kernel, {}};
         for (Value v : call.getOperands())
-          part.extents.push_back(extentOf(v));
+          part.extents.push_back(HostBuffers::extent(v));
         run.push_back(std::move(part));
         continue;
       }
@@ -463,8 +394,8 @@ planLaunches(func::FuncOp host, function_ref<const GpuKernelInfo *(func::CallOp)
       if (kernel && !run.empty()) {
         Call alone{call, kernel, {}};
         for (Value v : call.getOperands())
-          alone.extents.push_back(extentOf(v));
-        if (llvm::none_of(run, [&](const Call &c) { return dependent(c, alone); })) {
+          alone.extents.push_back(HostBuffers::extent(v));
+        if (llvm::none_of(run, [&](const Call &c) { return dependent(located, c, alone); })) {
           out.push_back(plainLaunch(call, *kernel, call));
           continue;
         }

@@ -17,6 +17,7 @@
 #define LCC_PASSES_GPUMULTITENSOR_H
 
 #include "passes/gpu/GpuKernelBodies.h"
+#include "passes/gpu/HostBuffers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -53,20 +54,6 @@ struct GpuLaunch {
   GpuLaunchShape shape;
 };
 
-/// Where a host memref's first element lies: `offset` bytes into `root`, an
-/// entry argument of a public host function (the runtime gives each its own
-/// device allocation, 256-byte aligned), through views at constant byte
-/// shifts and ops that keep the pointer (subviews, casts, reshapes). A null
-/// `root`: not known.
-struct HostBuffer {
-  mlir::Value root;
-  int64_t offset = 0;
-};
-HostBuffer locateHostBuffer(mlir::Value memref);
-
-/// Bytes per element of a memref (at least 1).
-int64_t elementBytes(mlir::MemRefType type);
-
 /// Which arguments of an lcc.kernel function its body may write.
 llvm::SmallVector<bool> writtenArguments(mlir::func::FuncOp kernel);
 
@@ -74,12 +61,13 @@ llvm::SmallVector<bool> writtenArguments(mlir::func::FuncOp kernel);
 /// not a kernel's). Runs of calls to "threads" kernels with nothing but
 /// pure ops between them are regrouped by dependence level (two calls
 /// depend when one may write bytes the other touches, by the buffers'
-/// static byte ranges) and each level of two or more becomes one fused
+/// static byte ranges, `located`) and each level of two or more becomes one fused
 /// gpu.func built at `gpuModule` (at most `maxArgs` arguments each).
 /// Calls outside runs keep their own launch at their place.
 llvm::SmallVector<GpuLaunch>
-planLaunches(mlir::func::FuncOp host, llvm::function_ref<const GpuKernelInfo *(mlir::func::CallOp)> info,
-             mlir::OpBuilder &gpuModule, int64_t maxArgs, int64_t &fused);
+planLaunches(mlir::func::FuncOp host,
+             llvm::function_ref<const GpuKernelInfo *(mlir::func::CallOp)> info,
+             HostBuffers &located, mlir::OpBuilder &gpuModule, int64_t maxArgs, int64_t &fused);
 
 } // namespace lcc
 

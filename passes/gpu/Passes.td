@@ -28,7 +28,7 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
       multiple of `lanes` gives each thread `lanes` neighbouring elements
       (`lcc.lanes`), and arguments whose pointers every launch site proves
       16-byte aligned (device allocations, views at constant multiples of
-      16 bytes) get `memref.assume_alignment`, so LLVM's load/store
+      16 bytes; in a layer function, wherever each call puts them) get `memref.assume_alignment`, so LLVM's load/store
       vectorizer turns the lanes' accesses into 128-bit loads and stores;
     - `rows`: a reduction of at least `min-block-reduction` elements with an
       `out = combine(out, f(in))` body (add, mul, max, min on f32), read
@@ -43,8 +43,9 @@ def LccGpuKernelsPass : Pass<"lcc-gpu-kernels", "::mlir::ModuleOp"> {
     `threads` kernels in a host function, with only pure ops between them,
     is regrouped by dependence level (a call depends on an earlier one when
     either may write bytes the other touches, by the buffers' static byte
-    ranges in their allocation; distinct host arguments are distinct
-    allocations), and the calls of one level become one `multi` kernel whose
+    ranges in their allocation; distinct arguments of a public function are
+    distinct allocations; in a layer function, disjoint where each of its
+    calls puts them: passes/gpu/HostBuffers.h), and the calls of one level become one `multi` kernel whose
     blocks are split among them (at most `max-fused-args` buffers each):
     AdamW's per-parameter updates become one launch per stage for all
     parameters. A kernel only run inside fused ones is dropped.
