@@ -8,14 +8,15 @@ gpt-7.5b (d 4096, 36 layers); a GPT-3-shaped model (d 12288, 96 heads, 96 layers
 run. Each row gives the total and lcc --timing's "MLIR lowering" part, and the ratio the issue
 sets a goal for. --unrolled adds rows compiled with --unroll-accum (K copies of the backward, the
 old form; slow: GPT-2 with --accum=8 took 329 s); --inline adds the layer rows compiled with
---inline-layers (every layer bufferized where it is used, the old form).
+--inline-layers (every layer bufferized where it is used, the old form); --cuda adds the layer
+rows and --accum=8 compiled with --target=cuda (sm_90 PTX and cubin through the toolkit's ptxas).
 
 Part 2, step time: the same model with --accum=K compiled as today (layer functions, the
 micro-batch loop) and as before (--inline-layers --unroll-accum: every layer inline, K unrolled
 copies), trained by lcc-run in the same run, interleaved, median of --repeats; losses must be
 bitwise equal (the script fails if not).
 
-Usage: python3 benchmarks/compile_time.py [--part compile,step] [--quick] [--unrolled] [--inline]
+Usage: python3 benchmarks/compile_time.py [--part compile,step] [--quick] [--unrolled] [--inline] [--cuda]
                                          [--step-configs tiny,small,gpt2] [--repeats 3]
 """
 import argparse
@@ -35,7 +36,7 @@ GPT2 = os.path.join(ROOT, "examples", "gpt2-124m.lcc")
 GPT7B = os.path.join(ROOT, "examples", "gpt-7.5b.lcc")
 
 
-def compile_rows(quick, unrolled, inline):
+def compile_rows(quick, unrolled, inline, cuda):
     """(label, model, flags, goal key) per compile row."""
     layers = [12, 24, 48] if quick else [12, 24, 48, 96]
     accums = [1, 8, 40]
@@ -44,6 +45,11 @@ def compile_rows(quick, unrolled, inline):
     if inline:
         rows += [(f"GPT-2 124M, {n} layers --inline-layers", GPT2,
                   [f"--set=layers={n}", "--inline-layers"], ("inline", n)) for n in layers]
+    if cuda:
+        rows += [(f"GPT-2 124M, {n} layers --target=cuda", GPT2,
+                  [f"--set=layers={n}", "--target=cuda"], ("cuda", n)) for n in layers]
+        rows += [("GPT-2 124M, --accum=8 --target=cuda", GPT2, ["--accum=8", "--target=cuda"],
+                  ("cuda-accum", 8))]
     rows += [(f"GPT-2 124M, --accum={k}", GPT2, [f"--accum={k}"], ("accum", k)) for k in accums]
     if unrolled:
         rows += [(f"GPT-2 124M, --accum={k} --unroll-accum", GPT2,
@@ -72,7 +78,7 @@ def compile_once(build, model, flags, out):
 def part_compile(args):
     print(f"Part 1: compile time, `lcc MODEL -o train.bin` as a process (wall); median of "
           f"{args.repeats} rounds over all rows (rows over 60 s: one)", flush=True)
-    rows = compile_rows(args.quick, args.unrolled, args.inline)
+    rows = compile_rows(args.quick, args.unrolled, args.inline, args.cuda)
     walls = [[] for _ in rows]
     lowerings = [[] for _ in rows]
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,9 +95,11 @@ def part_compile(args):
     for i, (label, _, _, (kind, key)) in enumerate(rows):
         wall, lowering = statistics.median(walls[i]), statistics.median(lowerings[i])
         ratio = ""
-        if kind in ("layers", "inline"):
+        if kind in ("layers", "inline", "cuda"):
             base.setdefault(kind, wall)
             ratio = f"{wall / base[kind]:.2f}x of 12 layers"
+        elif kind == "cuda-accum":
+            ratio = f"{wall / base['cuda']:.2f}x of accum=1"
         elif kind in ("accum", "unrolled"):
             base.setdefault("accum", wall)
             ratio = f"{wall / base['accum']:.2f}x of accum=1"
@@ -160,6 +168,8 @@ def main():
                     help="also compile --accum=2,8 --unroll-accum (slow)")
     ap.add_argument("--inline", action="store_true",
                     help="also compile the layer rows with --inline-layers (slow at 96 layers)")
+    ap.add_argument("--cuda", action="store_true",
+                    help="add GPT-2 rows compiled with --target=cuda (needs the CUDA toolkit)")
     ap.add_argument("--step-configs", default="tiny,small")
     ap.add_argument("--accum", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)

@@ -18,12 +18,14 @@ llvm::StringRef scheduleName(ScheduleKind kind) {
   case ScheduleKind::GPipe: return "gpipe";
   case ScheduleKind::OneFOneB: return "1f1b";
   case ScheduleKind::Interleaved: return "interleaved";
+  case ScheduleKind::ZeroBubbleH1: return "zb-h1";
   }
   return "";
 }
 
 std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name) {
-  for (ScheduleKind k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved})
+  for (ScheduleKind k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
+                         ScheduleKind::ZeroBubbleH1})
     if (scheduleName(k) == name)
       return k;
   return std::nullopt;
@@ -38,9 +40,10 @@ std::string describe(const Action &a) {
   case Action::Backward: return at("B");
   case Action::BackwardInput: return at("I");
   case Action::BackwardWeight: return at("W");
+  case Action::Wait: return "wait";
   case Action::Transfers: break;
   }
-  std::string out = "{";
+  std::string out = a.wait ? "{" : "start {";
   for (const Transfer &t : a.transfers) {
     if (out.size() > 1)
       out += " ";
@@ -69,7 +72,7 @@ using Slots = std::vector<std::vector<Action>>;
 /// One rank's slots for a schedule on one stage per rank: GPipe, or 1F1B's
 /// warm-up of P - 1 - rank forwards, then one forward and one backward at a
 /// time, each its own slot (Megatron's send_forward_recv_backward between
-/// them).
+/// them); ZB-H1 is 1F1B's order with each backward split.
 Slots oneStageSlots(ScheduleKind kind, int64_t rank, int64_t ranks, int64_t m) {
   Slots slots;
   auto add = [&](Action::Kind k, int64_t mb) { slots.push_back({compute(k, rank, mb)}); };
@@ -80,15 +83,34 @@ Slots oneStageSlots(ScheduleKind kind, int64_t rank, int64_t ranks, int64_t m) {
       add(Action::Backward, i);
     return slots;
   }
+  // ZB-H1: each backward is its input gradient, sent on at once; rank r
+  // keeps its last r weight gradients for later, so the gradients reach the
+  // first stage sooner and the deferred W fill the waits of the cool-down
+  // and the end. Rank r holds at most P - r + r = P micro-batches, rank 0's
+  // 1F1B peak.
+  bool split = kind == ScheduleKind::ZeroBubbleH1;
+  std::deque<int64_t> deferred;
+  auto backward = [&](int64_t mb) {
+    if (!split)
+      return add(Action::Backward, mb);
+    add(Action::BackwardInput, mb);
+    deferred.push_back(mb);
+    while (int64_t(deferred.size()) > rank) {
+      add(Action::BackwardWeight, deferred.front());
+      deferred.pop_front();
+    }
+  };
   int64_t warmup = std::min(ranks - 1 - rank, m);
   for (int64_t i = 0; i < warmup; ++i)
     add(Action::Forward, i);
   for (int64_t i = 0; i < m - warmup; ++i) {
     add(Action::Forward, warmup + i);
-    add(Action::Backward, i);
+    backward(i);
   }
   for (int64_t i = m - warmup; i < m; ++i)
-    add(Action::Backward, i);
+    backward(i);
+  for (int64_t mb : deferred)
+    add(Action::BackwardWeight, mb);
   return slots;
 }
 
@@ -130,6 +152,13 @@ std::vector<Action> withTransfers(const Schedule &s, int64_t rank, const Slots &
   auto isBackward = [](const Action &a) {
     return a.kind == Action::Backward || a.kind == Action::BackwardInput;
   };
+  // Sends started before weight gradients, not yet waited for.
+  bool started = false;
+  auto wait = [&]() {
+    if (started)
+      out.push_back(compute(Action::Wait, 0, 0));
+    started = false;
+  };
   for (const std::vector<Action> &slot : slots) {
     for (const Action &a : slot) {
       if (isForward(a) && a.stage > 0 && remote(a.stage - 1))
@@ -137,8 +166,21 @@ std::vector<Action> withTransfers(const Schedule &s, int64_t rank, const Slots &
       if (isBackward(a) && a.stage < last && remote(a.stage + 1))
         group.transfers.push_back({false, s.rankOf(a.stage + 1), true, a.stage + 1, a.microbatch});
     }
-    if (!group.transfers.empty())
-      out.push_back(group);
+    // Weight gradients need nothing from a peer: the input gradient's send
+    // is in flight while they run (so the previous stage gets it at once).
+    bool weights =
+        llvm::all_of(slot, [](const Action &a) { return a.kind == Action::BackwardWeight; });
+    if (!group.transfers.empty()) {
+      if (weights) {
+        group.wait = false;
+        out.push_back(group);
+        group.wait = true;
+        started = true;
+      } else {
+        wait();
+        out.push_back(group);
+      }
+    }
     group.transfers.clear();
     for (const Action &a : slot) {
       out.push_back(a);
@@ -148,6 +190,7 @@ std::vector<Action> withTransfers(const Schedule &s, int64_t rank, const Slots &
         group.transfers.push_back({true, s.rankOf(a.stage - 1), true, a.stage, a.microbatch});
     }
   }
+  wait();
   if (!group.transfers.empty())
     out.push_back(group);
   return out;
@@ -185,13 +228,17 @@ llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t
   return s;
 }
 
-double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches,
-                     int64_t virtualStages) {
+double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int64_t virtualStages,
+                     const Costs &costs) {
   double p = double(ranks), m = double(microbatches);
   switch (kind) {
   case ScheduleKind::GPipe:
   case ScheduleKind::OneFOneB: return (p - 1) / m;
   case ScheduleKind::Interleaved: return (p - 1) / (double(virtualStages) * m);
+  case ScheduleKind::ZeroBubbleH1: {
+    double busy = costs.forward + costs.backwardInput + costs.backwardWeight;
+    return (p - 1) * (costs.forward + costs.backwardInput - costs.backwardWeight) / (m * busy);
+  }
   }
   return 0;
 }
@@ -220,6 +267,8 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
     double groupDone = 0;
     std::map<std::pair<int64_t, int64_t>, uint8_t> done; // (stage, micro-batch)
     std::set<std::tuple<bool, int64_t, int64_t>> have;   // received (gradient, stage, mb)
+    std::vector<std::tuple<bool, int64_t, int64_t>> arriving; // received, not waited for
+    bool started = false; // a group was started and not waited for since
     int64_t inFlight = 0;
   };
   std::vector<Rank> rs(size_t(ranks), Rank{});
@@ -263,7 +312,7 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
           --k.waiting;
           k.groupDone = std::max(k.groupDone, at);
         }
-        rs[size_t(in.rank)].have.insert({b.gradient, b.stage, b.microbatch});
+        rs[size_t(in.rank)].arriving.push_back({b.gradient, b.stage, b.microbatch});
       }
     }
     return llvm::Error::success();
@@ -309,7 +358,8 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
       cost = costs.backwardWeight;
       --k.inFlight;
       break;
-    case Action::Transfers: break;
+    case Action::Transfers:
+    case Action::Wait: break;
     }
     k.time += cost;
     sim.busy[size_t(r)] += cost;
@@ -323,13 +373,17 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
       const std::vector<Action> &program = s.program[size_t(r)];
       while (k.pc < program.size()) {
         const Action &a = program[k.pc];
-        if (a.kind != Action::Transfers) {
-          if (llvm::Error e = runCompute(r, a))
-            return std::move(e);
-        } else if (!k.posted) {
-          k.posted = true;
-          k.waiting = int64_t(a.transfers.size());
-          k.groupDone = k.time;
+        if (a.kind == Action::Wait || (a.kind == Action::Transfers && k.posted)) {
+          if (k.waiting > 0)
+            break; // waits for its peers
+          k.posted = k.started = false;
+          k.time = std::max(k.time, k.groupDone);
+          k.have.insert(k.arriving.begin(), k.arriving.end());
+          k.arriving.clear();
+        } else if (a.kind == Action::Transfers) {
+          k.posted = a.wait;
+          k.waiting += int64_t(a.transfers.size());
+          k.groupDone = std::max(k.groupDone, k.time);
           for (const Transfer &t : a.transfers) {
             if (t.peer < 0 || t.peer >= ranks || t.peer == r)
               return error("rank " + llvm::Twine(r) + ": " + describe(a) + " names no other rank");
@@ -342,12 +396,13 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
           if (llvm::Error e = match())
             return std::move(e);
           progress = true;
+          if (!a.wait) {
+            k.started = true;
+            ++k.pc;
+          }
           continue;
-        } else if (k.waiting == 0) {
-          k.posted = false;
-          k.time = k.groupDone;
-        } else {
-          break; // waits for its peers
+        } else if (llvm::Error e = runCompute(r, a)) {
+          return std::move(e);
         }
         ++k.pc;
         progress = true;
@@ -358,6 +413,9 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
   std::string blocked;
   for (int64_t r = 0; r < ranks; ++r) {
     const Rank &k = rs[size_t(r)];
+    if (k.pc == s.program[size_t(r)].size() && k.started)
+      return error("rank " + llvm::Twine(r) +
+                   " ends with transfers it started and never waited for");
     if (k.pc == s.program[size_t(r)].size())
       continue;
     blocked +=

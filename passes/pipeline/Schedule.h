@@ -10,7 +10,10 @@
 //
 // Transfers are grouped as NCCL's ncclGroupStart/End groups are: everything
 // between two compute actions is posted at once and the group returns when
-// each of its sends met its receive. Sends and receives between two ranks
+// each of its sends met its receive. A group may also be started and waited
+// for later (a Wait action: the runtime's start/wait tickets), so that
+// computation runs while it is in flight: what it receives is usable only
+// after the wait. Sends and receives between two ranks
 // match in posting order (NCCL has no tags), so simulate() plays every rank's
 // program with these rendezvous semantics: it proves a schedule cannot hang
 // (or names the ranks and transfers it hangs on), that every receive gets
@@ -32,12 +35,14 @@
 namespace lcc::pipeline {
 
 enum class ScheduleKind {
-  GPipe,       // all forwards, then all backwards: M micro-batches in flight
-  OneFOneB,    // 1F1B (PipeDream-flush, Megatron): at most P - rank in flight
-  Interleaved, // interleaved 1F1B over V virtual stages per rank (Megatron)
+  GPipe,        // all forwards, then all backwards: M micro-batches in flight
+  OneFOneB,     // 1F1B (PipeDream-flush, Megatron): at most P - rank in flight
+  Interleaved,  // interleaved 1F1B over V virtual stages per rank (Megatron)
+  ZeroBubbleH1, // 1F1B with the backward split: weight gradients deferred
+                // into the bubbles, 1F1B's peak memory (Qi et al. 2024)
 };
 llvm::StringRef scheduleName(ScheduleKind kind);
-/// "gpipe", "1f1b", "interleaved".
+/// "gpipe", "1f1b", "interleaved", "zb-h1".
 std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name);
 
 /// One send or receive of a transfer group.
@@ -52,10 +57,13 @@ struct Transfer {
 };
 
 struct Action {
-  enum Kind : uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Transfers } kind;
+  enum Kind : uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Transfers, Wait } kind;
   int64_t stage = 0; // compute actions: the (virtual) stage
   int64_t microbatch = 0;
   std::vector<Transfer> transfers; // Transfers: posted together
+  /// Transfers: whether the rank waits for the group here; if not, a later
+  /// Wait does (for every group started before it).
+  bool wait = true;
 };
 
 struct Schedule {
@@ -93,8 +101,11 @@ struct Simulation {
 llvm::Expected<Simulation> simulate(const Schedule &schedule, const Costs &costs = {});
 
 /// The bubble fraction the literature gives for `kind` with balanced stages
-/// (transfers free): (P - 1) / M, interleaved (P - 1) / (V M).
-double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int64_t virtualStages);
+/// (transfers free): (P - 1) / M, interleaved (P - 1) / (V M), ZB-H1
+/// (P - 1)(F + I - W) / (M (F + I + W)) for a weight gradient no slower than
+/// the input gradient (a third of 1F1B's with equal costs).
+double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int64_t virtualStages,
+                     const Costs &costs = {});
 
 /// "F3@s1" style text of a rank's program, for errors and tests.
 std::string describe(const Action &action);

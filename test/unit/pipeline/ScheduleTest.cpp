@@ -2,12 +2,15 @@
 //
 // The oracles are the published properties of each schedule: the bubble
 // fractions of GPipe and 1F1B ((P-1)/M, Narayanan et al. 2021) and
-// interleaved 1F1B ((P-1)/(V M), ibid.), the activations each keeps (GPipe
-// all M, 1F1B P - rank), a split-backward order timed by hand, and hand-made
+// interleaved 1F1B ((P-1)/(V M), ibid.) and ZB-H1 ((P-1)(F+I-W)/(M(F+I+W)),
+// Qi et al. 2024), the activations each keeps (GPipe all M, 1F1B P - rank,
+// ZB-H1 at most P), a split-backward order timed by hand, and hand-made
 // orders that must hang, mismatch or run a computation before its input.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/pipeline/Schedule.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -65,6 +68,75 @@ TEST_P(OneStage, InterleavedDividesTheBubbleByV) {
   Simulation sim = run(build(ScheduleKind::Interleaved, p, m, v));
   EXPECT_NEAR(sim.bubble, double(p - 1) / double(v * m), 1e-12);
   EXPECT_NEAR(sim.bubble, formulaBubble(ScheduleKind::Interleaved, p, m, v), 1e-12);
+}
+
+// ZB-H1 (Qi et al., ICLR'24): 1F1B's order with the backward split and up
+// to `rank` weight gradients deferred: the paper's bubble,
+// (P-1)(F+I-W) / (M(F+I+W)), a third of 1F1B's with equal costs, and 1F1B's
+// peak memory (P micro-batches, on every rank at most).
+TEST_P(OneStage, ZeroBubbleH1HasAThirdOf1F1BsBubbleAndItsPeakMemory) {
+  auto [p, m, v] = GetParam();
+  if (m < p)
+    GTEST_SKIP() << "ZB-H1's formula assumes a full pipeline (M >= P)";
+  Schedule s = build(ScheduleKind::ZeroBubbleH1, p, m);
+  Simulation sim = run(s);
+  EXPECT_NEAR(sim.bubble, double(p - 1) / double(3 * m), 1e-12);
+  EXPECT_NEAR(sim.bubble, formulaBubble(ScheduleKind::ZeroBubbleH1, p, m, 1), 1e-12);
+  Simulation classic = run(build(ScheduleKind::OneFOneB, p, m));
+  EXPECT_NEAR(sim.bubble * 3, classic.bubble, 1e-12);
+  for (int64_t r = 0; r < p; ++r)
+    EXPECT_LE(sim.inFlight[size_t(r)], p) << "rank " << r;
+  EXPECT_EQ(*std::max_element(sim.inFlight.begin(), sim.inFlight.end()),
+            *std::max_element(classic.inFlight.begin(), classic.inFlight.end()));
+  // Every backward is split: no rank runs a whole one.
+  for (const std::vector<Action> &program : s.program)
+    for (const Action &a : program)
+      EXPECT_NE(a.kind, Action::Backward) << describe(a);
+}
+
+// A group started early (not waited for) lets the rank compute meanwhile,
+// but what it receives is there only after the Wait: using it before is
+// caught, and so is a program that never waits.
+TEST(Schedule, StartedTransfersAreUsableOnlyAfterTheWait) {
+  Schedule s = build(ScheduleKind::ZeroBubbleH1, 2, 2);
+  auto started = [](const Action &a) { return a.kind == Action::Transfers && !a.wait; };
+  ASSERT_TRUE(llvm::any_of(s.program[1], started)) << "ZB-H1 starts the gradient's send";
+  // Rank 0's receive of gradient 0, started instead of waited for, and its
+  // input gradient run before the Wait.
+  Schedule early = s;
+  std::vector<Action> &p0 = early.program[0];
+  auto recv = llvm::find_if(p0, [](const Action &a) {
+    return a.kind == Action::Transfers &&
+           llvm::any_of(a.transfers, [](const Transfer &t) { return !t.send && t.gradient; });
+  });
+  ASSERT_NE(recv, p0.end());
+  recv->wait = false;
+  auto input =
+      std::find_if(recv, p0.end(), [](const Action &a) { return a.kind == Action::BackwardInput; });
+  ASSERT_NE(input, p0.end());
+  Action wait;
+  wait.kind = Action::Wait;
+  p0.insert(input + 1, wait);
+  EXPECT_NE(failure(early).find("I0@s0 runs before the gradient of micro-batch 0 from stage 1"),
+            std::string::npos)
+      << failure(early);
+  // Rank 1 without its Waits.
+  Schedule never = s;
+  llvm::erase_if(never.program[1], [](const Action &a) { return a.kind == Action::Wait; });
+  EXPECT_NE(failure(never).find("rank 1 ends with transfers it started and never waited for"),
+            std::string::npos)
+      << failure(never);
+}
+
+// With a weight gradient half the input gradient's cost the formula still
+// holds (W fills less of each wait).
+TEST(Schedule, ZeroBubbleH1FollowsTheFormulaForUnequalCosts) {
+  Costs costs{/*forward=*/2, /*backwardInput=*/2, /*backwardWeight=*/1, /*transfer=*/0};
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 4}, {4, 8}, {4, 16}}) {
+    Simulation sim = run(build(ScheduleKind::ZeroBubbleH1, p, m), costs);
+    EXPECT_NEAR(sim.bubble, formulaBubble(ScheduleKind::ZeroBubbleH1, p, m, 1, costs), 1e-12)
+        << "p " << p << " m " << m;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, OneStage,
