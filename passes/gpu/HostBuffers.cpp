@@ -5,7 +5,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -42,6 +41,14 @@ std::optional<int64_t> offsetBytes(Type type) {
       ShapedType::isDynamic(offset))
     return std::nullopt;
   return offset * elementBytes(memref);
+}
+
+/// Shifts in argument order, so that equal sets compare equal.
+void sortShifts(SmallVector<Value, 1> &shifts) {
+  llvm::sort(shifts, [](Value x, Value y) {
+    return llvm::cast<BlockArgument>(x).getArgNumber() <
+           llvm::cast<BlockArgument>(y).getArgNumber();
+  });
 }
 
 int64_t alignedAt(int64_t base, int64_t offset) {
@@ -109,10 +116,7 @@ HostBuffer HostBuffers::locate(Value memref) {
   // A loop's iter_args may be any buffer: only a function's own arguments.
   if (!isEntryArgument(v))
     return {};
-  llvm::sort(at.shifts, [](Value x, Value y) {
-    return llvm::cast<BlockArgument>(x).getArgNumber() <
-           llvm::cast<BlockArgument>(y).getArgNumber();
-  });
+  sortShifts(at.shifts);
   at.root = v;
   at.offset = *bytes;
   return at;
@@ -192,10 +196,7 @@ const std::vector<HostBuffers::Placed> *HostBuffers::placed(const HostBuffer &h)
           break;
         }
       }
-      llvm::sort(p.at.shifts, [](Value x, Value y) {
-        return llvm::cast<BlockArgument>(x).getArgNumber() <
-               llvm::cast<BlockArgument>(y).getArgNumber();
-      });
+      sortShifts(p.at.shifts);
       p.plain = p.at.root && p.at.shifts.empty() && functionOf(p.at.root).isPublic();
     }
   }
