@@ -22,6 +22,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <optional>
+#include <string>
 
 namespace lcc {
 /// Marks the `scf.for` over micro-batches that lcc-build-train-step builds
@@ -40,6 +44,36 @@ inline constexpr llvm::StringLiteral kLayerRunsAttr = "lcc.layer_runs";
 /// runtime's array of its buffers (one address per former argument, in
 /// order), which the AOT entry wrapper passes as it is.
 inline constexpr llvm::StringLiteral kBufferTableAttr = "lcc.buffer_table";
+
+/// The layer instance an op belongs to, from its location (how
+/// lcc-outline-layers and lcc-partition-pipeline find layers): the first name
+/// component of the form `<identifier>.<number>`, with what precedes it
+/// (not `<identifier>_<number>`: ONNX numbers its node names that way).
+/// "h.3.attn." -> ("h.3", "h.*"); "/transformer/h.3/attn/MatMul" ->
+/// ("/transformer/h.3", "/transformer/h.*").
+struct LayerKey {
+  std::string instance, pattern;
+};
+
+inline std::optional<LayerKey> layerOf(mlir::Location loc) {
+  auto name = llvm::dyn_cast<mlir::NameLoc>(loc);
+  if (!name)
+    return std::nullopt;
+  llvm::StringRef s = name.getName().getValue();
+  auto digits = [](llvm::StringRef t) { return !t.empty() && llvm::all_of(t, llvm::isDigit); };
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != '/' && s[i] != '.')
+      continue;
+    llvm::StringRef comp = s.slice(start, i);
+    // "h.3": a number after an identifier and a dot.
+    if (digits(comp) && start >= 2 && s[start - 1] == '.' &&
+        (llvm::isAlnum(s[start - 2]) || s[start - 2] == '_'))
+      return LayerKey{s.take_front(i).str(), (s.take_front(start) + "*").str()};
+    start = i + 1;
+  }
+  return std::nullopt;
+}
 
 /// Whether `op` is such a loop.
 inline bool isMicroBatchLoop(mlir::Operation *op) {

@@ -1,9 +1,9 @@
 //===- Passes.h - all lcc passes --------------------------------*- C++ -*-===//
 //
 // lcc's passes by phase, each folder with its own Passes.td (what each pass
-// does, its options, an example): train -> shard -> tensor -> buffer ->
-// kernels -> cpu | gpu. passes/Pipelines.cpp is the only place that orders
-// them.
+// does, its options, an example): pipeline (stages) -> train -> shard ->
+// tensor -> buffer -> kernels -> cpu | gpu. passes/Pipelines.cpp is the
+// only place that orders them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_PASSES_H
@@ -13,6 +13,7 @@
 #include "passes/cpu/Passes.h"
 #include "passes/gpu/Passes.h"
 #include "passes/kernels/Passes.h"
+#include "passes/pipeline/Passes.h"
 #include "passes/shard/Passes.h"
 #include "passes/tensor/Passes.h"
 #include "passes/train/Passes.h"
@@ -27,6 +28,7 @@ inline void registerLccPasses() {
   registerLccKernelsPasses();
   registerLccCpuPasses();
   registerLccGpuPasses();
+  registerLccPipelinePasses();
 }
 } // namespace lcc
 

@@ -15,7 +15,7 @@ static int64_t numElements(Type type) {
   return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : 0;
 }
 
-static int64_t numBytes(Type type) {
+int64_t staticBytes(Type type) {
   auto shaped = llvm::dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
@@ -33,9 +33,9 @@ int64_t defaultElementwiseFlops(Operation *op) {
 int64_t defaultBytesAccessed(Operation *op) {
   int64_t n = 0;
   for (Type t : op->getOperandTypes())
-    n += numBytes(t);
+    n += staticBytes(t);
   for (Type t : op->getResultTypes())
-    n += numBytes(t);
+    n += staticBytes(t);
   return n;
 }
 

@@ -17,6 +17,8 @@ namespace lcc {
 int64_t defaultElementwiseFlops(mlir::Operation *op);
 /// Default traffic: every operand read once, every result written once.
 int64_t defaultBytesAccessed(mlir::Operation *op);
+/// Bytes of a statically shaped value of `type` (0 otherwise).
+int64_t staticBytes(mlir::Type type);
 
 /// NumPy broadcasting of two static shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,

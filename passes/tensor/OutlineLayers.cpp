@@ -28,37 +28,10 @@ namespace lcc {
 } // namespace lcc
 
 using namespace mlir;
+using lcc::LayerKey;
+using lcc::layerOf;
 
 namespace {
-
-/// The layer instance an op belongs to, from its location: the first name
-/// component of the form `<identifier>.<number>`, with what precedes it
-/// (not `<identifier>_<number>`: ONNX numbers its node names that way).
-/// "h.3.attn." -> ("h.3", "h.*"); "/transformer/h.3/attn/MatMul" ->
-/// ("/transformer/h.3", "/transformer/h.*").
-struct LayerKey {
-  std::string instance, pattern;
-};
-
-std::optional<LayerKey> layerOf(Location loc) {
-  auto name = llvm::dyn_cast<NameLoc>(loc);
-  if (!name)
-    return std::nullopt;
-  StringRef s = name.getName().getValue();
-  auto digits = [](StringRef t) { return !t.empty() && llvm::all_of(t, llvm::isDigit); };
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && s[i] != '/' && s[i] != '.')
-      continue;
-    StringRef comp = s.slice(start, i);
-    // "h.3": a number after an identifier and a dot.
-    if (digits(comp) && start >= 2 && s[start - 1] == '.' &&
-        (llvm::isAlnum(s[start - 2]) || s[start - 2] == '_'))
-      return LayerKey{s.take_front(i).str(), (s.take_front(start) + "*").str()};
-    start = i + 1;
-  }
-  return std::nullopt;
-}
 
 struct Run {
   SmallVector<Operation *> ops;

@@ -1,0 +1,64 @@
+//===- Passes.td - lcc pipeline-parallel passes ------------*- tablegen -*-===//
+//
+// Passes of pipeline parallelism (issue 24): where the stages are cut, and
+// (to come) the per-stage programs the schedule runs.
+// The order in which passes run is written only in passes/Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_PIPELINE_PASSES_TD
+#define LCC_PASSES_PIPELINE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LccPartitionPipelinePass : Pass<"lcc-partition-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Choose the pipeline stages of a model function by cost and memory";
+  let description = [{
+    On the lcc dialect, on the model function (`function`, before autodiff).
+    Its ops become pieces in order: what runs before the first layer (the
+    embedding), one piece per layer instance (the layer names the frontends
+    give ops, `h.3.` from the DSL, `/transformer/h.3/...` from ONNX: the same
+    names lcc-outline-layers reads; an unnamed op between two layers joins
+    the layer before it), and what runs after the last (head and loss). A
+    layer's ops must be contiguous. Stages are cut between two layers only,
+    so the embedding stays with the first stage, the head with the last, and
+    every stage runs a layer.
+
+    Each piece's cost is three times its ops' FLOPs (`CostOpInterface`:
+    forward, and a backward of about twice the forward); its state is four
+    times the bytes of the parameters (`lcc.param` arguments) it is the first
+    to use (parameter, gradient, two AdamW moments; a parameter used by two
+    stages is a tied one, counted where first used); its activations are its
+    ops' result bytes (what its backward may keep), per micro-batch. A stage
+    holds as many micro-batches' activations as the schedule keeps in flight
+    on its rank at the peak (`schedule`, `microbatches`, `virtual` stages
+    per rank: simulated, passes/pipeline/Schedule.h). The cut minimizes the
+    slowest stage's cost, then the largest stage's memory
+    (passes/pipeline/Partition.h), under `memory-limit` bytes if set; or
+    `stage-starts` gives the layers (numbered from 0) that start stages 1,
+    2, ...
+
+    Every op of the function gets `lcc.stage` (its stage number) and the
+    function `lcc.stage_costs` and `lcc.stage_bytes` (per stage);
+    `explain=true` remarks each stage's layers, cost and memory.
+
+    Errors: no such function, fewer layers than stages, interleaved layers,
+    boundaries that do not increase or fall outside the layers, a limit no
+    cut meets.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"", "The model function">,
+    Option<"stages", "stages", "int64_t", "2", "Stages: pipeline ranks times virtual stages">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe, 1f1b, interleaved or zb-h1 (the activations in flight per stage)">,
+    Option<"microbatches", "microbatches", "int64_t", "0",
+           "Micro-batches per step (0: 4 per pipeline rank)">,
+    Option<"virtualStages", "virtual", "int64_t", "1", "Stages per rank (interleaved)">,
+    ListOption<"stageStarts", "stage-starts", "int64_t",
+               "The layers that start stages 1, 2, ... (instead of the balanced cut)">,
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "Bytes no stage may exceed (0: no limit)">,
+    Option<"explain", "explain", "bool", "false", "Remark each stage's layers, cost and memory">,
+  ];
+}
+
+#endif
