@@ -74,15 +74,16 @@ HostBuffers::HostBuffers(ModuleOp module) {
     return;
   SymbolTable symbols(module);
   for (const SymbolTable::SymbolUse &use : *uses) {
+    // Kernels' arguments are never a host buffer's root.
     auto fn = symbols.lookup<func::FuncOp>(use.getSymbolRef().getRootReference());
-    if (!fn || fn.isPublic() || fn.isExternal())
+    if (!fn || fn.isPublic() || fn.isExternal() || fn->hasAttr("lcc.kernel"))
       continue;
+    auto it = calls_.try_emplace(fn, SmallVector<func::CallOp>()).first;
     auto call = llvm::dyn_cast<func::CallOp>(use.getUser());
-    complete_.try_emplace(fn, true);
-    if (call && call.getCallee() == fn.getSymName())
-      calls_[fn].push_back(call);
-    else
-      complete_[fn] = false;
+    if (!call || call.getCallee() != fn.getSymName())
+      it->second.reset();
+    else if (it->second)
+      it->second->push_back(call);
   }
 }
 
@@ -142,9 +143,10 @@ const std::vector<SmallVector<HostBuffers::Passed>> *HostBuffers::callsOf(func::
   auto it = passed_.find(fn);
   if (it == passed_.end()) {
     std::optional<std::vector<SmallVector<Passed>>> found;
-    if (complete_.lookup(fn)) {
+    auto known = calls_.find(fn);
+    if (known != calls_.end() && known->second) {
       found.emplace();
-      for (func::CallOp call : calls_.lookup(fn)) {
+      for (func::CallOp call : *known->second) {
         if (call->getParentOfType<func::FuncOp>() == fn) {
           found.reset();
           break;

@@ -94,8 +94,8 @@ private:
   int64_t alignment(const HostBuffer &h, int depth);
   bool mayOverlap(const Extent &a, const Extent &b, int depth);
 
-  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::func::CallOp>> calls_;
-  llvm::DenseMap<mlir::Operation *, bool> complete_;
+  /// A layer function's direct calls; nullopt when it has another use.
+  llvm::DenseMap<mlir::Operation *, std::optional<llvm::SmallVector<mlir::func::CallOp>>> calls_;
   llvm::DenseMap<mlir::Operation *, std::optional<std::vector<llvm::SmallVector<Passed>>>> passed_;
   std::map<llvm::SmallVector<const void *, 2>, std::optional<std::vector<Placed>>> placed_;
 };

@@ -57,8 +57,7 @@ struct LccPartitionPipelinePass
 
     // The pieces, and the piece of every op of the body.
     std::vector<Piece> pieces;
-    std::vector<Operation *> opsOf; // per op of the body, in order
-    std::vector<size_t> pieceOf;
+    std::vector<std::pair<Operation *, size_t>> pieceOf; // per op of the body, in order
     Block &body = fn.getBody().front();
     Operation *lastLayerOp = nullptr;
     for (Operation &op : body.without_terminator())
@@ -90,15 +89,14 @@ struct LccPartitionPipelinePass
       } else {
         piece = pieces.size() - 1; // between layers: with the layer before
       }
-      opsOf.push_back(&op);
-      pieceOf.push_back(piece);
+      pieceOf.push_back({&op, piece});
       if (&op == lastLayerOp)
         afterLast = true;
     }
 
     // Costs, state and activations per piece.
     llvm::DenseSet<Value> counted;
-    for (auto [op, piece] : llvm::zip(opsOf, pieceOf)) {
+    for (auto [op, piece] : pieceOf) {
       Piece &p = pieces[piece];
       p.cost += 3.0 * double(flopsOf(op));
       for (Value v : op->getOperands()) {
@@ -150,7 +148,7 @@ struct LccPartitionPipelinePass
         stageOf[i] = int64_t(s);
     }
     Builder b(&getContext());
-    for (auto [op, piece] : llvm::zip(opsOf, pieceOf))
+    for (auto [op, piece] : pieceOf)
       op->setAttr("lcc.stage", b.getI64IntegerAttr(stageOf[piece]));
     SmallVector<Attribute> costs, bytes;
     for (size_t s = 0; s < plan->first.size(); ++s) {
