@@ -168,6 +168,22 @@ LogicalResult RecvOp::verify() {
   return verifyRank(*this, getPeer(), *size, "peer");
 }
 
+LogicalResult ExchangeOp::verify() {
+  auto size = groupSize(*this, getGroup());
+  if (failed(size))
+    return failure();
+  if (getSendPeers().size() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size() << " inputs but "
+                         << getSendPeers().size() << " send_peers";
+  if (getRecvPeers().size() != getResults().size())
+    return emitOpError() << "has " << getResults().size() << " results but "
+                         << getRecvPeers().size() << " recv_peers";
+  for (int64_t peer : llvm::concat<const int64_t>(getSendPeers(), getRecvPeers()))
+    if (failed(verifyRank(*this, peer, *size, "peer")))
+      return failure();
+  return success();
+}
+
 LogicalResult ShardSliceOp::verify() {
   return verifyPart(*this, getGroup(), getInput().getType(), getType(), getAxis());
 }

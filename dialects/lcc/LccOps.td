@@ -531,6 +531,29 @@ def Lcc_RecvOp : Lcc_CollectiveOp<"recv"> {
   let hasVerifier = 1;
 }
 
+def Lcc_ExchangeOp : Lcc_CollectiveOp<"exchange"> {
+  let summary = "Sends and receives posted together, as one group (pipeline stages)";
+  let description = [{
+    Sends `inputs[i]` to rank `send_peers[i]` of `group` and receives
+    result j from rank `recv_peers[j]`, all posted at once and complete when
+    every one is (NCCL's ncclGroupStart/End; Gloo posts every buffer before
+    waiting for any): two neighbouring pipeline stages that each send to
+    and receive from the other in one exchange cannot wait on each other,
+    where two blocking sends would. Between two ranks, the k-th send matches
+    the k-th receive in posting order, over all exchanges.
+
+    ```mlir
+    %g = lcc.exchange %y {group = "pp", send_peers = array<i64: 1>,
+                          recv_peers = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Lcc_AnyTensor>:$inputs, StrAttr:$group,
+                       DenseI64ArrayAttr:$send_peers, DenseI64ArrayAttr:$recv_peers);
+  let results = (outs Variadic<Lcc_AnyTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $results)";
+  let hasVerifier = 1;
+}
+
 def Lcc_ShardSliceOp : Lcc_Op<"shard_slice", [Pure, Lcc_CostOpInterface]> {
   let summary = "This rank's part of a tensor every rank of `group` holds (no communication)";
   let description = [{

@@ -61,4 +61,34 @@ def LccPartitionPipelinePass : Pass<"lcc-partition-pipeline", "::mlir::ModuleOp"
   ];
 }
 
+def LccSplitStagePass : Pass<"lcc-split-stage", "::mlir::ModuleOp"> {
+  let summary = "Keep one pipeline stage of a model function marked by lcc-partition-pipeline";
+  let description = [{
+    Rewrites the model function (`function`, every op marked with
+    `lcc.stage` by lcc-partition-pipeline) into what stage `stage` of the
+    pipeline computes for one micro-batch, the program of that stage's rank:
+
+    - arguments: the parameters its ops read (a tied parameter, read by two
+      stages, is an argument of both), every batch input (each stage's rank
+      reads the same batch), then the values it receives, each
+      `{lcc.pipeline_recv = k}`;
+    - ops: its own, and the ones of earlier stages that depend on no
+      parameter whose results it reads (masks, positions: computed again
+      rather than sent);
+    - results: the last stage returns the loss; the others the values that
+      cross into the next stage, each `{lcc.pipeline_send = k}`: results of
+      parameter-dependent ops of this or an earlier stage read by a later
+      one, in the order they are defined (the residual stream, and what an
+      earlier stage computed for a later one, passed on through this one).
+
+    The function gets `lcc.pipeline = {stage, stages}`; `@init` keeps the
+    results of the parameters the stage reads (the others' initializers
+    go). Errors: an op without `lcc.stage`, a stage that does not exist.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"", "The model function">,
+    Option<"stage", "stage", "int64_t", "0", "The stage to keep (from 0)">,
+  ];
+}
+
 #endif

@@ -2,6 +2,13 @@
 //
 // @F(params..., inputs...) -> loss  gives  @F_grad(same args) -> (loss, dparams...)
 //
+// A pipeline stage (lcc-split-stage) is differentiated the same way: the
+// values it receives are differentiated like parameters (their gradients are
+// sent back), and a stage that sends values on instead of returning the loss
+// takes their gradients as seeds:
+// @S(params..., inputs..., recvs...) -> sends  gives
+// @S_grad(same args, seeds...) -> (sends, dparams..., drecvs...)
+//
 // The forward body is cloned into @F_grad and the backward appended after it,
 // so the VJPs read forward values directly (no recomputation, nothing saved
 // explicitly: later passes see one flat function and can fuse or
@@ -82,10 +89,13 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
   if (fwd.isExternal() || !fwd.getBody().hasOneBlock())
     return fwd.emitError() << "lcc-autodiff: @" << function
                            << " must have a body of a single block";
+  // A pipeline stage (lcc-split-stage) other than the last returns what it
+  // sends on, each seeded by the gradient it receives back.
+  bool sends = fwd.getNumResults() > 0 && fwd.getResultAttr(0, "lcc.pipeline_send");
   auto lossType = fwd.getNumResults() == 1
                       ? llvm::dyn_cast<RankedTensorType>(fwd.getResultTypes()[0])
                       : RankedTensorType();
-  if (!lossType || lossType.getRank() != 0 || !isFloatTensor(lossType)) {
+  if (!sends && (!lossType || lossType.getRank() != 0 || !isFloatTensor(lossType))) {
     // Printed by hand: diagnostics quote streamed types ('tensor<..>').
     std::string types;
     llvm::raw_string_ostream os(types);
@@ -99,8 +109,10 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
     return fwd.emitError() << "lcc-autodiff: @" << gradName << " already exists";
 
   // Trainable parameters, in argument order.
-  SmallVector<unsigned> trainable;
+  SmallVector<unsigned> trainable, received;
   for (unsigned i = 0; i < fwd.getNumArguments(); ++i) {
+    if (fwd.getArgAttr(i, "lcc.pipeline_recv") && isFloatTensor(fwd.getArgument(i).getType()))
+      received.push_back(i);
     auto name = fwd.getArgAttrOfType<StringAttr>(i, "lcc.param");
     if (!name)
       continue;
@@ -128,14 +140,14 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
     fwd.emitError() << "lcc-autodiff: @" << function << " must end with func.return";
     return fail();
   }
-  Value loss = ret.getOperand(0);
+  SmallVector<Value> outputs(ret.getOperands());
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator())
     ops.push_back(&op);
 
   // Forward: values that depend on a trainable parameter.
   llvm::DenseSet<Value> varied;
-  for (unsigned i : trainable)
+  for (unsigned i : llvm::concat<unsigned>(trainable, received))
     varied.insert(gradFn.getArgument(i));
   for (Operation *op : ops) {
     bool any = false;
@@ -149,8 +161,7 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
           varied.insert(r);
   }
   // Backward: values the loss depends on.
-  llvm::DenseSet<Value> useful;
-  useful.insert(loss);
+  llvm::DenseSet<Value> useful(outputs.begin(), outputs.end());
   for (Operation *op : llvm::reverse(ops)) {
     if (llvm::none_of(op->getResults(), [&](Value r) { return useful.contains(r); }))
       continue;
@@ -184,16 +195,27 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
   llvm::DenseMap<Value, Value> grads;
   b.setInsertionPoint(ret);
   // The seed: 1, or (seed-arg) a trailing argument, so that loss scaling can
-  // run the whole backward on scale * dL (see lcc-build-train-step).
-  Value seed;
-  if (seedArg) {
-    DictionaryAttr attrs = b.getDictionaryAttr(b.getNamedAttr("lcc.loss_seed", b.getUnitAttr()));
-    if (failed(gradFn.insertArgument(gradFn.getNumArguments(), lossType, attrs, loss.getLoc())))
-      return fail();
-    seed = gradFn.getArgument(gradFn.getNumArguments() - 1);
+  // run the whole backward on scale * dL (see lcc-build-train-step); a
+  // stage's sends are seeded by trailing arguments {lcc.pipeline_seed = k}.
+  for (auto [k, out] : llvm::enumerate(outputs)) {
+    auto type = llvm::cast<RankedTensorType>(out.getType());
+    Value seed;
+    if (seedArg || sends) {
+      NamedAttribute what =
+          sends ? b.getNamedAttr("lcc.pipeline_seed", b.getI64IntegerAttr(int64_t(k)))
+                : b.getNamedAttr("lcc.loss_seed", b.getUnitAttr());
+      if (sends && !isFloatTensor(type))
+        continue; // integers have no gradient
+      if (failed(gradFn.insertArgument(gradFn.getNumArguments(), type,
+                                       b.getDictionaryAttr(what), out.getLoc())))
+        return fail();
+      seed = gradFn.getArgument(gradFn.getNumArguments() - 1);
+    }
+    if (onPath(out) && !grads.count(out))
+      grads[out] = seed ? seed : lcc::vjp::fill(b, out.getLoc(), type, 1.0);
+    else if (onPath(out))
+      grads[out] = lcc::vjp::add(b, out.getLoc(), grads[out], seed);
   }
-  if (onPath(loss))
-    grads[loss] = seed ? seed : lcc::vjp::fill(b, loss.getLoc(), lossType, 1.0);
   for (Operation *op : llvm::reverse(active)) {
     SmallVector<Value> resultGrads;
     for (Value r : op->getResults())
@@ -229,21 +251,26 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
     }
   }
 
-  // (loss, gradients in argument order); a parameter the loss does not
-  // depend on gets an explicit zero so the signature never depends on the body.
-  SmallVector<Value> results{loss};
-  SmallVector<DictionaryAttr> resultAttrs{fwd.getResultAttrDict(0)
-                                              ? fwd.getResultAttrDict(0)
-                                              : b.getDictionaryAttr({})};
-  for (unsigned i : trainable) {
+  // (loss or sends, gradients in argument order, then the received values'
+  // gradients); a parameter the loss does not depend on gets an explicit
+  // zero so the signature never depends on the body.
+  SmallVector<Value> results(outputs);
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned k = 0; k < outputs.size(); ++k)
+    resultAttrs.push_back(fwd.getResultAttrDict(k) ? fwd.getResultAttrDict(k)
+                                                   : b.getDictionaryAttr({}));
+  auto gradOf = [&](unsigned i, NamedAttribute what) {
     BlockArgument arg = gradFn.getArgument(i);
     Value g = grads.lookup(arg);
     if (!g)
       g = lcc::vjp::fill(b, arg.getLoc(), arg.getType(), 0.0);
     results.push_back(g);
-    resultAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("lcc.grad_of", fwd.getArgAttrOfType<StringAttr>(i, "lcc.param"))));
-  }
+    resultAttrs.push_back(b.getDictionaryAttr(what));
+  };
+  for (unsigned i : trainable)
+    gradOf(i, b.getNamedAttr("lcc.grad_of", fwd.getArgAttrOfType<StringAttr>(i, "lcc.param")));
+  for (unsigned i : received)
+    gradOf(i, b.getNamedAttr("lcc.grad_of_recv", fwd.getArgAttr(i, "lcc.pipeline_recv")));
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
   gradFn.setType(b.getFunctionType(gradFn.getArgumentTypes(), ValueRange(results).getTypes()));

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/LccOps.h"
 #include "dialects/lcc/vjp/VjpUtils.h"
+#include "passes/pipeline/PipelineStep.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -139,6 +140,11 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   double lrMin = minLr >= 0 ? minLr : 0.1 * lr;
   bool withMomentum = !adamw && momentum != 0.0;
 
+  // A pipeline stage (lcc-split-stage): its micro-batches run in the
+  // schedule's order, with the other stages.
+  std::optional<lcc::pipeline::StageOf> pipe = lcc::pipeline::stageOf(gradFn);
+  bool lastStage = !pipe || pipe->stage == pipe->stages - 1;
+
   // Parameters (trainable or frozen) first, the rest are batch inputs.
   SmallVector<Param> trainable;
   SmallVector<unsigned> params, inputs;
@@ -148,6 +154,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       seedArg = i;
       continue;
     }
+    // What a stage receives from its neighbours (pipeline/PipelineStep.h).
+    if (gradFn.getArgAttr(i, "lcc.pipeline_recv") || gradFn.getArgAttr(i, "lcc.pipeline_seed"))
+      continue;
     auto name = gradFn.getArgAttrOfType<StringAttr>(i, "lcc.param");
     if (!name) {
       inputs.push_back(i);
@@ -164,17 +173,25 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       decay = true;
     trainable.push_back({i, name, decay});
   }
-  if (gradFn.getNumResults() != trainable.size() + 1)
+  auto gradResults = llvm::count_if(gradFn.getAllResultAttrs(), [](Attribute a) {
+    return llvm::cast<DictionaryAttr>(a).contains("lcc.grad_of");
+  });
+  if (pipe ? size_t(gradResults) != trainable.size() : gradFn.getNumResults() != trainable.size() + 1)
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName << " returns "
                               << gradFn.getNumResults() << " values; expected the loss and "
                               << trainable.size() << " gradients (one per trainable parameter)";
-  auto lossType = llvm::dyn_cast<RankedTensorType>(gradFn.getResultTypes()[0]);
+  // Stages before the last see the loss's type only in lcc.pipeline.
+  Type lossT = gradFn.getResultTypes()[0];
+  if (pipe)
+    if (auto t = gradFn->getAttrOfType<DictionaryAttr>("lcc.pipeline").getAs<TypeAttr>("loss"))
+      lossT = t.getValue();
+  auto lossType = llvm::dyn_cast<RankedTensorType>(lossT);
   if (!lossType || lossType.getRank() != 0)
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName
                               << " must return a rank-0 loss first";
   // Scalars (lr, norm, bias corrections) are computed in the loss's type.
   Type ct = lossType.getElementType();
-  if (scaled && !seedArg)
+  if (scaled && !seedArg && lastStage)
     return gradFn.emitError() << "lcc-build-train-step: loss-scale=dynamic needs the backward's "
                                  "seed as an argument of @"
                               << gradName << " (lcc-autodiff{seed-arg=true})";
@@ -282,7 +299,31 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   auto at = [&](unsigned n) { return NameLoc::get(trainable[n].name, loc); };
   Value lossSum;
   SmallVector<Value> gradSum(trainable.size());
-  if (accum == 1) {
+  if (pipe) {
+    std::optional<lcc::pipeline::ScheduleKind> kind =
+        lcc::pipeline::parseScheduleKind(pipelineSchedule);
+    if (!kind || *kind == lcc::pipeline::ScheduleKind::Interleaved)
+      return module.emitError() << "lcc-build-train-step: pipeline-schedule '"
+                                << pipelineSchedule << "' is not one of gpipe, 1f1b, zb-h1";
+    llvm::Expected<lcc::pipeline::Schedule> order =
+        lcc::pipeline::buildSchedule(*kind, pipe->stages, accum);
+    if (!order)
+      return module.emitError() << "lcc-build-train-step: " << llvm::toString(order.takeError());
+    IRMapping fixed;
+    for (auto [n, i] : llvm::enumerate(params))
+      fixed.map(gradFn.getArgument(i), block->getArgument(n));
+    if (seedArg)
+      fixed.map(gradFn.getArgument(*seedArg), seed);
+    FailureOr<lcc::pipeline::StageResults> stage = lcc::pipeline::buildStageMicroBatches(
+        b, loc, gradFn, *order, "pp", fixed, [&](unsigned arg, int64_t k) -> Value {
+          unsigned n = unsigned(llvm::find(inputs, arg) - inputs.begin());
+          return accum > 1 ? rowOf(n, k) : block->getArgument(firstInput + n);
+        });
+    if (failed(stage))
+      return failure();
+    lossSum = lastStage ? stage->lossSum : constant(b, loc, lossType.getElementType(), 0.0);
+    gradSum = stage->gradSums;
+  } else if (accum == 1) {
     SmallVector<Value> out =
         microBatch([&](unsigned n) { return block->getArgument(firstInput + n); });
     lossSum = out[0];
@@ -348,6 +389,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   SmallVector<Value> grads = gradSum;
   if (accum > 1)
     loss = vjp::scale(b, loc, lossSum, 1.0 / double(accum));
+  // Every stage reports the last one's loss.
+  if (pipe)
+    loss = lcc::BroadcastOp::create(b, loc, loss.getType(), loss, "pp", pipe->stages - 1);
   if (scaled) {
     // Unscaled in f32 (the gradients are f32 whatever the forward's
     // precision), with the micro-batch mean in the same multiply.
@@ -359,6 +403,17 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     for (unsigned n = 0; n < grads.size(); ++n)
       grads[n] = vjp::scale(b, at(n), grads[n], 1.0 / double(accum));
   }
+  // A parameter several stages hold gets every stage's share of its
+  // gradient; all of them then take the same step.
+  auto tiedStages = [&](const Param &p) {
+    auto tied = gradFn.getArgAttrOfType<DenseI64ArrayAttr>(p.arg, "lcc.pipeline_tied");
+    return tied ? tied.asArrayRef() : ArrayRef<int64_t>();
+  };
+  for (auto [n, p] : llvm::enumerate(trainable))
+    if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty())
+      grads[n] = lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
+                                          int64_t(tied.size()) == pipe->stages ? "pp" : "pp_ends",
+                                          "sum");
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))
@@ -369,12 +424,16 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // the sum over its parts; every rank then has the same norm.
   Value sumSq = constant(b, loc, ct, 0.0);
   for (auto [n, p] : llvm::enumerate(trainable)) {
+    if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty() && tied.front() != pipe->stage)
+      continue; // counted by the first stage holding it
     Value sq = sumOfSquares(b, at(n), grads[n], ct);
     if (auto split = gradFn.getArgAttrOfType<DictionaryAttr>(p.arg, "lcc.shard"))
       if (auto group = split.getAs<StringAttr>("group"))
         sq = lcc::AllReduceOp::create(b, at(n), sq.getType(), sq, group, "sum");
     sumSq = vjp::add(b, at(n), sumSq, sq);
   }
+  if (pipe)
+    sumSq = lcc::AllReduceOp::create(b, loc, sumSq.getType(), sumSq, "pp", "sum");
   Value norm = lcc::SqrtOp::create(b, loc, sumSq.getType(), sumSq);
   // Loss scaling: the step is taken only if every gradient is finite. An inf
   // or NaN anywhere makes the sum of squares inf or NaN, and both fail

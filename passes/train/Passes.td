@@ -29,6 +29,14 @@ def LccAutodiffPass : Pass<"lcc-autodiff", "::mlir::ModuleOp"> {
     more argument, last, `{lcc.loss_seed}`: the cotangent of the loss, so
     every backward value is multiplied by it (fp16 loss scaling).
 
+    A pipeline stage (lcc-split-stage) differs in two ways: its arguments
+    `{lcc.pipeline_recv = k}` (what the previous stage sent) are
+    differentiated like parameters, their gradients returned last, each
+    `{lcc.grad_of_recv = k}` (sent back); and a stage that returns the
+    values it sends on, `{lcc.pipeline_send = k}`, rather than the loss
+    takes one trailing argument `{lcc.pipeline_seed = k}` per float send, its
+    gradient (received from the next stage), as the seed.
+
     ```mlir
     func.func @forward(%w: tensor<4xf32> {lcc.param = "w"}, %x: tensor<4xf32> {lcc.input = "x"}) -> tensor<f32>
     // adds
@@ -85,6 +93,18 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     optimizer step is skipped too); the learning rate schedule counts every
     step (torch's scheduler steps regardless). An extra output `loss_scale`
     is the scale this step used.
+
+    A pipeline stage's `@<function>_grad` (`lcc.pipeline`: lcc-split-stage,
+    then lcc-autodiff) runs its `accum` micro-batches in the order
+    `pipeline-schedule` gives its rank (passes/pipeline/PipelineStep.h: each
+    micro-batch's forward, input-gradient and weight-gradient parts are
+    their own copies, the transfers between stages lcc.exchange ops on group
+    `pp`), after the schedule is proved not to hang. The loss (the last
+    stage's) is broadcast to every stage; a parameter several stages hold
+    (`lcc.pipeline_tied`) has its gradient summed over them (`pp`, or
+    `pp_ends` for the first and last of more than two) and counted once, by
+    the first, in the clipping norm, whose sum of squares is summed over the
+    stages.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
@@ -124,6 +144,8 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
            "dynamic: the first loss scale (torch.amp.GradScaler's 2^16)">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
            "dynamic: the scale doubles after this many steps without overflow">,
+    Option<"pipelineSchedule", "pipeline-schedule", "std::string", /*default=*/"\"1f1b\"",
+           "A pipeline stage's order of micro-batches: gpipe, 1f1b or zb-h1">,
   ];
   let dependentDialects = ["::lcc::LccDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];

@@ -14,6 +14,10 @@
 //   lcc_recv(group, dtype, peer, out, count)                     new buffer
 //   lcc_group_rank(group) -> i64                          (for shard_slice)
 //
+// An exchange is its sends and receives between lcc_group_start(group) and
+// lcc_group_end(group): the runtime posts them together at the end (NCCL's
+// ncclGroupStart/End), receives into new buffers.
+//
 // `group` is the position of the group's name in the module's
 // lcc.process_groups (a dictionary, so names in sorted order); the runtime
 // installs its communicators in the same order. all_reduce and broadcast
@@ -331,6 +335,43 @@ struct RecvModel : CollectiveModelBase<RecvModel, RecvOp, false> {
   }
 };
 
+struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
+  LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto op = llvm::cast<ExchangeOp>(o);
+    rewriter.setInsertionPoint(op);
+    CallBuilder c{rewriter, op.getLoc()};
+    auto group = groupIndex(op, op.getGroup());
+    if (failed(group) || failed(c.call(op, "lcc_group_start", {c.i64(*group)})))
+      return failure();
+    for (auto [input, peer] : llvm::zip(op.getInputs(), op.getSendPeers())) {
+      auto type = llvm::cast<RankedTensorType>(input.getType());
+      auto buf = getBuffer(rewriter, input, options, state);
+      auto args = c.head(op, op.getGroup(), type.getElementType());
+      if (failed(buf) || failed(args))
+        return failure();
+      args->append({c.i64(peer), c.address(c.contiguous(*buf)), c.i64(type.getNumElements())});
+      if (failed(c.call(op, "lcc_send", *args)))
+        return failure();
+    }
+    SmallVector<Value> outs;
+    for (auto [result, peer] : llvm::zip(op.getResults(), op.getRecvPeers())) {
+      auto type = llvm::cast<RankedTensorType>(result.getType());
+      auto args = c.head(op, op.getGroup(), type.getElementType());
+      if (failed(args))
+        return failure();
+      outs.push_back(c.alloc(type));
+      args->append({c.i64(peer), c.address(outs.back()), c.i64(type.getNumElements())});
+      if (failed(c.call(op, "lcc_recv", *args)))
+        return failure();
+    }
+    if (failed(c.call(op, "lcc_group_end", {c.i64(*group)})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, outs);
+    return success();
+  }
+};
+
 /// lcc.gradient and lcc.parallel_copy are identities once differentiated.
 template <typename Op>
 struct IdentityLowering : OpRewritePattern<Op> {
@@ -375,8 +416,8 @@ struct ShardSliceLowering : OpRewritePattern<ShardSliceOp> {
 } // namespace
 
 bool isCollective(Operation *op) {
-  return llvm::isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, SendOp, RecvOp, WaitOp>(
-      op);
+  return llvm::isa<AllReduceOp, AllGatherOp, ReduceScatterOp, BroadcastOp, SendOp, RecvOp,
+                   ExchangeOp, WaitOp>(op);
 }
 
 bool becomesRuntimeCall(Operation *op) {
@@ -392,6 +433,7 @@ void registerCollectiveBufferization(DialectRegistry &registry) {
     ReduceScatterOp::attachInterface<ResizeModel<ReduceScatterOp, false>>(*ctx);
     SendOp::attachInterface<SendModel>(*ctx);
     RecvOp::attachInterface<RecvModel>(*ctx);
+    ExchangeOp::attachInterface<ExchangeModel>(*ctx);
     WaitOp::attachInterface<WaitModel>(*ctx);
   });
 }

@@ -156,3 +156,23 @@ func.func @wait_for_nothing(%g: tensor<8xf32>) -> tensor<8xf32> {
   %0 = lcc.wait %g : tensor<8xf32> {ticket = 0}
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+module attributes {lcc.process_groups = {pp = 2 : i64}} {
+  func.func @exchange_peers(%p: tensor<2xf32>) {
+    // expected-error @+1 {{has 1 inputs but 2 send_peers}}
+    lcc.exchange %p {group = "pp", send_peers = array<i64: 1, 1>, recv_peers = array<i64>} : (tensor<2xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+module attributes {lcc.process_groups = {pp = 2 : i64}} {
+  func.func @exchange_peer(%p: tensor<2xf32>) {
+    // expected-error @+1 {{peer 2 is not a rank of the group (0..1)}}
+    %0 = lcc.exchange %p {group = "pp", send_peers = array<i64: 1>, recv_peers = array<i64: 2>} : (tensor<2xf32>) -> tensor<2xf32>
+    return
+  }
+}

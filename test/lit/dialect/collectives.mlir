@@ -25,6 +25,10 @@ module attributes {lcc.process_groups = {dp = 4 : i64, tp = 2 : i64}} {
     lcc.send %p {group = "tp", peer = 1} : tensor<2x3xf32>
     // CHECK: lcc.recv {group = "tp", peer = 0 : i64} : tensor<4x3xf32>
     %6 = lcc.recv {group = "tp", peer = 0} : tensor<4x3xf32>
+    // CHECK: %{{.*}}:2 = lcc.exchange %{{.*}}, %{{.*}} {group = "tp", recv_peers = array<i64: 1, 0>, send_peers = array<i64: 1, 0>} : (tensor<2x3xf32>, tensor<5xi32>) -> (tensor<4x3xf32>, tensor<2xf32>)
+    %x:2 = lcc.exchange %p, %ids {group = "tp", send_peers = array<i64: 1, 0>, recv_peers = array<i64: 1, 0>} : (tensor<2x3xf32>, tensor<5xi32>) -> (tensor<4x3xf32>, tensor<2xf32>)
+    // CHECK: lcc.exchange {group = "tp", recv_peers = array<i64: 1>, send_peers = array<i64>} : () -> tensor<4x3xf32>
+    %y = lcc.exchange {group = "tp", send_peers = array<i64>, recv_peers = array<i64: 1>} : () -> tensor<4x3xf32>
     return %0, %1, %2, %3, %4, %5, %6 : tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>,
         tensor<2x3xf32>, tensor<2x12xf32>, tensor<5xi32>, tensor<4x3xf32>
   }

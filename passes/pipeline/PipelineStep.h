@@ -1,0 +1,51 @@
+//===- PipelineStep.h - a stage's micro-batches in schedule order -*- C++ -*-===//
+//
+// What lcc-build-train-step runs in place of the micro-batch loop on a
+// pipeline stage (a model function cut by lcc-split-stage, differentiated by
+// lcc-autodiff): the stage's forward, input-gradient and weight-gradient
+// work for every micro-batch, in the order the schedule gives its rank, with
+// the transfers between them as lcc.exchange ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_PASSES_PIPELINE_PIPELINESTEP_H
+#define LCC_PASSES_PIPELINE_PIPELINESTEP_H
+
+#include "passes/pipeline/Schedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace lcc::pipeline {
+
+/// The stage `@F_grad` belongs to: its `lcc.pipeline` attribute.
+struct StageOf {
+  int64_t stage = 0, stages = 1;
+};
+std::optional<StageOf> stageOf(mlir::func::FuncOp gradFn);
+
+/// What the micro-batches leave for the rest of the step.
+struct StageResults {
+  mlir::Value lossSum;                     // the last stage's, summed; null on the others
+  llvm::SmallVector<mlir::Value> gradSums; // per trainable parameter (@F_grad's lcc.grad_of)
+};
+
+/// Clones `gradFn`'s body at `b` once per micro-batch of the schedule, split
+/// in its parts (forward: what the sent values or the loss need; input
+/// gradient: what the received values' gradients need; weight gradient: the
+/// rest) and placed in `schedule`'s order for this stage's rank. `fixed` maps
+/// the arguments every micro-batch shares (parameters, the loss seed);
+/// `input(arg, k)` gives batch input `arg` of micro-batch k. Transfers become
+/// lcc.exchange ops on `group`, each posted and completed where the
+/// schedule posts it. Gradients and losses are summed in micro-batch order.
+/// Fails (with an error at `loc`) when the schedule is not one this stage
+/// can run.
+mlir::FailureOr<StageResults>
+buildStageMicroBatches(mlir::OpBuilder &b, mlir::Location loc, mlir::func::FuncOp gradFn,
+                       const Schedule &schedule, llvm::StringRef group,
+                       const mlir::IRMapping &fixed,
+                       llvm::function_ref<mlir::Value(unsigned, int64_t)> input);
+
+} // namespace lcc::pipeline
+
+#endif

@@ -1,0 +1,272 @@
+//===- SplitStage.cpp - one pipeline stage of a model function ------------===//
+//
+// See Passes.td (lcc-split-stage). The stage's function is built anew from
+// the marked one: arguments first (the parameters its ops read, every batch
+// input, the values it receives), then the ops it runs, in their order.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/lcc/LccOps.h"
+#include "passes/pipeline/Passes.h"
+#include "passes/shard/ShardUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_LCCSPLITSTAGEPASS
+#include "passes/pipeline/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// Every value `op` reads: its operands and what its regions capture.
+SmallVector<Value> readsOf(Operation *op) {
+  SmallVector<Value> reads(op->getOperands());
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    reads.append(captured.begin(), captured.end());
+  }
+  return reads;
+}
+
+struct LccSplitStagePass : lcc::impl::LccSplitStagePassBase<LccSplitStagePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(split(getOperation())))
+      signalPassFailure();
+  }
+
+  LogicalResult split(ModuleOp module);
+  /// @init returns the parameters of @function in argument order: keep the
+  /// results of the kept ones (`keep[k]` for the k-th parameter).
+  LogicalResult pruneInit(ModuleOp module, ArrayRef<bool> keep);
+};
+
+LogicalResult LccSplitStagePass::split(ModuleOp module) {
+  auto fn = module.lookupSymbol<func::FuncOp>(function);
+  if (!fn || fn.isExternal() || !fn.getBody().hasOneBlock())
+    return module.emitError() << "lcc-split-stage: no function @" << function
+                              << " with a body of one block";
+  Block &body = fn.getBody().front();
+  auto stageOf = [](Operation *op) -> std::optional<int64_t> {
+    if (auto s = op->getAttrOfType<IntegerAttr>("lcc.stage"))
+      return s.getInt();
+    return std::nullopt;
+  };
+  int64_t stages = 0;
+  for (Operation &op : body.without_terminator()) {
+    std::optional<int64_t> s = stageOf(&op);
+    if (!s)
+      return op.emitError() << "lcc-split-stage: op without lcc.stage in @" << function
+                            << " (run lcc-partition-pipeline first)";
+    if (*s < 0)
+      return op.emitError() << "lcc-split-stage: negative stage " << *s;
+    stages = std::max(stages, *s + 1);
+  }
+  if (stage < 0 || stage >= stages)
+    return fn.emitError() << "lcc-split-stage: stage " << int64_t(stage) << " does not exist: @"
+                          << function << " has " << stages << " stages";
+  bool last = stage == stages - 1;
+  auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+
+  // Parameters read by several stages (an embedding tied to the head): each
+  // holds a copy, and their gradients are summed over those stages
+  // (lcc-build-train-step), over the whole pipeline or its two ends.
+  llvm::DenseMap<Value, SmallVector<int64_t>> readers;
+  for (Operation &op : body.without_terminator())
+    for (Value v : readsOf(&op))
+      if (auto arg = llvm::dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "lcc.param")) {
+        SmallVector<int64_t> &stagesOf = readers[v];
+        if (!llvm::is_contained(stagesOf, *stageOf(&op)))
+          stagesOf.push_back(*stageOf(&op));
+      }
+  bool ends = false;
+  for (auto &[v, stagesOf] : readers) {
+    if (stagesOf.size() < 2)
+      continue;
+    llvm::sort(stagesOf);
+    if (int64_t(stagesOf.size()) == stages)
+      continue;
+    if (stagesOf.size() == 2 && stagesOf[0] == 0 && stagesOf[1] == stages - 1) {
+      ends = true;
+      continue;
+    }
+    auto arg = llvm::cast<BlockArgument>(v);
+    return fn.emitError() << "lcc-split-stage: parameter '"
+                          << fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.param")
+                                 .getValue()
+                          << "' is read by stages " << llvm::join(llvm::map_range(stagesOf, [](int64_t x) {
+                               return std::to_string(x);
+                             }), ", ")
+                          << ": a parameter is shared by every stage or by the first and "
+                             "the last only";
+  }
+
+  // Values that depend on a parameter: computed by one stage and sent on.
+  // The others (masks, positions, anything of the inputs and constants
+  // only) are computed again by each stage that reads them.
+  llvm::DenseSet<Value> fromParams;
+  for (BlockArgument arg : body.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(), "lcc.param"))
+      fromParams.insert(arg);
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(readsOf(&op), [&](Value v) { return fromParams.contains(v); }))
+      for (Value r : op.getResults())
+        fromParams.insert(r);
+
+  // What crosses into stage b (1 <= b < stages): results of parameter-
+  // dependent ops of earlier stages read at stage b or later, in the order
+  // they are defined.
+  auto crossing = [&](int64_t b) {
+    SmallVector<Value> values;
+    for (Operation &op : body.without_terminator()) {
+      if (*stageOf(&op) >= b)
+        continue;
+      for (Value r : op.getResults()) {
+        if (!fromParams.contains(r))
+          continue;
+        bool later = llvm::any_of(r.getUsers(), [&](Operation *user) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          return top != ret && *stageOf(top) >= b;
+        });
+        // The loss leaves from the last stage only.
+        if (later || (llvm::is_contained(ret.getOperands(), r) && b == stages - 1))
+          values.push_back(r);
+      }
+    }
+    return values;
+  };
+  SmallVector<Value> received = stage > 0 ? crossing(stage) : SmallVector<Value>();
+  SmallVector<Value> sent = last ? SmallVector<Value>(ret.getOperands()) : crossing(stage + 1);
+
+  // The ops this stage runs: its own, and the parameter-free ones of earlier
+  // stages whose results it reads.
+  llvm::DenseSet<Operation *> runs;
+  llvm::DenseSet<Value> needed(sent.begin(), sent.end());
+  llvm::DenseSet<Value> receivedSet(received.begin(), received.end());
+  SmallVector<Operation *> ops =
+      llvm::map_to_vector(body.without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(ops)) {
+    int64_t s = *stageOf(op);
+    bool mine = s == stage;
+    bool remade = s < stage && llvm::none_of(op->getResults(), [&](Value r) {
+                    return fromParams.contains(r);
+                  }) && llvm::any_of(op->getResults(), [&](Value r) { return needed.contains(r); });
+    if (!mine && !remade)
+      continue;
+    runs.insert(op);
+    for (Value v : readsOf(op))
+      needed.insert(v);
+  }
+
+  // The new signature: parameters read, every batch input, received values.
+  OpBuilder b(fn);
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Value> oldArgs;
+  SmallVector<bool> keepParam;
+  for (BlockArgument arg : body.getArguments()) {
+    bool param = bool(fn.getArgAttr(arg.getArgNumber(), "lcc.param"));
+    if (param)
+      keepParam.push_back(needed.contains(arg));
+    if (param && !needed.contains(arg))
+      continue;
+    oldArgs.push_back(arg);
+    argTypes.push_back(arg.getType());
+    NamedAttrList attrs(fn.getArgAttrDict(arg.getArgNumber()));
+    if (auto it = readers.find(arg); param && it != readers.end() && it->second.size() > 1)
+      attrs.set("lcc.pipeline_tied", b.getDenseI64ArrayAttr(it->second));
+    argAttrs.push_back(attrs.getDictionary(&getContext()));
+  }
+  for (auto [k, v] : llvm::enumerate(received)) {
+    oldArgs.push_back(v);
+    argTypes.push_back(v.getType());
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("lcc.pipeline_recv", b.getI64IntegerAttr(int64_t(k)))));
+  }
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [k, v] : llvm::enumerate(sent))
+    resultAttrs.push_back(
+        last ? (fn.getResultAttrDict(unsigned(k)) ? fn.getResultAttrDict(unsigned(k))
+                                                  : b.getDictionaryAttr({}))
+             : b.getDictionaryAttr(
+                   b.getNamedAttr("lcc.pipeline_send", b.getI64IntegerAttr(int64_t(k)))));
+
+  auto stageFn = func::FuncOp::create(b, fn.getLoc(), fn.getSymName(),
+                                      b.getFunctionType(argTypes, ValueRange(sent).getTypes()));
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    stageFn->setAttr(attr.getName(), attr.getValue());
+  stageFn.setVisibility(fn.getVisibility());
+  stageFn->setAttr("lcc.pipeline",
+                   b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+                                        b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+                                        b.getNamedAttr("loss", TypeAttr::get(ret.getOperand(0).getType()))}));
+  Block *entry = stageFn.addEntryBlock();
+  IRMapping map;
+  map.map(ValueRange(oldArgs), entry->getArguments());
+  b.setInsertionPointToStart(entry);
+  for (Operation *op : ops) {
+    if (!runs.contains(op))
+      continue;
+    for (Value v : readsOf(op))
+      if (!map.contains(v) && v.getParentBlock() == &body)
+        return op->emitError() << "internal error: lcc-split-stage: stage " << int64_t(stage)
+                               << " reads a value it neither computes nor receives";
+    Operation *clone = b.clone(*op, map);
+    clone->removeAttr("lcc.stage");
+  }
+  func::ReturnOp::create(b, ret.getLoc(),
+                         llvm::map_to_vector(sent, [&](Value v) { return map.lookup(v); }));
+  stageFn.setAllArgAttrs(argAttrs);
+  stageFn.setAllResultAttrs(resultAttrs);
+  fn.erase();
+  if (failed(lcc::shard::declareGroup(module, "pp", stages, "lcc-split-stage")) ||
+      (ends && stages > 2 &&
+       failed(lcc::shard::declareGroup(module, "pp_ends", 2, "lcc-split-stage"))))
+    return failure();
+  return pruneInit(module, keepParam);
+}
+
+LogicalResult LccSplitStagePass::pruneInit(ModuleOp module, ArrayRef<bool> keep) {
+  auto init = module.lookupSymbol<func::FuncOp>("init");
+  if (!init || init.isExternal())
+    return success();
+  if (init.getNumResults() != keep.size())
+    return init.emitError() << "lcc-split-stage: @init returns " << init.getNumResults()
+                            << " values, @" << function << " has " << keep.size()
+                            << " parameters";
+  auto ret = llvm::cast<func::ReturnOp>(init.getBody().back().getTerminator());
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> attrs;
+  for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+    if (keep[k]) {
+      results.push_back(v);
+      DictionaryAttr a = init.getResultAttrDict(unsigned(k));
+      attrs.push_back(a ? a : DictionaryAttr::get(module.getContext()));
+    }
+  OpBuilder b(ret);
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  init.setType(b.getFunctionType(init.getArgumentTypes(), ValueRange(results).getTypes()));
+  init.setAllResultAttrs(attrs);
+  // The other stages' initializers go (in reverse: users first).
+  Block &block = init.getBody().front();
+  SmallVector<Operation *> ops =
+      llvm::map_to_vector(block.without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,86 @@
+// RUN: lcc-opt %s --lcc-split-stage=stage=0 --lcc-autodiff --lcc-build-train-step="accum=4 optimizer=sgd momentum=0" | FileCheck %s --check-prefix=S0
+// RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=4 optimizer=sgd momentum=0" | FileCheck %s --check-prefix=S1
+// RUN: lcc-opt %s --lcc-split-stage=stage=0 --lcc-autodiff --lcc-build-train-step="accum=4 pipeline-schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
+// RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-schedule=zb-h1" | FileCheck %s --check-prefix=ZB
+// RUN: not lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=4 pipeline-schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
+// INTERLEAVED: error: lcc-build-train-step: pipeline-schedule 'interleaved' is not one of gpipe, 1f1b, zb-h1
+// lcc-build-train-step on the two stages of a pipeline (passes/pipeline/PipelineStep.cpp):
+// each micro-batch's forward and backward are their own copies, in the
+// schedule's order for the stage's rank, with the transfers between them.
+
+// 1F1B, 2 stages, 4 micro-batches. Stage 0: F0, send a0; F1, then send a1
+// while receiving g0 (one exchange: two blocking sends would wait on each
+// other); B0; F2 ...; the last gradient alone.
+// S0-LABEL: func.func @train_step(
+// S0:         %[[A0:.*]] = lcc.add
+// S0-NEXT:    lcc.exchange %[[A0]] {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 1>} : (tensor<4xf32>) -> ()
+// S0:         %[[A1:.*]] = lcc.add
+// S0-NEXT:    %[[G0:.*]] = lcc.exchange %[[A1]] {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
+// S0-NEXT:    lcc.mul %[[G0]], %arg1
+// S0-COUNT-2: lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
+// S0:         lcc.exchange {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64>}
+// S0-NOT:     lcc.exchange
+// The loss comes from the last stage; the tied wte's gradient is summed over
+// both stages and counted in the norm here (stage 0), whose sum of squares
+// is summed over the stages.
+// S0:         lcc.broadcast %{{.*}} {group = "pp", root = 1 : i64} : tensor<f32>
+// S0:         %[[T:.*]] = lcc.all_reduce %{{.*}} {group = "pp"} : tensor<4xf32>
+// S0-NEXT:    lcc.gradient %[[T]] {param = "wte"}
+// S0:         lcc.all_reduce %{{.*}} {group = "pp"} : tensor<f32>
+// S0-NEXT:    lcc.sqrt
+
+// Stage 1: receive a0; F0 B0; send g0 while receiving a1; ... send g3.
+// S1-LABEL: func.func @train_step(
+// S1-NEXT:    lcc.exchange {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64>}
+// S1-COUNT-3: lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64: 0>}
+// S1:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 0>}
+// S1-NOT:     lcc.exchange
+// S1:         lcc.broadcast %{{.*}} {group = "pp", root = 1 : i64} : tensor<f32>
+// Not counted again in the norm here: one sum of squares (h.1.w's) only.
+// S1:         lcc.gradient %{{.*}} {param = "h.1.w"}
+// S1:         lcc.mul
+// S1-NEXT:    lcc.reduce_sum
+// S1-NOT:     lcc.reduce_sum
+// S1:         lcc.all_reduce %{{.*}} {group = "pp"} : tensor<f32>
+
+// GPipe: all four forwards (four sends, the last with the first gradient's
+// receive), then the backwards.
+// GPIPE-LABEL: func.func @train_step(
+// GPIPE-COUNT-3: lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 1>}
+// GPIPE:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
+// GPIPE-COUNT-3: lcc.exchange {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64>}
+// GPIPE-NOT:     lcc.exchange
+
+// ZB-H1 on the last stage: both input gradients are sent before the weight
+// gradients (h.1.w's: micro-batch 0's received activation times its seed)
+// are computed.
+// ZB-LABEL: func.func @train_step(
+// ZB:         %[[R:.*]] = lcc.exchange {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64>}
+// ZB:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64: 0>}
+// ZB:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 0>}
+// ZB-NEXT:    lcc.mul
+// ZB-NEXT:    lcc.mul %{{.*}}, %[[R]]
+module {
+  func.func @init() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %s1 = arith.constant 1 : i64
+    %s2 = arith.constant 2 : i64
+    %s3 = arith.constant 3 : i64
+    %a = lcc.random_normal %s1 {std = 0.02} : tensor<4xf32>
+    %b = lcc.random_normal %s2 {std = 0.02} : tensor<4xf32>
+    %c = lcc.random_normal %s3 {std = 0.02} : tensor<4xf32>
+    return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.func @forward(%e: tensor<4xf32> {lcc.param = "wte"}, %w0: tensor<4xf32> {lcc.param = "h.0.w"},
+                     %w1: tensor<4xf32> {lcc.param = "h.1.w"}, %x: tensor<4xf32> {lcc.input = "x"})
+      -> tensor<f32> {
+    %m = lcc.neg %x {lcc.stage = 0} : tensor<4xf32>
+    %h = lcc.mul %x, %e {lcc.stage = 0} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %a0 = lcc.mul %h, %w0 {lcc.stage = 0} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %r0 = lcc.add %a0, %m {lcc.stage = 0} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %a1 = lcc.mul %r0, %w1 {lcc.stage = 1} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %r1 = lcc.add %a1, %m {lcc.stage = 1} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %o = lcc.mul %r1, %e {lcc.stage = 1} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %l = lcc.reduce_sum %o {axes = array<i64: 0>, lcc.stage = 1} : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
