@@ -62,6 +62,21 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     precision.precision = std::string(modeName(options.precision));
     pm.addPass(createLccPrecisionPass(precision));
   }
+  // A pipeline stage: its part of the forward (which the precision policy
+  // and tensor parallelism have already rewritten), differentiated alone.
+  if (options.pp > 1) {
+    LccPartitionPipelinePassOptions partition;
+    partition.function = options.function;
+    partition.stages = options.pp;
+    partition.schedule = options.pipelineSchedule;
+    partition.microbatches = options.accum;
+    partition.stageStarts.assign(options.stageStarts.begin(), options.stageStarts.end());
+    pm.addPass(createLccPartitionPipelinePass(partition));
+    LccSplitStagePassOptions split;
+    split.function = options.function;
+    split.stage = options.stage;
+    pm.addPass(createLccSplitStagePass(split));
+  }
   // The train step clones @<function>_grad, so autodiff must run first.
   LccAutodiffPassOptions autodiff;
   autodiff.function = options.function;
@@ -72,18 +87,19 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   // still runs (lcc-overlap-collectives), so that one is not in the loop.
   LccBuildTrainStepPassOptions step = options;
   step.peelLast = options.shard != ShardMode::None;
+  int64_t dpRanks = options.world / (options.tp * options.pp);
   pm.addPass(createLccBuildTrainStepPass(step));
   // Sharding rewrites the finished step: it needs the gradient markers and
   // the optimizer's ops, and must run before anything fuses them away.
   if (options.shard == ShardMode::DP) {
     LccShardDataParallelPassOptions dp;
-    dp.dp = options.world / options.tp;
+    dp.dp = dpRanks;
     dp.bucketMb = options.bucketMb;
     pm.addPass(createLccShardDataParallelPass(dp));
   } else if (options.shard != ShardMode::None) {
     LccShardZeroPassOptions zero;
     zero.stage = options.shard == ShardMode::Zero1 ? 1 : options.shard == ShardMode::Zero2 ? 2 : 3;
-    zero.dp = options.world / options.tp;
+    zero.dp = dpRanks;
     zero.bucketMb = options.bucketMb;
     pm.addPass(createLccShardZeroPass(zero));
   }

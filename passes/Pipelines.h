@@ -7,6 +7,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
+#include <vector>
 
 namespace lcc {
 
@@ -31,6 +32,13 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t world = 1;
   /// Tensor-parallel ranks (lcc-shard-tp; 1: none).
   int64_t tp = 1;
+  /// Pipeline stages (lcc-partition-pipeline, lcc-split-stage; 1: none):
+  /// the step is the one of `stage`, its micro-batches `accum` in
+  /// `pipelineSchedule`'s order; `stageStarts` the user's cut (layers that
+  /// start stages 1, 2, ...), empty for the balanced one.
+  int64_t pp = 1;
+  int64_t stage = 0;
+  std::vector<int64_t> stageStarts;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
   /// lcc-precision before autodiff. fp16 also needs lossScale = "dynamic"

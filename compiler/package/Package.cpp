@@ -205,12 +205,22 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
   // Process groups in the module's (sorted) order: the compiled code names a
   // group by its position in this list (runtime/dist/Collectives.h).
   json::Value groups = json::Value::array();
+  // pp_ends (lcc-split-stage) is no axis of the grid but two ranks of pp:
+  // its first and last stage.
   if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
     for (NamedAttribute a : dict)
-      if (auto size = llvm::dyn_cast<IntegerAttr>(a.getValue()))
-        groups.push(json::Value::object(
+      if (auto size = llvm::dyn_cast<IntegerAttr>(a.getValue())) {
+        json::Value g = json::Value::object(
             {{"name", a.getName().str()},
-             {"size", json::Value(static_cast<long long>(size.getInt()))}}));
+             {"size", json::Value(static_cast<long long>(size.getInt()))}});
+        auto pp = dict.getAs<IntegerAttr>("pp");
+        if (a.getName() == "pp_ends" && pp) {
+          g.set("of", "pp");
+          g.set("members", json::Value::array({json::Value(0LL),
+                                               json::Value(static_cast<long long>(pp.getInt() - 1))}));
+        }
+        groups.push(std::move(g));
+      }
 
   return json::Value::object({{"format", "lcc-train-bin"},
                               {"process_groups", std::move(groups)},
@@ -308,6 +318,8 @@ llvm::Error writePackage(const std::vector<Package> &packages, const std::string
   Status st;
   for (const Package &package : packages) {
     std::string suffix = package.world ? ".w" + std::to_string(package.world) : "";
+    if (package.stage >= 0)
+      suffix += ".s" + std::to_string(package.stage);
     std::string text = json::serialize(package.manifest, 1);
     if (st)
       st = writer.addSection("manifest" + suffix, "any", -1,

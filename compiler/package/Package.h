@@ -52,6 +52,9 @@ struct Package {
   /// The world size of this variant when a train.bin holds several (its
   /// sections are then manifest.wN and code.wN); 0 for the only one.
   int64_t world = 0;
+  /// The pipeline stage of this variant (sections manifest.wN.sK, code.wN.sK,
+  /// with its world), or -1.
+  int64_t stage = -1;
   /// Wall seconds of each code-generation phase (CpuCode::phaseSeconds).
   std::vector<std::pair<std::string, double>> phaseSeconds;
 };

@@ -15,6 +15,7 @@
 #include "dialects/lcc/vjp/VjpUtils.h"
 
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -224,6 +225,52 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   if (llvm::is_contained(results.gradSums, Value()) && !paramGrads.empty())
     return emitError(loc) << "internal error: the schedule runs no backward on stage " << stage;
   return results;
+}
+
+LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
+  std::optional<StageOf> where = stageOf(fn);
+  auto info = fn->getAttrOfType<DictionaryAttr>("lcc.pipeline");
+  auto loss = info ? info.getAs<TypeAttr>("loss") : TypeAttr();
+  if (!where || !loss)
+    return fn.emitError() << "@" << fn.getSymName() << " is not a pipeline stage";
+  bool last = where->stage == where->stages - 1;
+  Block &body = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Location loc = fn.getLoc();
+  SmallVector<BlockArgument> recvArgs = numberedArgs(fn, "lcc.pipeline_recv");
+  if (!recvArgs.empty()) {
+    SmallVector<Type> types = llvm::map_to_vector(recvArgs, [](BlockArgument a) {
+      return a.getType();
+    });
+    auto recv = lcc::ExchangeOp::create(
+        b, loc, types, ValueRange(), group, b.getDenseI64ArrayAttr({}),
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(types.size(), where->stage - 1)));
+    llvm::BitVector erase(fn.getNumArguments());
+    for (auto [arg, value] : llvm::zip(recvArgs, recv.getResults())) {
+      arg.replaceAllUsesWith(value);
+      erase.set(arg.getArgNumber());
+    }
+    if (failed(fn.eraseArguments(erase)))
+      return failure();
+  }
+  auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  Value result;
+  if (last) {
+    result = ret.getOperand(0);
+  } else {
+    lcc::ExchangeOp::create(
+        b, loc, TypeRange(), ret.getOperands(), group,
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(ret.getNumOperands(), where->stage + 1)),
+        b.getDenseI64ArrayAttr({}));
+    result = vjp::fill(b, loc, llvm::cast<RankedTensorType>(loss.getValue()), 0.0);
+  }
+  result = lcc::BroadcastOp::create(b, loc, result.getType(), result, group, where->stages - 1);
+  func::ReturnOp::create(b, ret.getLoc(), result);
+  ret.erase();
+  fn.setType(b.getFunctionType(fn.getArgumentTypes(), result.getType()));
+  fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{b.getDictionaryAttr({})});
+  return success();
 }
 
 } // namespace lcc::pipeline

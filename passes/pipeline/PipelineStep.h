@@ -46,6 +46,13 @@ buildStageMicroBatches(mlir::OpBuilder &b, mlir::Location loc, mlir::func::FuncO
                        const mlir::IRMapping &fixed,
                        llvm::function_ref<mlir::Value(unsigned, int64_t)> input);
 
+/// Makes the stage's model function (lcc-split-stage's, after autodiff read
+/// it) the stage's part of an evaluation: what it received becomes an
+/// lcc.exchange from the previous stage at its start, what it sent one to
+/// the next at its end, and every stage returns the last one's loss
+/// (broadcast over `group`).
+mlir::LogicalResult makeStageEvaluation(mlir::func::FuncOp fn, llvm::StringRef group);
+
 } // namespace lcc::pipeline
 
 #endif

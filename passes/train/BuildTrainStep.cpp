@@ -585,6 +585,10 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   step.setAllArgAttrs(argAttrs);
   step.setAllResultAttrs(resultAttrs);
+  // A stage's model function becomes its part of the evaluation.
+  if (pipe)
+    if (auto fwd = module.lookupSymbol<func::FuncOp>(function))
+      return lcc::pipeline::makeStageEvaluation(fwd, "pp");
   return success();
 }
 

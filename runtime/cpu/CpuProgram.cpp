@@ -267,12 +267,12 @@ int64_t memoryPlanBytes(const json::Value &manifest) {
   return planOf(manifest, p) ? p.total : 0;
 }
 
-Status Program::load(const std::string &path, Program &out, int64_t world) {
+Status Program::load(const std::string &path, Program &out, int64_t world, int64_t stage) {
   TrainBin bin;
   Status st = TrainBin::open(path, bin);
   if (!st)
     return Status::failure(st.message());
-  return load(bin, path, out, world);
+  return load(bin, path, out, world, stage);
 }
 
 std::vector<int64_t> compiledWorlds(const TrainBin &bin) {
@@ -281,10 +281,21 @@ std::vector<int64_t> compiledWorlds(const TrainBin &bin) {
     if (s.name.rfind("manifest.w", 0) == 0)
       worlds.push_back(std::strtoll(s.name.c_str() + 10, nullptr, 10));
   std::sort(worlds.begin(), worlds.end());
+  worlds.erase(std::unique(worlds.begin(), worlds.end()), worlds.end());
   return worlds;
 }
 
-Status Program::load(const TrainBin &bin, const std::string &what, Program &out, int64_t world) {
+int64_t compiledStages(const TrainBin &bin, int64_t world) {
+  int64_t stages = 0;
+  std::string prefix = "manifest.w" + std::to_string(world) + ".s";
+  for (const TrainBinSection &s : bin.sections())
+    if (s.name.rfind(prefix, 0) == 0)
+      ++stages;
+  return stages;
+}
+
+Status Program::load(const TrainBin &bin, const std::string &what, Program &out, int64_t world,
+                     int64_t stage) {
   auto fail = [&](const std::string &msg) { return Status::failure(what + ": " + msg); };
   // A train.bin compiled for several world sizes has one manifest and code
   // per size (manifest.wN, code.wN); otherwise one of each.
@@ -300,6 +311,12 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
                   std::to_string(world));
     }
     suffix = ".w" + std::to_string(world);
+  }
+  if (int64_t stages = compiledStages(bin, world); stages > 0) {
+    if (stage < 0 || stage >= stages)
+      return fail("compiled as " + std::to_string(stages) + " pipeline stages; stage " +
+                  std::to_string(stage) + " is not one of them");
+    suffix += ".s" + std::to_string(stage);
   }
   TrainBinBytes manifest = bin.find("manifest" + suffix, "any", -1);
   if (!manifest.found())

@@ -55,10 +55,13 @@ class Program {
 public:
   /// Opens `path`, parses its manifest, loads the code for this CPU. A
   /// train.bin compiled for several world sizes (lcc --world=1,2,4) gives the
-  /// variant for `world` ranks (an error naming the sizes it has otherwise).
-  static Status load(const std::string &path, Program &out, int64_t world = 1);
+  /// variant for `world` ranks (an error naming the sizes it has otherwise);
+  /// one compiled with pipeline stages (lcc --pp) the program of `stage`.
+  static Status load(const std::string &path, Program &out, int64_t world = 1,
+                     int64_t stage = -1);
   /// The same from an open container (the error prefix is `what`).
-  static Status load(const TrainBin &bin, const std::string &what, Program &out, int64_t world = 1);
+  static Status load(const TrainBin &bin, const std::string &what, Program &out, int64_t world = 1,
+                     int64_t stage = -1);
 
   const json::Value &manifest() const { return manifest_; }
   /// Initial parameter values stored as data (section "params", written for
@@ -122,6 +125,9 @@ int64_t memoryPlanBytes(const json::Value &manifest);
 /// The world sizes a train.bin has variants for (sorted; empty when it has
 /// one program for whatever world it was compiled for).
 std::vector<int64_t> compiledWorlds(const TrainBin &bin);
+/// The pipeline stages of the variant for `world` ranks (lcc --pp: sections
+/// manifest.wN.sK); 0 when it has none.
+int64_t compiledStages(const TrainBin &bin, int64_t world);
 
 /// The CPU target names this machine can run, best first ("cpu-x86_64-v3",
 /// "cpu-x86_64").

@@ -90,6 +90,18 @@ Engine &engine() {
   return *r.engine;
 }
 
+/// The sends and receives of an open lcc_group_start, posted at its end.
+/// Compiled code calls from one thread, so one per process.
+struct PendingGroup {
+  bool open = false;
+  int64_t group = 0;
+  std::vector<Communicator::PointToPoint> transfers;
+};
+PendingGroup &pendingGroup() {
+  static PendingGroup *g = new PendingGroup();
+  return *g;
+}
+
 [[noreturn]] void die(int worldRank, const std::string &message) {
   std::fprintf(stderr, "lcc-run: rank %d: %s\n", worldRank, message.c_str());
   std::fflush(stderr);
@@ -223,6 +235,8 @@ const RuntimeSymbol *collectiveSymbols() {
       {"lcc_broadcast", reinterpret_cast<void *>(&lcc_broadcast)},
       {"lcc_send", reinterpret_cast<void *>(&lcc_send)},
       {"lcc_recv", reinterpret_cast<void *>(&lcc_recv)},
+      {"lcc_group_start", reinterpret_cast<void *>(&lcc_group_start)},
+      {"lcc_group_end", reinterpret_cast<void *>(&lcc_group_end)},
       {"lcc_group_rank", reinterpret_cast<void *>(&lcc_group_rank)},
       {"lcc_all_reduce_start", reinterpret_cast<void *>(&lcc_all_reduce_start)},
       {"lcc_all_gather_start", reinterpret_cast<void *>(&lcc_all_gather_start)},
@@ -267,15 +281,44 @@ void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64
 }
 
 void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count) {
-  Communicator &c = syncLookup(group, "send");
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
+  if (PendingGroup &g = pendingGroup(); g.open) {
+    Communicator &c = lookup(group, "send");
+    g.transfers.push_back({true, ptr(in), count, typeOf(c, "send", dtype), p});
+    return;
+  }
+  Communicator &c = syncLookup(group, "send");
   check(c, c.send(cptr(in), count, typeOf(c, "send", dtype), p));
 }
 
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count) {
-  Communicator &c = syncLookup(group, "recv");
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
+  if (PendingGroup &g = pendingGroup(); g.open) {
+    Communicator &c = lookup(group, "recv");
+    g.transfers.push_back({false, ptr(out), count, typeOf(c, "recv", dtype), p});
+    return;
+  }
+  Communicator &c = syncLookup(group, "recv");
   check(c, c.recv(ptr(out), count, typeOf(c, "recv", dtype), p));
+}
+
+void lcc_group_start(int64_t group) {
+  PendingGroup &g = pendingGroup();
+  if (g.open)
+    die(lookup(group, "group_start").worldRank(),
+        "group_start inside an open group: compiled code nests lcc.exchange calls");
+  g.open = true;
+  g.group = group;
+  g.transfers.clear();
+}
+
+void lcc_group_end(int64_t group) {
+  PendingGroup &g = pendingGroup();
+  Communicator &c = syncLookup(group, "send/recv");
+  if (!g.open || g.group != group)
+    die(c.worldRank(), "group_end without its group_start");
+  g.open = false;
+  check(c, c.sendRecv(g.transfers));
 }
 
 int64_t lcc_group_rank(int64_t group) { return lookup(group, "group_rank").rank(); }

@@ -58,6 +58,10 @@ void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64
                    int64_t count);
 void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count);
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
+/// The sends and receives on `group` between these two are posted together
+/// at the end (Communicator::sendRecv): an lcc.exchange.
+void lcc_group_start(int64_t group);
+void lcc_group_end(int64_t group);
 /// This process's rank in the group.
 int64_t lcc_group_rank(int64_t group);
 

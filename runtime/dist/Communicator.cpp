@@ -175,6 +175,18 @@ const char *streamCollectiveName(StreamCollective::Kind kind) {
   return "collective";
 }
 
+Status Communicator::sendRecv(const std::vector<PointToPoint> &transfers) {
+  for (bool sends : {true, false})
+    for (const PointToPoint &t : transfers) {
+      if (t.send != sends)
+        continue;
+      Status s = t.send ? send(t.data, t.count, t.type, t.peer) : recv(t.data, t.count, t.type, t.peer);
+      if (!s)
+        return s;
+    }
+  return {};
+}
+
 Status Communicator::enqueue(const StreamCollective &c, void *) {
   return failure(streamCollectiveName(c.kind),
                  std::string("the ") + backend() +

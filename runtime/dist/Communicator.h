@@ -131,6 +131,19 @@ public:
   /// must alternate (even ranks send first, odd ranks receive first).
   virtual Status send(const void *in, int64_t count, ElementType type, int peer) = 0;
   virtual Status recv(void *out, int64_t count, ElementType type, int peer) = 0;
+  /// Sends and receives posted together, done when every one is (NCCL's
+  /// ncclGroupStart/End): two ranks that each send to and receive from the
+  /// other in one group cannot wait on each other. Matched as send/recv
+  /// are, in order. The default runs the sends, then the receives, one by
+  /// one: right for a group of one rank, whose receives take what it sent.
+  struct PointToPoint {
+    bool send = false;
+    void *data = nullptr; // read by a send
+    int64_t count = 0;
+    ElementType type = ElementType::F32;
+    int peer = 0;
+  };
+  virtual Status sendRecv(const std::vector<PointToPoint> &transfers);
   virtual Status barrier() = 0;
 
   /// Stream-ordered collectives on device buffers, for the CUDA target's

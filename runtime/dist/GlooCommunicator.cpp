@@ -215,6 +215,7 @@ public:
   Status broadcast(const void *in, void *out, int64_t count, ElementType type, int root) override;
   Status send(const void *in, int64_t count, ElementType type, int peer) override;
   Status recv(void *out, int64_t count, ElementType type, int peer) override;
+  Status sendRecv(const std::vector<PointToPoint> &transfers) override;
   Status barrier() override;
   Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &tag,
                   std::unique_ptr<Communicator> &out) override;
@@ -231,6 +232,7 @@ private:
     bool isSend;
     char *data;
     size_t bytes;
+    uint64_t slot = 0; // its own slot (point to point), else exchange's
   };
   /// Posts every transfer, then waits for each (one deadline for all); the
   /// first failure names its peer.
@@ -269,9 +271,9 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
       const Transfer &t = transfers[i];
       buffers[i] = context_->createUnboundBuffer(t.data, t.bytes);
       if (t.isSend)
-        buffers[i]->send(t.peer, slot);
+        buffers[i]->send(t.peer, t.slot ? t.slot : slot);
       else
-        buffers[i]->recv(t.peer, slot);
+        buffers[i]->recv(t.peer, t.slot ? t.slot : slot);
     }
     for (i = 0; i < transfers.size(); ++i) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -435,6 +437,22 @@ Status GlooCommunicator::recv(void *out, int64_t count, ElementType type, int pe
     return {};
   uint64_t slot = kPointToPointSlot | (recvSeq_[size_t(peer)]++ & kSlotMask);
   return exchange("recv", {{peer, false, static_cast<char *>(out), bytes}}, slot);
+}
+
+Status GlooCommunicator::sendRecv(const std::vector<PointToPoint> &transfers) {
+  std::vector<Transfer> posted;
+  for (const PointToPoint &t : transfers) {
+    const char *op = t.send ? "send" : "recv";
+    if (Status s = checkPeer(op, t.data, t.count, t.type, t.peer, false); !s)
+      return s;
+    const size_t bytes = size_t(t.count) * elementSize(t.type);
+    if (!bytes)
+      continue;
+    uint64_t &seq = (t.send ? sendSeq_ : recvSeq_)[size_t(t.peer)];
+    posted.push_back({t.peer, t.send, static_cast<char *>(t.data), bytes,
+                      kPointToPointSlot | (seq++ & kSlotMask)});
+  }
+  return posted.empty() ? Status() : exchange("send/recv", posted, 0);
 }
 
 Status GlooCommunicator::barrier() {

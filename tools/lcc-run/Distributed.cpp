@@ -33,7 +33,7 @@ Status manifestWorldMatches(const json::Value &manifest, int64_t world) {
     sharding = s->asString();
   if (const json::Value *groups = manifest.get("process_groups"); groups && groups->isArray())
     for (const json::Value &g : groups->items())
-      if (const json::Value *size = g.get("size"); size && size->isInt())
+      if (const json::Value *size = g.get("size"); size && size->isInt() && !g.get("of"))
         compiled *= size->asInt();
   if (compiled == world)
     return {};
@@ -70,19 +70,73 @@ Status checkWorld(const std::string &program, int64_t world) {
   return manifestWorldMatches(manifest, world);
 }
 
+/// The manifest's process groups: the grid's axes, and the groups made of
+/// some ranks of one axis (`of`, `members`: pp_ends), in manifest order.
+struct ManifestGroups {
+  std::vector<dist::GroupSpec> grid;
+  struct Entry {
+    std::string name;
+    int64_t size = 1;
+    std::string of; // empty for an axis of the grid
+    std::vector<int> members;
+  };
+  std::vector<Entry> entries;
+};
+
+Status readGroups(const json::Value &manifest, ManifestGroups &out) {
+  out = ManifestGroups();
+  const json::Value *groups = manifest.get("process_groups");
+  if (!groups || !groups->isArray())
+    return {};
+  for (const json::Value &g : groups->items()) {
+    const json::Value *name = g.get("name"), *size = g.get("size"), *of = g.get("of"),
+                      *members = g.get("members");
+    if (!name || !name->isString() || !size || !size->isInt() || size->asInt() < 1 ||
+        (of && (!of->isString() || !members || !members->isArray())))
+      return Status::failure("the manifest's process_groups are malformed");
+    ManifestGroups::Entry e{name->asString(), size->asInt(), of ? of->asString() : "", {}};
+    if (of)
+      for (const json::Value &m : members->items())
+        e.members.push_back(m.isInt() ? int(m.asInt()) : -1);
+    else
+      out.grid.push_back({e.name, int(e.size)});
+    out.entries.push_back(std::move(e));
+  }
+  return {};
+}
+
+Status pipelineStage(const std::string &program, int64_t world, int64_t rank, int64_t &stage) {
+  stage = -1;
+  TrainBin bin;
+  if (Status st = TrainBin::open(program, bin); !st || compiledStages(bin, world) == 0)
+    return {}; // Program::load reports a broken file
+  TrainBinBytes text = bin.find("manifest.w" + std::to_string(world) + ".s0", "any", -1);
+  json::Value manifest;
+  ManifestGroups groups;
+  if (!text.found() ||
+      !json::parse(std::string_view(reinterpret_cast<const char *>(text.data), text.size),
+                   manifest) ||
+      !readGroups(manifest, groups))
+    return {};
+  for (size_t axis = 0; axis < groups.grid.size(); ++axis)
+    if (groups.grid[axis].name == "pp") {
+      std::vector<int> members = dist::gridGroupMembers(groups.grid, axis, int(rank));
+      stage = std::find(members.begin(), members.end(), int(rank)) - members.begin();
+      return {};
+    }
+  return Status::failure(program + ": pipeline stages without a 'pp' process group");
+}
+
 Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
                DistributedRun &out) {
   out = DistributedRun();
-  std::vector<dist::GroupSpec> grid;
-  if (const json::Value *groups = manifest.get("process_groups"); groups && groups->isArray())
-    for (const json::Value &g : groups->items()) {
-      const json::Value *name = g.get("name"), *size = g.get("size");
-      if (!name || !name->isString() || !size || !size->isInt() || size->asInt() < 1)
-        return Status::failure("the manifest's process_groups are malformed");
-      grid.push_back({name->asString(), int(size->asInt())});
-      out.groupSizes[name->asString()] = size->asInt();
-      out.groups.push_back(name->asString());
-    }
+  ManifestGroups groups;
+  if (Status st = readGroups(manifest, groups); !st)
+    return st;
+  for (const ManifestGroups::Entry &e : groups.entries) {
+    out.groupSizes[e.name] = e.size;
+    out.groups.push_back(e.name);
+  }
   dist::DistEnv env;
   if (Status st = dist::distEnvFromEnvironment(env); !st)
     return st;
@@ -97,11 +151,47 @@ Status joinJob(const json::Value &manifest, const std::string &backend, double t
     return {}; // collectives of 1-rank groups copy; nothing to connect
   if (Status st = dist::createWorld(env, backend, gWorld); !st)
     return Status::failure("rank " + std::to_string(env.rank) + ": " + st.message());
-  std::vector<std::unique_ptr<dist::Communicator>> comms;
-  if (Status st = dist::splitGroups(*gWorld, grid, comms); !st)
+  std::vector<std::unique_ptr<dist::Communicator>> axes;
+  if (Status st = dist::splitGroups(*gWorld, groups.grid, axes); !st)
     return Status::failure("rank " + std::to_string(env.rank) + ": " + st.message());
-  for (size_t i = 0; i < comms.size(); ++i)
-    out.groupRanks[grid[i].name] = comms[i]->rank();
+  // Each entry's communicator, in the manifest's order (the compiled code's
+  // group numbers). A rank outside a group of some ranks gets a stand-in it
+  // never uses (its program has no collective on that group).
+  std::vector<std::unique_ptr<dist::Communicator>> comms;
+  for (const ManifestGroups::Entry &e : groups.entries) {
+    if (e.of.empty()) {
+      size_t axis = 0;
+      while (groups.grid[axis].name != e.name)
+        ++axis;
+      out.groupRanks[e.name] = axes[axis]->rank();
+      comms.push_back(std::move(axes[axis]));
+      continue;
+    }
+    size_t axis = 0;
+    while (axis < groups.grid.size() && groups.grid[axis].name != e.of)
+      ++axis;
+    if (axis == groups.grid.size())
+      return Status::failure("process group '" + e.name + "' is part of unknown group '" + e.of +
+                             "'");
+    std::vector<int> parent = dist::gridGroupMembers(groups.grid, axis, env.rank);
+    int mine = int(std::find(parent.begin(), parent.end(), env.rank) - parent.begin());
+    auto at = std::find(e.members.begin(), e.members.end(), mine);
+    if (at == e.members.end()) {
+      comms.push_back(dist::makeLocalCommunicator(e.name + " (not a member)", env.rank));
+      continue;
+    }
+    // Made from the world: its ranks call subgroup, the others do not.
+    std::vector<int> members;
+    for (int m : e.members)
+      members.push_back(m >= 0 && m < int(parent.size()) ? parent[size_t(m)] : -1);
+    std::unique_ptr<dist::Communicator> group;
+    if (Status st = gWorld->subgroup(e.name, members, e.name + "/" + std::to_string(members[0]),
+                                     group);
+        !st)
+      return Status::failure("rank " + std::to_string(env.rank) + ": " + st.message());
+    out.groupRanks[e.name] = group->rank();
+    comms.push_back(std::move(group));
+  }
   dist::installGroups(std::move(comms), out.groups);
   return {};
 }

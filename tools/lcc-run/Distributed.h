@@ -45,6 +45,10 @@ Status checkWorld(const std::string &program, int64_t world);
 
 /// Joins the job the environment describes (a 1-rank "job" without one) and
 /// installs the manifest's groups. Errors are one line.
+/// The pipeline stage world rank `rank` runs when `program` was compiled
+/// with stages for `world` ranks (its place in the "pp" group), else -1.
+Status pipelineStage(const std::string &program, int64_t world, int64_t rank, int64_t &stage);
+
 Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
                DistributedRun &out);
 

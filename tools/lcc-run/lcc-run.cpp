@@ -174,7 +174,11 @@ int main(int argc, char **argv) {
   dist::DistEnv env;
   if (Status st = dist::distEnvFromEnvironment(env); !st)
     return fail("lcc-run: error: " + st.message());
-  if (Status st = Program::load(opt.program, program, env.worldSize); !st)
+  // With pipeline stages, each rank loads its stage's program.
+  int64_t stage = -1;
+  if (Status st = run::pipelineStage(opt.program, env.worldSize, env.rank, stage); !st)
+    return fail("lcc-run: error: " + st.message());
+  if (Status st = Program::load(opt.program, program, env.worldSize, stage); !st)
     return fail("lcc-run: error: " + st.message());
   // The collectives move the step's buffers: host memory on the CPU (Gloo),
   // device memory on the GPU (NCCL).

@@ -78,6 +78,25 @@ cl::opt<int64_t> tpFlag("tp",
                                         "attention and MLP, vocab-parallel embedding and "
                                         "loss); --world counts all ranks"),
                                cl::init(1), cl::cat(distCat));
+cl::opt<int64_t> ppFlag("pp",
+                        cl::desc("Pipeline stages: the model is cut into P stages by cost and "
+                                 "memory, one per rank, their micro-batches in --pp-schedule's "
+                                 "order; --world counts all ranks (docs/distributed.md)"),
+                        cl::init(1), cl::cat(distCat));
+static cl::opt<int64_t> microbatchesFlag(
+    "microbatches", cl::desc("--pp: micro-batches per step (default 4 per stage)"), cl::init(0),
+    cl::cat(distCat));
+static cl::opt<std::string> ppScheduleFlag("pp-schedule",
+                                           cl::desc("--pp: gpipe, 1f1b (default) or zb-h1"),
+                                           cl::init("1f1b"), cl::cat(distCat));
+static cl::opt<std::string> stagesFlag(
+    "stages",
+    cl::desc("--pp: auto (balanced, default) or the layers (from 0) that start stages 1, 2, "
+             "... (e.g. 2 for layers 0-1 | 2-3)"),
+    cl::init("auto"), cl::cat(distCat));
+cl::opt<int64_t> ppStageFlag("pp-stage",
+                             cl::desc("--pp with --compile-to/--emit=mlir: the stage to print"),
+                             cl::init(0), cl::cat(distCat));
 cl::opt<std::string> precisionFlag(
     "precision",
     cl::desc("fp32 (default), bf16 or fp16: matmul and attention in bf16/fp16, the rest and the "
@@ -124,10 +143,9 @@ template <typename E> static std::string parseFlag(const cl::opt<std::string> &f
 static std::string parseWorlds() {
   worlds.clear();
   std::string text = worldFlag;
+  int64_t model = tpFlag * ppFlag; // ranks one model replica spans
   if (text.empty())
-    text = modes.shard != lcc::ShardMode::None ? "1,2,4,8"
-           : tpFlag > 1                        ? std::to_string(int64_t(tpFlag))
-                                               : "1";
+    text = modes.shard != lcc::ShardMode::None ? "1,2,4,8" : std::to_string(model);
   for (llvm::StringRef item : llvm::split(text, ',')) {
     int64_t n = 0;
     if (item.getAsInteger(10, n) || n < 1 || n > (1 << 20))
@@ -136,11 +154,11 @@ static std::string parseWorlds() {
       return "--world lists " + std::to_string(n) + " twice";
     worlds.push_back(n);
   }
-  // Without --world, the default sizes that hold the tensor-parallel group.
-  if (worldFlag.empty() && tpFlag > 1)
-    llvm::erase_if(worlds, [](int64_t n) { return n % tpFlag != 0; });
+  // Without --world, the default sizes that hold one model replica.
+  if (worldFlag.empty() && model > 1)
+    llvm::erase_if(worlds, [&](int64_t n) { return n % model != 0; });
   if (worlds.empty())
-    worlds.push_back(tpFlag);
+    worlds.push_back(model);
   return "";
 }
 
@@ -160,6 +178,15 @@ lcc::TrainStepOptions trainStepOptions() {
   o.unrollAccum = unrollAccumFlag;
   o.shard = modes.shard;
   o.tp = tpFlag;
+  o.pp = ppFlag;
+  o.stage = ppStageFlag;
+  if (ppFlag > 1) {
+    o.accum = microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
+    o.pipelineSchedule = ppScheduleFlag;
+    if (stagesFlag != "auto")
+      for (llvm::StringRef item : llvm::split(stagesFlag.getValue(), ','))
+        o.stageStarts.push_back(std::stoll(item.str()));
+  }
   // The train.bin loop sets each variant's world; other phases use the one
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
@@ -186,17 +213,48 @@ std::string checkTrainFlags(bool onePhase) {
     return e;
   if (tpFlag < 1)
     return "--tp must be >= 1, got " + std::to_string(int64_t(tpFlag));
+  if (ppFlag < 1)
+    return "--pp must be >= 1, got " + std::to_string(int64_t(ppFlag));
+  if (ppFlag > 1) {
+    if (accumFlag > 1)
+      return "--pp runs --microbatches per step; --accum is for steps without pipeline stages";
+    if (microbatchesFlag < 0)
+      return "--microbatches must be >= 1";
+    if (ppScheduleFlag != "gpipe" && ppScheduleFlag != "1f1b" && ppScheduleFlag != "zb-h1")
+      return "unknown --pp-schedule=" + ppScheduleFlag + "; expected gpipe, 1f1b or zb-h1";
+    if (ppStageFlag < 0 || ppStageFlag >= ppFlag)
+      return "--pp-stage must be a stage (0.." + std::to_string(ppFlag - 1) + ")";
+    if (stagesFlag != "auto") {
+      int64_t count = 0;
+      for (llvm::StringRef item : llvm::split(stagesFlag.getValue(), ',')) {
+        int64_t n = 0;
+        if (item.getAsInteger(10, n) || n < 0)
+          return "--stages expects auto or layer numbers like 2 or 1,3, got '" + stagesFlag +
+                 "'";
+        ++count;
+      }
+      if (count != ppFlag - 1)
+        return "--stages lists the layers that start stages 1.." + std::to_string(ppFlag - 1) +
+               ": " + std::to_string(ppFlag - 1) + " numbers, got " + std::to_string(count);
+    }
+  } else if (microbatchesFlag.getNumOccurrences() || ppScheduleFlag.getNumOccurrences() ||
+             stagesFlag.getNumOccurrences() || ppStageFlag.getNumOccurrences()) {
+    return "--microbatches, --pp-schedule, --stages and --pp-stage apply to --pp > 1 only";
+  }
+  int64_t model = tpFlag * ppFlag;
   for (int64_t w : worlds)
-    if (w % tpFlag != 0)
-      return "--world=" + std::to_string(w) + " is not a multiple of --tp=" +
-             std::to_string(int64_t(tpFlag)) + " (ranks = data-parallel x tensor-parallel)";
-  if (llvm::any_of(worlds, [](int64_t w) { return w > tpFlag; }) &&
+    if (w % model != 0)
+      return "--world=" + std::to_string(w) + " is not a multiple of " +
+             (ppFlag > 1 ? "--tp x --pp = " + std::to_string(model)
+                         : "--tp=" + std::to_string(int64_t(tpFlag))) +
+             " (ranks = data-parallel x tensor-parallel x pipeline)";
+  if (llvm::any_of(worlds, [&](int64_t w) { return w > model; }) &&
       modes.shard == lcc::ShardMode::None)
     return "--world=" + worldFlag + " needs a --shard mode (dp, zero1, zero2 or zero3)";
   if (worlds.size() > 1 && onePhase)
     return "--compile-to/--emit=mlir print one step: give one --world (the default with --shard "
            "is 1,2,4,8)";
-  if (trainSteps > 0 && (modes.shard != lcc::ShardMode::None || tpFlag > 1))
+  if (trainSteps > 0 && (modes.shard != lcc::ShardMode::None || tpFlag > 1 || ppFlag > 1))
     return "--train-steps runs one process on whole tensors; a sharded step runs with lcc-run "
            "-n N (compile it with -o)";
   for (std::string e :

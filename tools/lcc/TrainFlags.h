@@ -20,6 +20,7 @@ extern llvm::cl::opt<int64_t> accumFlag;
 extern llvm::cl::opt<int64_t> trainSteps;
 extern llvm::cl::opt<std::string> shardFlag;
 extern llvm::cl::opt<int64_t> tpFlag;
+extern llvm::cl::opt<int64_t> ppFlag;
 extern llvm::cl::opt<std::string> precisionFlag;
 extern llvm::cl::opt<std::string> attentionFlag;
 extern llvm::cl::opt<int64_t> overlapFlag;

@@ -398,10 +398,17 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   std::vector<lcc::Package> packages;
   std::optional<lcc::Package> package;
   double trainStepSeconds = 0;
-  for (int64_t world : worlds) {
+  // With --pp, one program per stage too (sections manifest.wN.sK): each
+  // rank runs its stage's.
+  std::vector<std::pair<int64_t, int64_t>> variants; // (world, stage or -1)
+  for (int64_t world : worlds)
+    for (int64_t stage = 0; stage < ppFlag; ++stage)
+      variants.push_back({world, ppFlag > 1 ? stage : -1});
+  for (auto [world, stage] : variants) {
     lcc::TrainStepOptions t = trainStepOptions();
     t.world = world;
-    OwningOpRef<ModuleOp> copy = worlds.size() > 1 ? module.clone() : nullptr;
+    t.stage = std::max<int64_t>(stage, 0);
+    OwningOpRef<ModuleOp> copy = variants.size() > 1 ? module.clone() : nullptr;
     ModuleOp variant = copy ? *copy : module;
     auto start = std::chrono::steady_clock::now();
     {
@@ -417,6 +424,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
     bool distributedPlan = planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
+                                        ppFlag > 1 ||
                                         modes.precision != lcc::Precision::FP32);
     if (distributedPlan)
       llvm::outs() << lcc::distributedPlanReport(
@@ -441,7 +449,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       llvm::errs() << llvm::toString(compiled.takeError()) << "\n";
       return 3;
     }
-    compiled->world = worlds.size() > 1 ? world : 0;
+    compiled->world = worlds.size() > 1 || stage >= 0 ? world : 0;
+    compiled->stage = stage;
     packages.push_back(std::move(*compiled));
   }
   if (packages.empty())
