@@ -245,6 +245,35 @@ Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool wit
       if (Status st = gather(name, *spec->within, t); !st)
         return st;
   }
+  return gatherStages(run, out);
+}
+
+Status gatherStages(const DistributedRun &run, SafetensorsFile &whole) {
+  auto pp = std::find(run.groups.begin(), run.groups.end(), "pp");
+  if (pp == run.groups.end() || run.groupSizes.at("pp") < 1)
+    return {};
+  int64_t group = int64_t(pp - run.groups.begin()), stages = run.groupSizes.at("pp");
+  std::vector<uint8_t> mine;
+  if (Status st = serializeSafetensors(whole, mine); !st)
+    return st;
+  // Sizes first, then every stage's file padded to the largest (in i32s).
+  std::vector<int64_t> sizes(size_t(stages), 0);
+  int64_t size = int64_t(mine.size());
+  auto address = [](const void *p) { return int64_t(reinterpret_cast<intptr_t>(p)); };
+  lcc_all_gather(group, int64_t(ElementType::I64), address(&size), address(sizes.data()), 1);
+  int64_t words = (*std::max_element(sizes.begin(), sizes.end()) + 3) / 4;
+  mine.resize(size_t(words) * 4);
+  std::vector<uint8_t> all(size_t(words * 4 * stages));
+  lcc_all_gather(group, int64_t(ElementType::I32), address(mine.data()), address(all.data()),
+                 words);
+  for (int64_t k = 0; k < stages; ++k) {
+    SafetensorsFile theirs;
+    if (Status st = parseSafetensors(all.data() + k * words * 4, size_t(sizes[size_t(k)]), theirs);
+        !st)
+      return Status::failure("stage " + std::to_string(k) + "'s tensors: " + st.message());
+    for (auto &[name, t] : theirs.tensors)
+      whole.tensors.emplace(name, std::move(t)); // a tied parameter: the first stage's
+  }
   return {};
 }
 
@@ -268,7 +297,12 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
     return st;
   std::map<std::string, std::string> m = meta;
   m["lcc.world"] = std::to_string(run.world);
-  SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/run.rank == 0);
+  // Whole tensors from one rank of each pipeline stage (the first of its
+  // data- and tensor-parallel groups), as they are the same on all of them.
+  bool first = std::all_of(run.groupRanks.begin(), run.groupRanks.end(), [](const auto &g) {
+    return g.first == "pp" || g.first == "pp_ends" || g.second == 0;
+  });
+  SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/first);
   if (Status st =
           writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
       !st)

@@ -60,6 +60,11 @@ Status barrier(const DistributedRun &run);
 Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
                      const std::map<std::string, std::string> &meta, SafetensorsFile &out);
 
+/// Pipeline stages hold different parameters: every rank of a "pp" group
+/// gets the tensors of every stage's `whole` (collective over the group;
+/// nothing without one).
+Status gatherStages(const DistributedRun &run, SafetensorsFile &whole);
+
 /// Writes this rank's part of a checkpoint of step `step` into `dir` (see
 /// above); rank 0 commits it in DIR/latest after every rank wrote, and keeps
 /// the newest `keep`.

@@ -336,14 +336,21 @@ struct RecvModel : CollectiveModelBase<RecvModel, RecvOp, false> {
 };
 
 struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
+  /// The runtime reads the sends' buffers and writes the receives' at
+  /// lcc_group_end, not at the calls that name them; the memory plan sees
+  /// a buffer's life end at its last named use. So every buffer (the
+  /// receives', contiguous copies of the sends') is made before
+  /// lcc_group_start, and nothing new is allocated until lcc_group_end:
+  /// none can be placed over a buffer still in flight.
   LogicalResult bufferize(Operation *o, RewriterBase &rewriter, const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto op = llvm::cast<ExchangeOp>(o);
     rewriter.setInsertionPoint(op);
     CallBuilder c{rewriter, op.getLoc()};
     auto group = groupIndex(op, op.getGroup());
-    if (failed(group) || failed(c.call(op, "lcc_group_start", {c.i64(*group)})))
+    if (failed(group))
       return failure();
+    SmallVector<SmallVector<Value>> calls; // each send's and receive's arguments
     for (auto [input, peer] : llvm::zip(op.getInputs(), op.getSendPeers())) {
       auto type = llvm::cast<RankedTensorType>(input.getType());
       auto buf = getBuffer(rewriter, input, options, state);
@@ -351,8 +358,7 @@ struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
       if (failed(buf) || failed(args))
         return failure();
       args->append({c.i64(peer), c.address(c.contiguous(*buf)), c.i64(type.getNumElements())});
-      if (failed(c.call(op, "lcc_send", *args)))
-        return failure();
+      calls.push_back(*args);
     }
     SmallVector<Value> outs;
     for (auto [result, peer] : llvm::zip(op.getResults(), op.getRecvPeers())) {
@@ -362,9 +368,13 @@ struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
         return failure();
       outs.push_back(c.alloc(type));
       args->append({c.i64(peer), c.address(outs.back()), c.i64(type.getNumElements())});
-      if (failed(c.call(op, "lcc_recv", *args)))
-        return failure();
+      calls.push_back(*args);
     }
+    if (failed(c.call(op, "lcc_group_start", {c.i64(*group)})))
+      return failure();
+    for (auto [k, args] : llvm::enumerate(calls))
+      if (failed(c.call(op, k < op.getInputs().size() ? "lcc_send" : "lcc_recv", args)))
+        return failure();
     if (failed(c.call(op, "lcc_group_end", {c.i64(*group)})))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, outs);
