@@ -73,7 +73,8 @@ DistributedPlan planDistributed(ModuleOp module, ShardMode mode, int64_t world,
     return p;
   if (auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
     for (NamedAttribute g : groups)
-      if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue()))
+      // pp_ends is two ranks of pp (lcc-split-stage), not an axis of the grid.
+      if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue()); size && g.getName() != "pp_ends")
         p.groups += (p.groups.empty() ? "" : " x ") + g.getName().str() + "=" +
                     std::to_string(size.getInt());
   bool mixed = precision != Precision::FP32;

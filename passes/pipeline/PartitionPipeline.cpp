@@ -157,14 +157,23 @@ struct LccPartitionPipelinePass
     }
     fn->setAttr("lcc.stage_costs", b.getArrayAttr(costs));
     fn->setAttr("lcc.stage_bytes", b.getArrayAttr(bytes));
-    if (!explain)
-      return;
+    SmallVector<Attribute> layerNames, held;
     for (size_t s = 0; s < plan->first.size(); ++s) {
       size_t end = s + 1 < plan->first.size() ? plan->first[s + 1] : pieces.size();
       std::string layers;
       for (size_t i = plan->first[s]; i < end; ++i)
         if (pieces[i].layer)
           layers += (layers.empty() ? "" : ", ") + pieces[i].name;
+      layerNames.push_back(b.getStringAttr(layers));
+      held.push_back(b.getI64IntegerAttr(inFlight[s]));
+    }
+    // For lcc --plan: each stage's layers and micro-batches in flight.
+    fn->setAttr("lcc.stage_layers", b.getArrayAttr(layerNames));
+    fn->setAttr("lcc.stage_in_flight", b.getArrayAttr(held));
+    if (!explain)
+      return;
+    for (size_t s = 0; s < plan->first.size(); ++s) {
+      StringRef layers = llvm::cast<StringAttr>(layerNames[s]).getValue();
       fn.emitRemark() << "stage " << s << ": layers " << layers << "; cost "
                       << int64_t(plan->cost[s]) << " FLOPs, " << plan->memory[s] << " bytes with "
                       << inFlight[s] << " micro-batches in flight";

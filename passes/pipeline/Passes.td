@@ -38,7 +38,8 @@ def LccPartitionPipelinePass : Pass<"lcc-partition-pipeline", "::mlir::ModuleOp"
     2, ...
 
     Every op of the function gets `lcc.stage` (its stage number) and the
-    function `lcc.stage_costs` and `lcc.stage_bytes` (per stage);
+    function `lcc.stage_costs`, `lcc.stage_bytes`, `lcc.stage_layers` and
+    `lcc.stage_in_flight` (per stage: for lcc --plan);
     `explain=true` remarks each stage's layers, cost and memory.
 
     Errors: no such function, fewer layers than stages, interleaved layers,

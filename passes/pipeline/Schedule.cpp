@@ -361,6 +361,9 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
     case Action::Transfers:
     case Action::Wait: break;
     }
+    if (size_t(a.stage) < costs.stageScale.size())
+      cost *= costs.stageScale[size_t(a.stage)];
+    sim.blocks.push_back({r, a.kind, a.stage, a.microbatch, k.time, k.time + cost});
     k.time += cost;
     sim.busy[size_t(r)] += cost;
     return llvm::Error::success();

@@ -84,6 +84,9 @@ llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t
 /// backwardInput + backwardWeight); transfers take `transfer` each.
 struct Costs {
   double forward = 1, backwardInput = 1, backwardWeight = 1, transfer = 0;
+  /// Per stage, a factor on its computations' costs (unbalanced stages);
+  /// empty: 1 for all.
+  std::vector<double> stageScale;
 };
 
 struct Simulation {
@@ -93,6 +96,14 @@ struct Simulation {
   double bubble = 0;
   std::vector<double> busy;      // per rank
   std::vector<int64_t> inFlight; // per rank: peak micro-batch stages whose activations are held
+  /// Every computation as it ran: the papers' timeline (lcc --schedule-picture).
+  struct Block {
+    int64_t rank;
+    Action::Kind kind;
+    int64_t stage, microbatch;
+    double start, end;
+  };
+  std::vector<Block> blocks;
 };
 
 /// Plays `schedule` (see the file comment). Fails when a rank would wait

@@ -15,6 +15,7 @@
 #include "compiler/cpu/LlvmSetup.h"
 #include "compiler/package/DistributedPlan.h"
 #include "compiler/package/Package.h"
+#include "compiler/package/PipelinePlan.h"
 #include "runtime/cpu/CpuProgram.h"
 #include "runtime/support/Format.h"
 #include "dialects/lcc/LccDialect.h"
@@ -67,6 +68,11 @@ static cl::opt<std::string> emit("emit",
                                  cl::desc("What to write: none, mlir or train-bin (the default "
                                           "when -o is given without --compile-to)"),
                                  cl::init("none"), cl::cat(lccCat));
+static cl::opt<std::string> schedulePicture(
+    "schedule-picture",
+    cl::desc("--pp: draw the schedule's per-rank timeline (F, B, I, W blocks per micro-batch, "
+             "bubbles blank) into this SVG file"),
+    cl::value_desc("file.svg"), cl::cat(lccCat));
 static cl::opt<bool> planFlag("plan",
                               cl::desc("Compile the training step and print its memory plan "
                                        "(with -o, also write the train.bin)"),
@@ -427,8 +433,13 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
                                         ppFlag > 1 ||
                                         modes.precision != lcc::Precision::FP32);
     if (distributedPlan)
-      llvm::outs() << lcc::distributedPlanReport(
-          lcc::planDistributed(variant, modes.shard, world, modes.precision));
+      llvm::outs() << lcc::pipelinePlanReport(variant, t.pipelineSchedule, t.accum)
+                   << lcc::distributedPlanReport(
+                          lcc::planDistributed(variant, modes.shard, world, modes.precision));
+    if (!schedulePicture.empty() && stage == 0 && world == worlds.front())
+      if (llvm::Error err =
+              lcc::writeSchedulePicture(variant, t.pipelineSchedule, t.accum, schedulePicture))
+        return fail("lcc: error: --schedule-picture: " + llvm::toString(std::move(err)));
     if (distributedPlan && outputFile == "-")
       continue;
     trainStepSeconds =
@@ -470,8 +481,12 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     }
     llvm::errs() << llvm::format("  %7.2f s  total\n", total);
   }
+  // A memory plan per stage (one world's: the first).
   if (planFlag)
     llvm::outs() << lcc::memoryPlanReport(package->manifest);
+  for (int64_t stage = 1; planFlag && stage < ppFlag && stage <= int64_t(packages.size()); ++stage)
+    llvm::outs() << "stage " << stage << ": "
+                 << lcc::memoryPlanReport(packages[size_t(stage - 1)].manifest);
   if (reportFlag)
     llvm::outs() << lcc::compileReportText(package->manifest);
   if (outputFile == "-")

@@ -13,7 +13,8 @@
 // 192) and keeps its 6 ops' results (96 bytes) for 2 micro-batches under
 // 1F1B: 384; stage 1 owns h.2.w, h.3.w (128) and keeps 5 results for 1: 208.
 // CHECK-LABEL: func.func @forward(
-// CHECK-SAME:    attributes {lcc.stage_bytes = [384, 208], lcc.stage_costs = [72, 60]}
+// CHECK-SAME:    attributes {lcc.stage_bytes = [384, 208], lcc.stage_costs = [72, 60],
+// CHECK-SAME:    lcc.stage_in_flight = [2, 1], lcc.stage_layers = ["h.0, h.1", "h.2, h.3"]}
 // CHECK-NEXT:    lcc.mul %arg0, %arg1 {lcc.stage = 0 : i64}
 // CHECK-COUNT-5: {lcc.stage = 0 : i64}
 // CHECK-COUNT-5: {lcc.stage = 1 : i64}
