@@ -92,8 +92,9 @@ void RecordingBackend::collective(const CollectiveCall &call) {
 }
 
 const char *CollectiveCall::name() const {
-  static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                      "send",       "recv",       "wait"};
+  static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                      "broadcast",  "send",       "recv",
+                                      "wait",       "group_start", "group_end"};
   return names[kind];
 }
 
@@ -254,6 +255,16 @@ lcc_cuda_reduce_scatter_start(int64_t ticket, int64_t group, int64_t dtype, int6
   lcc::forward("lcc_cuda_reduce_scatter_start",
                lcc::collectiveCall(CollectiveCall::ReduceScatter, ticket, group, dtype, reduction,
                                    0, in, out, countPerRank));
+}
+
+extern "C" __attribute__((visibility("default"))) void lcc_cuda_group_start(int64_t group) {
+  lcc::forward("lcc_cuda_group_start",
+               lcc::collectiveCall(CollectiveCall::GroupStart, -1, group, 0, 0, 0, 0, 0, 0));
+}
+
+extern "C" __attribute__((visibility("default"))) void lcc_cuda_group_end(int64_t group) {
+  lcc::forward("lcc_cuda_group_end",
+               lcc::collectiveCall(CollectiveCall::GroupEnd, -1, group, 0, 0, 0, 0, 0, 0));
 }
 
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_wait(int64_t ticket, int64_t in,

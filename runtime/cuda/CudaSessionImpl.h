@@ -123,6 +123,8 @@ struct CudaSession::Impl {
     uint64_t in, out;
   };
   std::map<int64_t, Started> started;
+  /// Between an exchange's group_start and group_end (CudaStreams.cpp).
+  bool inGroup = false;
   std::vector<CUevent> spareEvents;
   std::set<dist::Communicator *> enqueuedOn;
   double collectiveTimeout = 300;

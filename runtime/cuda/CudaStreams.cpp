@@ -135,6 +135,24 @@ void CudaSession::collective(const CollectiveCall &call) {
                 "CollectiveCall's kinds are StreamCollective's");
   const char *op = call.name();
   dist::Communicator &group = dist::compiledGroup(call.group, op);
+  // An exchange: the stream forks once before its group and joins after
+  // it. NCCL issues a group's transfers at ncclGroupEnd, so an event
+  // recorded between them would not follow them.
+  if (call.kind == CollectiveCall::GroupStart || call.kind == CollectiveCall::GroupEnd) {
+    bool start = call.kind == CollectiveCall::GroupStart;
+    if (start == s.inGroup)
+      dist::collectiveProtocolError(start ? "group_start inside an open group"
+                                          : "group_end without its group_start");
+    s.inGroup = start;
+    if (start && !s.order(s.stream, s.comm, s.fork))
+      s.abandon(group.worldRank(), std::string(op) + ": " + s.error);
+    if (group.size() > 1)
+      if (Status st = start ? group.enqueueGroupStart() : group.enqueueGroupEnd(); !st)
+        s.abandon(group.worldRank(), st.message());
+    if (!start && !s.order(s.comm, s.stream, s.join))
+      s.abandon(group.worldRank(), std::string(op) + ": " + s.error);
+    return;
+  }
   dist::StreamCollective c;
   c.kind = dist::StreamCollective::Kind(call.kind);
   c.in = reinterpret_cast<const void *>(call.in);
@@ -154,7 +172,7 @@ void CudaSession::collective(const CollectiveCall &call) {
     s.abandon(group.worldRank(),
               std::string(op) + " on group '" + group.name() + "' failed: " + why);
   };
-  if (!s.order(s.stream, s.comm, s.fork))
+  if (!s.inGroup && !s.order(s.stream, s.comm, s.fork))
     fail(s.error);
   if (group.size() == 1) {
     // A 1-rank group has no NCCL communicator: every collective is a copy
@@ -181,7 +199,7 @@ void CudaSession::collective(const CollectiveCall &call) {
     s.started[call.ticket] = {done, call.in, call.out};
     return;
   }
-  if (!s.order(s.comm, s.stream, s.join))
+  if (!s.inGroup && !s.order(s.comm, s.stream, s.join))
     fail(s.error);
 }
 

@@ -152,6 +152,11 @@ public:
   /// graph can capture it. Only "nccl" groups can; the others say so. The
   /// arguments are checked as the blocking calls check them.
   virtual Status enqueue(const StreamCollective &c, void *stream);
+  /// Brackets the sends and receives enqueued between them as one group
+  /// (ncclGroupStart/End: posted together, so two ranks exchanging cannot
+  /// wait on each other). The stream is the one they are enqueued on.
+  virtual Status enqueueGroupStart() { return {}; }
+  virtual Status enqueueGroupEnd() { return {}; }
   /// Whether work enqueued so far failed (NCCL's asynchronous error); does
   /// not wait. After a failure the group is broken, as above.
   virtual Status pollEnqueued() { return {}; }

@@ -54,8 +54,8 @@ using Clock = std::chrono::steady_clock;
 #define LCC_NCCL_API(X)                                                                            \
   X(ncclAllGather) X(ncclAllReduce) X(ncclBroadcast) X(ncclCommAbort) X(ncclCommCuDevice)          \
   X(ncclCommDestroy) X(ncclCommFinalize) X(ncclCommGetAsyncError) X(ncclCommInitRankConfig)        \
-  X(ncclGetErrorString) X(ncclGetLastError) X(ncclGetUniqueId) X(ncclRecv) X(ncclReduceScatter)    \
-  X(ncclSend)
+  X(ncclGetErrorString) X(ncclGetLastError) X(ncclGetUniqueId) X(ncclGroupEnd) X(ncclGroupStart)   \
+  X(ncclRecv) X(ncclReduceScatter) X(ncclSend)
 #define LCC_CUDART_API(X)                                                                          \
   X(cudaFree) X(cudaGetDeviceCount) X(cudaGetErrorName) X(cudaGetErrorString) X(cudaGetLastError)  \
   X(cudaMemcpy) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamCreate)                  \
@@ -264,6 +264,29 @@ public:
         brokenCause_ = why;
         comm_ = nullptr;
         return failure(op, why);
+      }
+    return {};
+  }
+  Status enqueueGroupStart() override {
+    if (!brokenCause_.empty())
+      return failure("send/recv", "the group failed earlier (" + brokenCause_ + ")");
+    ncclResult_t r = api().ncclGroupStart();
+    if (r != ncclSuccess)
+      return broken("send/recv", api().ncclGetErrorString(r));
+    return {};
+  }
+  /// The group's sends and receives are issued here; a non-blocking
+  /// communicator may still be enqueuing them (ncclInProgress).
+  Status enqueueGroupEnd() override {
+    ncclResult_t r = api().ncclGroupEnd();
+    if (r != ncclSuccess && r != ncclInProgress)
+      return broken("send/recv", std::string(api().ncclGetErrorString(r)) + ": " +
+                                     api().ncclGetLastError(comm_));
+    if (r == ncclInProgress)
+      if (std::string why = waitComm(comm_, timeout_); !why.empty()) {
+        brokenCause_ = why;
+        comm_ = nullptr;
+        return failure("send/recv", why);
       }
     return {};
   }
