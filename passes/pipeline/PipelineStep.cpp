@@ -93,7 +93,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
                           << where->stages << " stages of one each";
   if (llvm::Expected<Simulation> sim = simulate(synchronous(schedule)); !sim)
     return emitError(loc) << "the " << scheduleName(schedule.kind)
-                          << " schedule can hang: " << llvm::toString(sim.takeError());
+                          << " schedule cannot run: " << llvm::toString(sim.takeError());
   int64_t stage = where->stage, m = schedule.microbatches;
   bool last = stage == where->stages - 1;
 

@@ -19,6 +19,7 @@ llvm::StringRef scheduleName(ScheduleKind kind) {
   case ScheduleKind::OneFOneB: return "1f1b";
   case ScheduleKind::Interleaved: return "interleaved";
   case ScheduleKind::ZeroBubbleH1: return "zb-h1";
+  case ScheduleKind::Custom: return "custom";
   }
   return "";
 }
@@ -211,6 +212,8 @@ llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t
       return error("the interleaved schedule needs the micro-batches (" +
                    llvm::Twine(microbatches) + ") to be a multiple of the pipeline ranks (" +
                    llvm::Twine(ranks) + ")");
+  } else if (kind == ScheduleKind::Custom) {
+    return error("a custom order is text for parseSchedule");
   } else if (virtualStages != 1) {
     return error("only the interleaved schedule runs several stages per rank; " +
                  scheduleName(kind) + " runs one");
@@ -228,6 +231,36 @@ llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t
   return s;
 }
 
+llvm::Expected<Schedule> parseSchedule(llvm::StringRef text, int64_t microbatches) {
+  llvm::SmallVector<llvm::StringRef> ranks;
+  text.split(ranks, '|');
+  Schedule s;
+  s.kind = ScheduleKind::Custom;
+  s.ranks = int64_t(ranks.size());
+  s.microbatches = microbatches;
+  for (auto [r, program] : llvm::enumerate(ranks)) {
+    Slots slots;
+    llvm::SmallVector<llvm::StringRef> tokens;
+    program.split(tokens, ' ', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef token : tokens) {
+      std::optional<Action::Kind> kind =
+          token.starts_with("F")   ? std::optional(Action::Forward)
+          : token.starts_with("B") ? std::optional(Action::Backward)
+          : token.starts_with("I") ? std::optional(Action::BackwardInput)
+          : token.starts_with("W") ? std::optional(Action::BackwardWeight)
+                                   : std::nullopt;
+      int64_t mb = -1;
+      if (!kind || token.drop_front().getAsInteger(10, mb) || mb < 0 || mb >= microbatches)
+        return error("'" + token + "' in the order of rank " + llvm::Twine(r) +
+                     " is not F, B, I or W and a micro-batch (0.." +
+                     llvm::Twine(microbatches - 1) + ")");
+      slots.push_back({compute(*kind, int64_t(r), mb)});
+    }
+    s.program.push_back(withTransfers(s, int64_t(r), slots));
+  }
+  return s;
+}
+
 double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int64_t virtualStages,
                      const Costs &costs) {
   double p = double(ranks), m = double(microbatches);
@@ -239,6 +272,7 @@ double formulaBubble(ScheduleKind kind, int64_t ranks, int64_t microbatches, int
     double busy = costs.forward + costs.backwardInput + costs.backwardWeight;
     return (p - 1) * (costs.forward + costs.backwardInput - costs.backwardWeight) / (m * busy);
   }
+  case ScheduleKind::Custom: return 0; // no formula: simulate it
   }
   return 0;
 }

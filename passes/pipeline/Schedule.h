@@ -40,6 +40,7 @@ enum class ScheduleKind {
   Interleaved,  // interleaved 1F1B over V virtual stages per rank (Megatron)
   ZeroBubbleH1, // 1F1B with the backward split: weight gradients deferred
                 // into the bubbles, 1F1B's peak memory (Qi et al. 2024)
+  Custom,       // an order given by hand (parseSchedule)
 };
 llvm::StringRef scheduleName(ScheduleKind kind);
 /// "gpipe", "1f1b", "interleaved", "zb-h1".
@@ -79,6 +80,12 @@ struct Schedule {
 /// transfers inserted and grouped.
 llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t microbatches,
                                        int64_t virtualStages = 1);
+
+/// A hand-made order, one stage per rank: the ranks' computations separated
+/// by '|', each F, B, I or W with its micro-batch ("F0 F1 B0 B1 | F0 B0 F1
+/// B1"); the transfers are added as buildSchedule adds them. Errors for
+/// text that is no such order; whether it can run is simulate()'s question.
+llvm::Expected<Schedule> parseSchedule(llvm::StringRef text, int64_t microbatches);
 
 /// Compute costs of one stage (a backward that is not split costs
 /// backwardInput + backwardWeight); transfers take `transfer` each.

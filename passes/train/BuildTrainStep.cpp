@@ -306,7 +306,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       return module.emitError() << "lcc-build-train-step: pipeline-schedule '"
                                 << pipelineSchedule << "' is not one of gpipe, 1f1b, zb-h1";
     llvm::Expected<lcc::pipeline::Schedule> order =
-        lcc::pipeline::buildSchedule(*kind, pipe->stages, accum);
+        pipelineOrder.empty() ? lcc::pipeline::buildSchedule(*kind, pipe->stages, accum)
+                              : lcc::pipeline::parseSchedule(pipelineOrder, accum);
     if (!order)
       return module.emitError() << "lcc-build-train-step: " << llvm::toString(order.takeError());
     IRMapping fixed;

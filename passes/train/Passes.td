@@ -146,6 +146,9 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
            "dynamic: the scale doubles after this many steps without overflow">,
     Option<"pipelineSchedule", "pipeline-schedule", "std::string", /*default=*/"\"1f1b\"",
            "A pipeline stage's order of micro-batches: gpipe, 1f1b or zb-h1">,
+    Option<"pipelineOrder", "pipeline-order", "std::string", /*default=*/"\"\"",
+           "Instead of pipeline-schedule, an order by hand: each rank's F, B, I, W per "
+           "micro-batch, ranks separated by '|' (passes/pipeline/Schedule.h parseSchedule)">,
   ];
   let dependentDialects = ["::lcc::LccDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];

@@ -131,7 +131,10 @@ TEST(Schedule, StartedTransfersAreUsableOnlyAfterTheWait) {
 // With a weight gradient half the input gradient's cost the formula still
 // holds (W fills less of each wait).
 TEST(Schedule, ZeroBubbleH1FollowsTheFormulaForUnequalCosts) {
-  Costs costs{/*forward=*/2, /*backwardInput=*/2, /*backwardWeight=*/1, /*transfer=*/0};
+  Costs costs;
+  costs.forward = 2;
+  costs.backwardInput = 2;
+  costs.backwardWeight = 1;
   for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 4}, {4, 8}, {4, 16}}) {
     Simulation sim = run(build(ScheduleKind::ZeroBubbleH1, p, m), costs);
     EXPECT_NEAR(sim.bubble, formulaBubble(ScheduleKind::ZeroBubbleH1, p, m, 1, costs), 1e-12)
@@ -296,6 +299,38 @@ TEST(Schedule, TransferLatencyOnlyDelays) {
     Schedule s = build(kind, 4, 8);
     EXPECT_GT(run(s, slow).makespan, run(s).makespan) << scheduleName(kind).str();
   }
+}
+
+// A hand-made order gets the transfers buildSchedule adds: 1F1B written
+// out is 1F1B; text that is no order says where.
+TEST(Schedule, ParsedOrderGetsTheSameTransfers) {
+  llvm::Expected<Schedule> parsed = parseSchedule("F0 F1 B0 F2 B1 F3 B2 B3 | F0 B0 F1 B1 F2 B2 F3 B3", 4);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  Schedule built = build(ScheduleKind::OneFOneB, 2, 4);
+  for (int64_t r = 0; r < 2; ++r) {
+    std::vector<std::string> a, b;
+    for (const Action &x : parsed->program[size_t(r)])
+      a.push_back(describe(x));
+    for (const Action &x : built.program[size_t(r)])
+      b.push_back(describe(x));
+    EXPECT_EQ(a, b) << "rank " << r;
+  }
+  llvm::Expected<Schedule> bad = parseSchedule("F0 X1 | F0", 2);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "'X1' in the order of rank 0 is not F, B, I or W and a micro-batch (0..1)");
+}
+
+// Unbalanced stages: a last stage twice as slow (GPipe, 2 stages, 4
+// micro-batches) computes 4 forwards of 2 and 4 backwards of 4, after rank
+// 0's first forward, and sets the pace.
+TEST(Schedule, StageScaleSlowsItsStage) {
+  Costs costs;
+  costs.stageScale = {1.0, 2.0};
+  Simulation sim = run(build(ScheduleKind::GPipe, 2, 4), costs);
+  EXPECT_DOUBLE_EQ(sim.busy[1], 4 * 2.0 + 4 * 4.0);
+  EXPECT_DOUBLE_EQ(sim.busy[0], 4 * 1.0 + 4 * 2.0);
+  EXPECT_GE(sim.makespan, 1.0 + sim.busy[1]);
 }
 
 } // namespace

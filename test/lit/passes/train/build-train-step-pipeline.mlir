@@ -4,6 +4,17 @@
 // RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-schedule=zb-h1" | FileCheck %s --check-prefix=ZB
 // RUN: not lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=4 pipeline-schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 // INTERLEAVED: error: lcc-build-train-step: pipeline-schedule 'interleaved' is not one of gpipe, 1f1b, zb-h1
+// A hand-made order is proved before anything is built: rank 0 runs each
+// micro-batch's backward before the next forward, rank 1 both forwards
+// first, so each waits for the other (named with what it waits in); and an
+// order whose gradients cross pairs the wrong data.
+// RUN: not lcc-opt %s --lcc-split-stage=stage=0 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-order='F0 B0 F1 B1 | F0 F1 B0 B1'" 2>&1 | FileCheck %s --check-prefix=HANG
+// HANG: error: the custom schedule cannot run: the schedule hangs: every rank left waits for a transfer its peer has not posted yet:
+// HANG-NEXT: rank 0 waits in {send act 0@s0 to r1 recv grad 0@s1 from r1}
+// HANG-NEXT: rank 1 waits in {recv act 1@s0 from r0}
+// RUN: not lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-order='F0 F1 B1 B0 | F0 B0 F1 B1'" 2>&1 | FileCheck %s --check-prefix=CROSS
+// CROSS: error: the custom schedule cannot run: rank 1 sends the gradient of micro-batch 0 from stage 1 to rank 0, which receives it as the gradient of micro-batch 1 from stage 1 (sends and receives between two ranks pair in order)
+// RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-order='F0 F1 B0 B1 | F0 B0 F1 B1'" -o /dev/null
 // lcc-build-train-step on the two stages of a pipeline (passes/pipeline/PipelineStep.cpp):
 // each micro-batch's forward and backward are their own copies, in the
 // schedule's order for the stage's rank, with the transfers between them.
