@@ -175,6 +175,8 @@ LogicalResult ExchangeOp::verify() {
   if (getSendPeers().size() != getInputs().size())
     return emitOpError() << "has " << getInputs().size() << " inputs but "
                          << getSendPeers().size() << " send_peers";
+  if (getPosted() && !getResults().empty())
+    return emitOpError() << "is posted but receives: only sends complete after it returns";
   if (getRecvPeers().size() != getResults().size())
     return emitOpError() << "has " << getResults().size() << " results but "
                          << getRecvPeers().size() << " recv_peers";

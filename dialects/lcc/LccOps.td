@@ -540,7 +540,11 @@ def Lcc_ExchangeOp : Lcc_CollectiveOp<"exchange"> {
     waiting for any): two neighbouring pipeline stages that each send to
     and receive from the other in one exchange cannot wait on each other,
     where two blocking sends would. Between two ranks, the k-th send matches
-    the k-th receive in posting order, over all exchanges.
+    the k-th receive in posting order, over all exchanges. A `posted`
+    exchange (sends only) returns once its sends are posted, their data
+    copied: they complete while the rank computes on, before its next
+    synchronous collective or exchange (a schedule's started group: ZB-H1
+    sends an input gradient, then computes weight gradients).
 
     ```mlir
     %g = lcc.exchange %y {group = "pp", send_peers = array<i64: 1>,
@@ -548,7 +552,8 @@ def Lcc_ExchangeOp : Lcc_CollectiveOp<"exchange"> {
     ```
   }];
   let arguments = (ins Variadic<Lcc_AnyTensor>:$inputs, StrAttr:$group,
-                       DenseI64ArrayAttr:$send_peers, DenseI64ArrayAttr:$recv_peers);
+                       DenseI64ArrayAttr:$send_peers, DenseI64ArrayAttr:$recv_peers,
+                       UnitAttr:$posted);
   let results = (outs Variadic<Lcc_AnyTensor>:$results);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $results)";
   let hasVerifier = 1;

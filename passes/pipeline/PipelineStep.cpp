@@ -66,16 +66,18 @@ SmallVector<BlockArgument> numberedArgs(func::FuncOp fn, StringRef name) {
   return llvm::map_to_vector(found, [](auto &p) { return p.second; });
 }
 
-/// `schedule` with every transfer group completed where it is posted: what
-/// this file emits (lcc.exchange is synchronous), so what must not hang.
-Schedule synchronous(const Schedule &schedule) {
-  Schedule sync = schedule;
-  for (std::vector<Action> &program : sync.program) {
-    llvm::erase_if(program, [](const Action &a) { return a.kind == Action::Wait; });
+/// `schedule` as this file emits it, so what must not hang: a started group
+/// of sends only is a posted lcc.exchange, completed before the rank's next
+/// transfers (the runtime drains them first, as the schedule's Wait does);
+/// any other group completes where it is posted.
+Schedule asEmitted(const Schedule &schedule) {
+  Schedule out = schedule;
+  for (std::vector<Action> &program : out.program)
     for (Action &a : program)
-      a.wait = true;
-  }
-  return sync;
+      if (a.kind == Action::Transfers &&
+          llvm::any_of(a.transfers, [](const Transfer &t) { return !t.send; }))
+        a.wait = true;
+  return out;
 }
 
 } // namespace
@@ -91,7 +93,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     return emitError(loc) << "a schedule of " << schedule.ranks << " ranks x "
                           << schedule.virtualStages << " virtual stages cannot run "
                           << where->stages << " stages of one each";
-  if (llvm::Expected<Simulation> sim = simulate(synchronous(schedule)); !sim)
+  if (llvm::Expected<Simulation> sim = simulate(asEmitted(schedule)); !sim)
     return emitError(loc) << "the " << scheduleName(schedule.kind)
                           << " schedule cannot run: " << llvm::toString(sim.takeError());
   int64_t stage = where->stage, m = schedule.microbatches;
@@ -185,7 +187,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
       addGrads(k);
       break;
     case Action::Wait:
-      break; // every exchange completes where it is posted
+      break; // the runtime completes posted exchanges before the next transfers
     case Action::Transfers: {
       SmallVector<Value> sends;
       SmallVector<int64_t> sendPeers, recvPeers;
@@ -211,9 +213,12 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
       }
       if (sends.empty() && recvTypes.empty())
         break;
+      // A started group of sends only (ZB-H1's input gradient, sent before
+      // the weight gradients run) is posted: it completes while they do.
       auto exchange = lcc::ExchangeOp::create(b, loc, recvTypes, sends, group,
                                               b.getDenseI64ArrayAttr(sendPeers),
-                                              b.getDenseI64ArrayAttr(recvPeers));
+                                              b.getDenseI64ArrayAttr(recvPeers),
+                                              !action.wait && recvTypes.empty());
       for (auto [slot, value] : llvm::zip(into, exchange.getResults()))
         mapOf(slot.first).map(slot.second, value);
       break;

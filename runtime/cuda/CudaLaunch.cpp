@@ -267,6 +267,13 @@ extern "C" __attribute__((visibility("default"))) void lcc_cuda_group_end(int64_
                lcc::collectiveCall(CollectiveCall::GroupEnd, -1, group, 0, 0, 0, 0, 0, 0));
 }
 
+// A posted exchange: on the GPU the communication stream already runs
+// beside the computation; the session joins it back as for any group.
+extern "C" __attribute__((visibility("default"))) void lcc_cuda_group_end_posted(int64_t group) {
+  lcc::forward("lcc_cuda_group_end_posted",
+               lcc::collectiveCall(CollectiveCall::GroupEnd, 0, group, 0, 0, 0, 0, 0, 0));
+}
+
 extern "C" __attribute__((visibility("default"))) void lcc_cuda_wait(int64_t ticket, int64_t in,
                                                                      int64_t out) {
   lcc::forward("lcc_cuda_wait",

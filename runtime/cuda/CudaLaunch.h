@@ -50,6 +50,7 @@ void lcc_cuda_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64
 void lcc_cuda_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
 void lcc_cuda_group_start(int64_t group);
 void lcc_cuda_group_end(int64_t group);
+void lcc_cuda_group_end_posted(int64_t group);
 void lcc_cuda_all_reduce_start(int64_t ticket, int64_t group, int64_t dtype, int64_t reduction,
                                int64_t in, int64_t out, int64_t count);
 void lcc_cuda_all_gather_start(int64_t ticket, int64_t group, int64_t dtype, int64_t in,
@@ -117,8 +118,9 @@ struct AttentionCall {
 /// One collective of compiled code (runtime/dist/Collectives.h's ABI). The
 /// kinds are dist::StreamCollective's, in the same order, plus Wait and the
 /// brackets of an lcc.exchange's sends and receives (GroupStart, GroupEnd:
-/// one NCCL group). A `start` runs beside the computation until the Wait
-/// with its ticket (and the same in and out); the others are in stream order.
+/// one NCCL group; a posted exchange's GroupEnd has `start` set). A `start`
+/// runs beside the computation until the Wait with its ticket (and the same
+/// in and out); the others are in stream order.
 struct CollectiveCall {
   enum Kind { AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv, Wait, GroupStart, GroupEnd };
   Kind kind = AllReduce;

@@ -340,7 +340,7 @@ void EmulatedGpu::collective(const CollectiveCall &call) {
     case CollectiveCall::GroupStart:
       return lcc_group_start(call.group);
     case CollectiveCall::GroupEnd:
-      return lcc_group_end(call.group);
+      return call.start ? lcc_group_end_posted(call.group) : lcc_group_end(call.group);
     case CollectiveCall::Wait:
       return;
     }

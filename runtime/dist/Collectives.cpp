@@ -17,12 +17,15 @@ namespace dist {
 
 namespace {
 
+[[noreturn]] void dieDetached(int worldRank, const std::string &message);
+
 /// The communication thread and its queue. One thread, one collective at a
 /// time, in start order: the order every rank issues them in.
 struct Engine {
   struct Job {
     int64_t ticket;
     std::function<Status()> run;
+    int worldRank = -1; // >= 0: detached (no wait): a failure ends the process
   };
   struct Ticket {
     int64_t in, out;
@@ -46,8 +49,14 @@ struct Engine {
       busy = true;
       lock.unlock();
       Status status = job.run();
+      if (job.worldRank >= 0 && !status)
+        dieDetached(job.worldRank, status.message());
       lock.lock();
       busy = false;
+      if (job.worldRank >= 0) {
+        changed.notify_all();
+        continue;
+      }
       Ticket &t = tickets[job.ticket];
       t.done = true;
       t.status = std::move(status);
@@ -100,6 +109,12 @@ struct PendingGroup {
 PendingGroup &pendingGroup() {
   static PendingGroup *g = new PendingGroup();
   return *g;
+}
+
+[[noreturn]] void dieDetached(int worldRank, const std::string &message) {
+  std::fprintf(stderr, "lcc-run: rank %d: %s\n", worldRank, message.c_str());
+  std::fflush(stderr);
+  std::_Exit(kDistributedFailureExitCode);
 }
 
 [[noreturn]] void die(int worldRank, const std::string &message) {
@@ -184,6 +199,24 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::functi
   e.changed.notify_all();
 }
 
+/// Queues `run` for the communication thread with nothing to wait for it:
+/// what comes after it (a synchronous call drains the queue) waits.
+void detach(Communicator &c, std::function<Status()> run) {
+  Engine &e = engine();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  e.queue.push_back({-1,
+                     [run = std::move(run)] {
+                       emulateLatency();
+                       return run();
+                     },
+                     c.worldRank()});
+  if (!e.started) {
+    std::thread([&e] { e.worker(); }).detach();
+    e.started = true;
+  }
+  e.changed.notify_all();
+}
+
 /// Collectives that run on the caller's thread go after all started ones.
 Communicator &syncLookup(int64_t group, const char *op) {
   engine().drain();
@@ -237,6 +270,7 @@ const RuntimeSymbol *collectiveSymbols() {
       {"lcc_recv", reinterpret_cast<void *>(&lcc_recv)},
       {"lcc_group_start", reinterpret_cast<void *>(&lcc_group_start)},
       {"lcc_group_end", reinterpret_cast<void *>(&lcc_group_end)},
+      {"lcc_group_end_posted", reinterpret_cast<void *>(&lcc_group_end_posted)},
       {"lcc_group_rank", reinterpret_cast<void *>(&lcc_group_rank)},
       {"lcc_all_reduce_start", reinterpret_cast<void *>(&lcc_all_reduce_start)},
       {"lcc_all_gather_start", reinterpret_cast<void *>(&lcc_all_gather_start)},
@@ -319,6 +353,26 @@ void lcc_group_end(int64_t group) {
     die(c.worldRank(), "group_end without its group_start");
   g.open = false;
   check(c, c.sendRecv(g.transfers));
+}
+
+void lcc_group_end_posted(int64_t group) {
+  PendingGroup &g = pendingGroup();
+  Communicator &c = lookup(group, "send/recv");
+  if (!g.open || g.group != group)
+    die(c.worldRank(), "group_end without its group_start");
+  g.open = false;
+  // The sends' own copies, owned by the job: the compiled code may reuse
+  // its buffers at once.
+  auto data = std::make_shared<std::vector<std::vector<char>>>();
+  std::vector<Communicator::PointToPoint> transfers = g.transfers;
+  for (Communicator::PointToPoint &t : transfers) {
+    if (!t.send)
+      die(c.worldRank(), "a posted send/recv group receives");
+    const char *from = static_cast<const char *>(t.data);
+    data->emplace_back(from, from + size_t(t.count) * elementSize(t.type));
+    t.data = data->back().data();
+  }
+  detach(c, [&c, transfers, data] { return c.sendRecv(transfers); });
 }
 
 int64_t lcc_group_rank(int64_t group) { return lookup(group, "group_rank").rank(); }

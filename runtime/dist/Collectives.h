@@ -62,6 +62,10 @@ void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t c
 /// at the end (Communicator::sendRecv): an lcc.exchange.
 void lcc_group_start(int64_t group);
 void lcc_group_end(int64_t group);
+/// The same for a group of sends only, returning once they are posted: the
+/// data is copied, and the sends complete on the communication thread
+/// before the next synchronous call (a posted lcc.exchange).
+void lcc_group_end_posted(int64_t group);
 /// This process's rank in the group.
 int64_t lcc_group_rank(int64_t group);
 

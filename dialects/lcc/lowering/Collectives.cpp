@@ -16,7 +16,8 @@
 //
 // An exchange is its sends and receives between lcc_group_start(group) and
 // lcc_group_end(group): the runtime posts them together at the end (NCCL's
-// ncclGroupStart/End), receives into new buffers.
+// ncclGroupStart/End), receives into new buffers; a posted exchange ends
+// with lcc_group_end_posted(group), which returns once the sends are posted.
 //
 // `group` is the position of the group's name in the module's
 // lcc.process_groups (a dictionary, so names in sorted order); the runtime
@@ -375,7 +376,8 @@ struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
     for (auto [k, args] : llvm::enumerate(calls))
       if (failed(c.call(op, k < op.getInputs().size() ? "lcc_send" : "lcc_recv", args)))
         return failure();
-    if (failed(c.call(op, "lcc_group_end", {c.i64(*group)})))
+    if (failed(c.call(op, op.getPosted() ? "lcc_group_end_posted" : "lcc_group_end",
+                      {c.i64(*group)})))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, outs);
     return success();

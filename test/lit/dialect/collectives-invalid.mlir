@@ -176,3 +176,13 @@ module attributes {lcc.process_groups = {pp = 2 : i64}} {
     return
   }
 }
+
+// -----
+
+module attributes {lcc.process_groups = {pp = 2 : i64}} {
+  func.func @posted_receives(%p: tensor<2xf32>) {
+    // expected-error @+1 {{is posted but receives: only sends complete after it returns}}
+    %0 = lcc.exchange %p {group = "pp", posted, send_peers = array<i64: 1>, recv_peers = array<i64: 1>} : (tensor<2xf32>) -> tensor<2xf32>
+    return
+  }
+}

@@ -27,12 +27,18 @@
 // CHECK:       call @lcc_broadcast(%c0_i64{{.*}}, %c0_i64{{.*}}, %c2_i64{{.*}}
 // CHECK:       call @lcc_send(%c1_i64{{.*}}, %c0_i64{{.*}}, %c1_i64{{.*}}
 // CHECK:       call @lcc_recv(%c1_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}
-// An exchange: its sends and receives between group_start and group_end.
-// CHECK:       call @lcc_group_start(%c1_i64{{.*}}) : (i64) -> ()
-// CHECK:       call @lcc_send(%c1_i64{{.*}}, %c0_i64{{.*}}, %c1_i64{{.*}}, %{{.*}}, %c8_i64{{.*}})
+// An exchange: its receive's buffer made first (the runtime writes it at
+// group_end, the plan must not overlap it with the send's), then its sends
+// and receives between group_start and group_end.
 // CHECK:       memref.alloc() {{.*}}: memref<8xf32>
-// CHECK:       call @lcc_recv(%c1_i64{{.*}}, %c0_i64{{.*}}, %c1_i64{{.*}}, %{{.*}}, %c8_i64{{.*}})
+// CHECK:       call @lcc_group_start(%c1_i64{{.*}}) : (i64) -> ()
+// CHECK-NEXT:  call @lcc_send(%c1_i64{{.*}}, %c0_i64{{.*}}, %c1_i64{{.*}}, %{{.*}}, %c8_i64{{.*}})
+// CHECK-NEXT:  call @lcc_recv(%c1_i64{{.*}}, %c0_i64{{.*}}, %c1_i64{{.*}}, %{{.*}}, %c8_i64{{.*}})
 // CHECK:       call @lcc_group_end(%c1_i64{{.*}}) : (i64) -> ()
+// A posted one (sends only) ends with lcc_group_end_posted.
+// CHECK:       call @lcc_group_start(%c1_i64{{.*}}) : (i64) -> ()
+// CHECK-NEXT:  call @lcc_send(
+// CHECK:       call @lcc_group_end_posted(%c1_i64{{.*}}) : (i64) -> ()
 // shard_slice: rank * part size is the offset of a subview.
 // CHECK:       %[[R:.*]] = call @lcc_group_rank(%c0_i64{{.*}}) : (i64) -> i64
 // CHECK:       arith.index_cast %[[R]] : i64 to index
@@ -46,6 +52,7 @@ module attributes {lcc.process_groups = {tp = 2 : i64, dp = 4 : i64}} {
     lcc.send %0 {group = "tp", peer = 1} : tensor<8xf32>
     %4 = lcc.recv {group = "tp", peer = 0} : tensor<8xf32>
     %x = lcc.exchange %0 {group = "tp", send_peers = array<i64: 1>, recv_peers = array<i64: 1>} : (tensor<8xf32>) -> tensor<8xf32>
+    lcc.exchange %0 {group = "tp", posted, send_peers = array<i64: 1>, recv_peers = array<i64>} : (tensor<8xf32>) -> ()
     %5 = lcc.shard_slice %m {group = "dp"} : tensor<8x3xf32> -> tensor<2x3xf32>
     return %0, %1, %2, %3, %4, %5 : tensor<8xf32>, tensor<16xf32>, tensor<2x3xf32>, tensor<8x3xf32>, tensor<8xf32>, tensor<2x3xf32>
   }

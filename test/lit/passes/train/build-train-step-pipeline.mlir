@@ -64,11 +64,11 @@
 
 // ZB-H1 on the last stage: both input gradients are sent before the weight
 // gradients (h.1.w's: micro-batch 0's received activation times its seed)
-// are computed.
+// are computed; the second send is posted (it completes while they run).
 // ZB-LABEL: func.func @train_step(
 // ZB:         %[[R:.*]] = lcc.exchange {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64>}
 // ZB:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64: 0>}
-// ZB:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 0>}
+// ZB:         lcc.exchange %{{.*}} {group = "pp", posted, recv_peers = array<i64>, send_peers = array<i64: 0>}
 // ZB-NEXT:    lcc.mul
 // ZB-NEXT:    lcc.mul %{{.*}}, %[[R]]
 module {
