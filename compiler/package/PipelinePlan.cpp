@@ -81,7 +81,8 @@ std::string pipelinePlanReport(ModuleOp module, llvm::StringRef schedule, int64_
     os << "pipeline: " << info->stages << " stages, " << schedule << ", " << microbatches
        << " micro-batches: bubble " << llvm::format("%.3f", formula)
        << " (the schedule's formula, balanced stages)";
-    if (llvm::Expected<Simulation> sim = simulated(*info, schedule, microbatches, stageCosts(*info)))
+    if (llvm::Expected<Simulation> sim =
+            simulated(*info, schedule, microbatches, stageCosts(*info)))
       os << ", " << llvm::format("%.3f", sim->bubble) << " simulated with these stages' costs";
     else
       llvm::consumeError(sim.takeError());

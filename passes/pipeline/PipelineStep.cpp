@@ -179,15 +179,12 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
       cloneParts(k, {InputGradPart, WeightGradPart});
       addGrads(k);
       break;
-    case Action::BackwardInput:
-      cloneParts(k, {InputGradPart});
-      break;
+    case Action::BackwardInput: cloneParts(k, {InputGradPart}); break;
     case Action::BackwardWeight:
       cloneParts(k, {WeightGradPart});
       addGrads(k);
       break;
-    case Action::Wait:
-      break; // the runtime completes posted exchanges before the next transfers
+    case Action::Wait: break; // the runtime completes posted exchanges before the next transfers
     case Action::Transfers: {
       SmallVector<Value> sends;
       SmallVector<int64_t> sendPeers, recvPeers;
@@ -215,10 +212,9 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
         break;
       // A started group of sends only (ZB-H1's input gradient, sent before
       // the weight gradients run) is posted: it completes while they do.
-      auto exchange = lcc::ExchangeOp::create(b, loc, recvTypes, sends, group,
-                                              b.getDenseI64ArrayAttr(sendPeers),
-                                              b.getDenseI64ArrayAttr(recvPeers),
-                                              !action.wait && recvTypes.empty());
+      auto exchange = lcc::ExchangeOp::create(
+          b, loc, recvTypes, sends, group, b.getDenseI64ArrayAttr(sendPeers),
+          b.getDenseI64ArrayAttr(recvPeers), !action.wait && recvTypes.empty());
       for (auto [slot, value] : llvm::zip(into, exchange.getResults()))
         mapOf(slot.first).map(slot.second, value);
       break;
@@ -244,9 +240,8 @@ LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   Location loc = fn.getLoc();
   SmallVector<BlockArgument> recvArgs = numberedArgs(fn, "lcc.pipeline_recv");
   if (!recvArgs.empty()) {
-    SmallVector<Type> types = llvm::map_to_vector(recvArgs, [](BlockArgument a) {
-      return a.getType();
-    });
+    SmallVector<Type> types =
+        llvm::map_to_vector(recvArgs, [](BlockArgument a) { return a.getType(); });
     auto recv = lcc::ExchangeOp::create(
         b, loc, types, ValueRange(), group, b.getDenseI64ArrayAttr({}),
         b.getDenseI64ArrayAttr(SmallVector<int64_t>(types.size(), where->stage - 1)));

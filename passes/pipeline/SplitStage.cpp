@@ -102,14 +102,14 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
       continue;
     }
     auto arg = llvm::cast<BlockArgument>(v);
-    return fn.emitError() << "lcc-split-stage: parameter '"
-                          << fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.param")
-                                 .getValue()
-                          << "' is read by stages " << llvm::join(llvm::map_range(stagesOf, [](int64_t x) {
-                               return std::to_string(x);
-                             }), ", ")
-                          << ": a parameter is shared by every stage or by the first and "
-                             "the last only";
+    return fn.emitError()
+           << "lcc-split-stage: parameter '"
+           << fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.param").getValue()
+           << "' is read by stages "
+           << llvm::join(llvm::map_range(stagesOf, [](int64_t x) { return std::to_string(x); }),
+                         ", ")
+           << ": a parameter is shared by every stage or by the first and "
+              "the last only";
   }
 
   // Values that depend on a parameter: computed by one stage and sent on.
@@ -159,9 +159,10 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   for (Operation *op : llvm::reverse(ops)) {
     int64_t s = *stageOf(op);
     bool mine = s == stage;
-    bool remade = s < stage && llvm::none_of(op->getResults(), [&](Value r) {
-                    return fromParams.contains(r);
-                  }) && llvm::any_of(op->getResults(), [&](Value r) { return needed.contains(r); });
+    bool remade =
+        s < stage &&
+        llvm::none_of(op->getResults(), [&](Value r) { return fromParams.contains(r); }) &&
+        llvm::any_of(op->getResults(), [&](Value r) { return needed.contains(r); });
     if (!mine && !remade)
       continue;
     runs.insert(op);
@@ -191,8 +192,8 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   for (auto [k, v] : llvm::enumerate(received)) {
     oldArgs.push_back(v);
     argTypes.push_back(v.getType());
-    argAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("lcc.pipeline_recv", b.getI64IntegerAttr(int64_t(k)))));
+    argAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("lcc.pipeline_recv", b.getI64IntegerAttr(int64_t(k)))));
   }
   SmallVector<DictionaryAttr> resultAttrs;
   for (auto [k, v] : llvm::enumerate(sent))
@@ -207,10 +208,11 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   for (NamedAttribute attr : fn->getDiscardableAttrs())
     stageFn->setAttr(attr.getName(), attr.getValue());
   stageFn.setVisibility(fn.getVisibility());
-  stageFn->setAttr("lcc.pipeline",
-                   b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
-                                        b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
-                                        b.getNamedAttr("loss", TypeAttr::get(ret.getOperand(0).getType()))}));
+  stageFn->setAttr(
+      "lcc.pipeline",
+      b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+                           b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+                           b.getNamedAttr("loss", TypeAttr::get(ret.getOperand(0).getType()))}));
   Block *entry = stageFn.addEntryBlock();
   IRMapping map;
   map.map(ValueRange(oldArgs), entry->getArguments());
@@ -243,8 +245,7 @@ LogicalResult LccSplitStagePass::pruneInit(ModuleOp module, ArrayRef<bool> keep)
     return success();
   if (init.getNumResults() != keep.size())
     return init.emitError() << "lcc-split-stage: @init returns " << init.getNumResults()
-                            << " values, @" << function << " has " << keep.size()
-                            << " parameters";
+                            << " values, @" << function << " has " << keep.size() << " parameters";
   auto ret = llvm::cast<func::ReturnOp>(init.getBody().back().getTerminator());
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> attrs;

@@ -173,8 +173,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
       decay = true;
     trainable.push_back({i, name, decay});
   }
-  auto gradResults = llvm::count_if(gradFn.getAllResultAttrs(), [](Attribute a) {
-    return llvm::cast<DictionaryAttr>(a).contains("lcc.grad_of");
+  auto gradResults = llvm::count_if(llvm::seq(gradFn.getNumResults()), [&](unsigned i) {
+    return bool(gradFn.getResultAttr(i, "lcc.grad_of"));
   });
   if (pipe ? size_t(gradResults) != trainable.size() : gradFn.getNumResults() != trainable.size() + 1)
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName << " returns "

@@ -247,7 +247,8 @@ std::string checkTrainFlags(bool onePhase) {
       return "--world=" + std::to_string(w) + " is not a multiple of " +
              (ppFlag > 1 ? "--tp x --pp = " + std::to_string(model)
                          : "--tp=" + std::to_string(int64_t(tpFlag))) +
-             " (ranks = data-parallel x tensor-parallel x pipeline)";
+             (ppFlag > 1 ? " (ranks = data-parallel x tensor-parallel x pipeline)"
+                         : " (ranks = data-parallel x tensor-parallel)");
   if (llvm::any_of(worlds, [&](int64_t w) { return w > model; }) &&
       modes.shard == lcc::ShardMode::None)
     return "--world=" + worldFlag + " needs a --shard mode (dp, zero1, zero2 or zero3)";

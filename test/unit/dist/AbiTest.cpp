@@ -63,13 +63,35 @@ TEST(DistAbi, WithoutGroupsEveryGroupIsOneRank) {
   EXPECT_EQ(lcc_group_rank(5), 0);
 }
 
+// An exchange's sends and receives wait for its group_end (a 1-rank group:
+// the receive takes what the send queued); a posted group's sends complete
+// before the next synchronous call.
+TEST(DistAbi, GroupedSendAndReceive) {
+  clearGroups();
+  std::vector<int64_t> msg = {5, 6}, got(2, 0);
+  lcc_group_start(0);
+  lcc_send(0, kI64, 0, addr(msg.data()), 2);
+  lcc_recv(0, kI64, 0, addr(got.data()), 2);
+  EXPECT_EQ(got, std::vector<int64_t>({0, 0})); // posted, not yet done
+  lcc_group_end(0);
+  EXPECT_EQ(got, msg);
+  lcc_group_start(0);
+  lcc_send(0, kI64, 0, addr(msg.data()), 2);
+  lcc_group_end_posted(0);
+  msg = {7, 8}; // the runtime sends its own copy
+  got = {0, 0};
+  lcc_recv(0, kI64, 0, addr(got.data()), 2);
+  EXPECT_EQ(got, std::vector<int64_t>({5, 6}));
+}
+
 TEST(DistAbi, SymbolTable) {
   std::vector<std::string> names;
   for (const RuntimeSymbol *s = collectiveSymbols(); s->name; ++s)
     names.push_back(s->name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter",
-                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_rank",
+                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_start",
+                                      "lcc_group_end", "lcc_group_end_posted", "lcc_group_rank",
                                       "lcc_all_reduce_start", "lcc_all_gather_start",
                                       "lcc_reduce_scatter_start", "lcc_wait"}));
   EXPECT_EQ(collectiveSymbols()[0].address, reinterpret_cast<void *>(&lcc_all_reduce));
