@@ -210,14 +210,15 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
   if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
     for (NamedAttribute a : dict)
       if (auto size = llvm::dyn_cast<IntegerAttr>(a.getValue())) {
-        json::Value g = json::Value::object(
-            {{"name", a.getName().str()},
-             {"size", json::Value(static_cast<long long>(size.getInt()))}});
+        json::Value g =
+            json::Value::object({{"name", a.getName().str()},
+                                 {"size", json::Value(static_cast<long long>(size.getInt()))}});
         auto pp = dict.getAs<IntegerAttr>("pp");
         if (a.getName() == "pp_ends" && pp) {
           g.set("of", "pp");
-          g.set("members", json::Value::array({json::Value(0LL),
-                                               json::Value(static_cast<long long>(pp.getInt() - 1))}));
+          g.set("members",
+                json::Value::array(
+                    {json::Value(0LL), json::Value(static_cast<long long>(pp.getInt() - 1))}));
         }
         groups.push(std::move(g));
       }

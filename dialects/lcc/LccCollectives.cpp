@@ -173,8 +173,8 @@ LogicalResult ExchangeOp::verify() {
   if (failed(size))
     return failure();
   if (getSendPeers().size() != getInputs().size())
-    return emitOpError() << "has " << getInputs().size() << " inputs but "
-                         << getSendPeers().size() << " send_peers";
+    return emitOpError() << "has " << getInputs().size() << " inputs but " << getSendPeers().size()
+                         << " send_peers";
   if (getPosted() && !getResults().empty())
     return emitOpError() << "is posted but receives: only sends complete after it returns";
   if (getRecvPeers().size() != getResults().size())

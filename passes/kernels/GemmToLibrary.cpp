@@ -247,12 +247,19 @@ struct LccGemmToLibraryPass : lcc::impl::LccGemmToLibraryPassBase<LccGemmToLibra
   /// its graph) instead of running on host buffers. lcc_group_rank, a host
   /// query, stays.
   LogicalResult retargetCollectives(ModuleOp module) {
-    static constexpr const char *kCollectives[] = {
-        "lcc_all_reduce",       "lcc_all_gather",       "lcc_reduce_scatter",
-        "lcc_broadcast",        "lcc_send",             "lcc_recv",
-        "lcc_group_start",      "lcc_group_end",        "lcc_group_end_posted",
-        "lcc_all_reduce_start",
-        "lcc_all_gather_start", "lcc_reduce_scatter_start", "lcc_wait"};
+    static constexpr const char *kCollectives[] = {"lcc_all_reduce",
+                                                   "lcc_all_gather",
+                                                   "lcc_reduce_scatter",
+                                                   "lcc_broadcast",
+                                                   "lcc_send",
+                                                   "lcc_recv",
+                                                   "lcc_group_start",
+                                                   "lcc_group_end",
+                                                   "lcc_group_end_posted",
+                                                   "lcc_all_reduce_start",
+                                                   "lcc_all_gather_start",
+                                                   "lcc_reduce_scatter_start",
+                                                   "lcc_wait"};
     for (StringRef old : kCollectives) {
       auto f = module.lookupSymbol<func::FuncOp>(old);
       if (!f)

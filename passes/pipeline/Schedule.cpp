@@ -252,8 +252,8 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text, int64_t microbatche
       int64_t mb = -1;
       if (!kind || token.drop_front().getAsInteger(10, mb) || mb < 0 || mb >= microbatches)
         return error("'" + token + "' in the order of rank " + llvm::Twine(r) +
-                     " is not F, B, I or W and a micro-batch (0.." +
-                     llvm::Twine(microbatches - 1) + ")");
+                     " is not F, B, I or W and a micro-batch (0.." + llvm::Twine(microbatches - 1) +
+                     ")");
       slots.push_back({compute(*kind, int64_t(r), mb)});
     }
     s.program.push_back(withTransfers(s, int64_t(r), slots));

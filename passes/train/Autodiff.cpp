@@ -206,8 +206,8 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
                 : b.getNamedAttr("lcc.loss_seed", b.getUnitAttr());
       if (sends && !isFloatTensor(type))
         continue; // integers have no gradient
-      if (failed(gradFn.insertArgument(gradFn.getNumArguments(), type,
-                                       b.getDictionaryAttr(what), out.getLoc())))
+      if (failed(gradFn.insertArgument(gradFn.getNumArguments(), type, b.getDictionaryAttr(what),
+                                       out.getLoc())))
         return fail();
       seed = gradFn.getArgument(gradFn.getNumArguments() - 1);
     }

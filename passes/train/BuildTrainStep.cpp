@@ -176,7 +176,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   auto gradResults = llvm::count_if(llvm::seq(gradFn.getNumResults()), [&](unsigned i) {
     return bool(gradFn.getResultAttr(i, "lcc.grad_of"));
   });
-  if (pipe ? size_t(gradResults) != trainable.size() : gradFn.getNumResults() != trainable.size() + 1)
+  if (pipe ? size_t(gradResults) != trainable.size()
+           : gradFn.getNumResults() != trainable.size() + 1)
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName << " returns "
                               << gradFn.getNumResults() << " values; expected the loss and "
                               << trainable.size() << " gradients (one per trainable parameter)";
@@ -303,8 +304,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     std::optional<lcc::pipeline::ScheduleKind> kind =
         lcc::pipeline::parseScheduleKind(pipelineSchedule);
     if (!kind || *kind == lcc::pipeline::ScheduleKind::Interleaved)
-      return module.emitError() << "lcc-build-train-step: pipeline-schedule '"
-                                << pipelineSchedule << "' is not one of gpipe, 1f1b, zb-h1";
+      return module.emitError() << "lcc-build-train-step: pipeline-schedule '" << pipelineSchedule
+                                << "' is not one of gpipe, 1f1b, zb-h1";
     llvm::Expected<lcc::pipeline::Schedule> order =
         pipelineOrder.empty() ? lcc::pipeline::buildSchedule(*kind, pipe->stages, accum)
                               : lcc::pipeline::parseSchedule(pipelineOrder, accum);
@@ -412,9 +413,9 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   };
   for (auto [n, p] : llvm::enumerate(trainable))
     if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty())
-      grads[n] = lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
-                                          int64_t(tied.size()) == pipe->stages ? "pp" : "pp_ends",
-                                          "sum");
+      grads[n] =
+          lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
+                                   int64_t(tied.size()) == pipe->stages ? "pp" : "pp_ends", "sum");
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))

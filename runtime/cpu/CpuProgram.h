@@ -57,8 +57,7 @@ public:
   /// train.bin compiled for several world sizes (lcc --world=1,2,4) gives the
   /// variant for `world` ranks (an error naming the sizes it has otherwise);
   /// one compiled with pipeline stages (lcc --pp) the program of `stage`.
-  static Status load(const std::string &path, Program &out, int64_t world = 1,
-                     int64_t stage = -1);
+  static Status load(const std::string &path, Program &out, int64_t world = 1, int64_t stage = -1);
   /// The same from an open container (the error prefix is `what`).
   static Status load(const TrainBin &bin, const std::string &what, Program &out, int64_t world = 1,
                      int64_t stage = -1);

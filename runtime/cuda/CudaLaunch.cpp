@@ -92,8 +92,8 @@ void RecordingBackend::collective(const CollectiveCall &call) {
 }
 
 const char *CollectiveCall::name() const {
-  static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                      "broadcast",  "send",       "recv",
+  static const char *const names[] = {"all_reduce", "all_gather",  "reduce_scatter",
+                                      "broadcast",  "send",        "recv",
                                       "wait",       "group_start", "group_end"};
   return names[kind];
 }

@@ -122,7 +122,17 @@ struct AttentionCall {
 /// runs beside the computation until the Wait with its ticket (and the same
 /// in and out); the others are in stream order.
 struct CollectiveCall {
-  enum Kind { AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv, Wait, GroupStart, GroupEnd };
+  enum Kind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Send,
+    Recv,
+    Wait,
+    GroupStart,
+    GroupEnd
+  };
   Kind kind = AllReduce;
   bool start = false;
   int64_t ticket = -1, group = 0, dtype = 0, reduction = 0;

@@ -337,8 +337,7 @@ void EmulatedGpu::collective(const CollectiveCall &call) {
       return lcc_send(call.group, call.dtype, call.peer, in, call.count);
     case CollectiveCall::Recv:
       return lcc_recv(call.group, call.dtype, call.peer, out, call.count);
-    case CollectiveCall::GroupStart:
-      return lcc_group_start(call.group);
+    case CollectiveCall::GroupStart: return lcc_group_start(call.group);
     case CollectiveCall::GroupEnd:
       return call.start ? lcc_group_end_posted(call.group) : lcc_group_end(call.group);
     case CollectiveCall::Wait:

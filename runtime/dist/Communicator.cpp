@@ -180,7 +180,8 @@ Status Communicator::sendRecv(const std::vector<PointToPoint> &transfers) {
     for (const PointToPoint &t : transfers) {
       if (t.send != sends)
         continue;
-      Status s = t.send ? send(t.data, t.count, t.type, t.peer) : recv(t.data, t.count, t.type, t.peer);
+      Status s =
+          t.send ? send(t.data, t.count, t.type, t.peer) : recv(t.data, t.count, t.type, t.peer);
       if (!s)
         return s;
     }

@@ -52,10 +52,11 @@ using Clock = std::chrono::steady_clock;
 // start on machines without them (CPU training, one GPU process), as the
 // CUDA driver does (runtime/cuda/CudaDriver.h). The headers give the types.
 #define LCC_NCCL_API(X)                                                                            \
-  X(ncclAllGather) X(ncclAllReduce) X(ncclBroadcast) X(ncclCommAbort) X(ncclCommCuDevice)          \
-  X(ncclCommDestroy) X(ncclCommFinalize) X(ncclCommGetAsyncError) X(ncclCommInitRankConfig)        \
-  X(ncclGetErrorString) X(ncclGetLastError) X(ncclGetUniqueId) X(ncclGroupEnd) X(ncclGroupStart)   \
-  X(ncclRecv) X(ncclReduceScatter) X(ncclSend)
+  X(ncclAllGather)                                                                                 \
+  X(ncclAllReduce) X(ncclBroadcast) X(ncclCommAbort) X(ncclCommCuDevice) X(ncclCommDestroy)        \
+      X(ncclCommFinalize) X(ncclCommGetAsyncError) X(ncclCommInitRankConfig) X(ncclGetErrorString) \
+          X(ncclGetLastError) X(ncclGetUniqueId) X(ncclGroupEnd) X(ncclGroupStart) X(ncclRecv)     \
+              X(ncclReduceScatter) X(ncclSend)
 #define LCC_CUDART_API(X)                                                                          \
   X(cudaFree) X(cudaGetDeviceCount) X(cudaGetErrorName) X(cudaGetErrorString) X(cudaGetLastError)  \
   X(cudaMemcpy) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamCreate)                  \

@@ -185,8 +185,8 @@ Status joinJob(const json::Value &manifest, const std::string &backend, double t
     for (int m : e.members)
       members.push_back(m >= 0 && m < int(parent.size()) ? parent[size_t(m)] : -1);
     std::unique_ptr<dist::Communicator> group;
-    if (Status st = gWorld->subgroup(e.name, members, e.name + "/" + std::to_string(members[0]),
-                                     group);
+    if (Status st =
+            gWorld->subgroup(e.name, members, e.name + "/" + std::to_string(members[0]), group);
         !st)
       return Status::failure("rank " + std::to_string(env.rank) + ": " + st.message());
     out.groupRanks[e.name] = group->rank();

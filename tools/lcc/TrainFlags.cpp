@@ -83,9 +83,9 @@ cl::opt<int64_t> ppFlag("pp",
                                  "memory, one per rank, their micro-batches in --pp-schedule's "
                                  "order; --world counts all ranks (docs/distributed.md)"),
                         cl::init(1), cl::cat(distCat));
-static cl::opt<int64_t> microbatchesFlag(
-    "microbatches", cl::desc("--pp: micro-batches per step (default 4 per stage)"), cl::init(0),
-    cl::cat(distCat));
+static cl::opt<int64_t>
+    microbatchesFlag("microbatches", cl::desc("--pp: micro-batches per step (default 4 per stage)"),
+                     cl::init(0), cl::cat(distCat));
 static cl::opt<std::string> ppScheduleFlag("pp-schedule",
                                            cl::desc("--pp: gpipe, 1f1b (default) or zb-h1"),
                                            cl::init("1f1b"), cl::cat(distCat));
@@ -229,8 +229,7 @@ std::string checkTrainFlags(bool onePhase) {
       for (llvm::StringRef item : llvm::split(stagesFlag.getValue(), ',')) {
         int64_t n = 0;
         if (item.getAsInteger(10, n) || n < 0)
-          return "--stages expects auto or layer numbers like 2 or 1,3, got '" + stagesFlag +
-                 "'";
+          return "--stages expects auto or layer numbers like 2 or 1,3, got '" + stagesFlag + "'";
         ++count;
       }
       if (count != ppFlag - 1)

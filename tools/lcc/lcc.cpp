@@ -430,8 +430,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
     bool distributedPlan = planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
-                                        ppFlag > 1 ||
-                                        modes.precision != lcc::Precision::FP32);
+                                        ppFlag > 1 || modes.precision != lcc::Precision::FP32);
     if (distributedPlan)
       llvm::outs() << lcc::pipelinePlanReport(variant, t.pipelineSchedule, t.accum)
                    << lcc::distributedPlanReport(

@@ -376,8 +376,8 @@ struct ExchangeModel : CollectiveModelBase<ExchangeModel, ExchangeOp, false> {
     for (auto [k, args] : llvm::enumerate(calls))
       if (failed(c.call(op, k < op.getInputs().size() ? "lcc_send" : "lcc_recv", args)))
         return failure();
-    if (failed(c.call(op, op.getPosted() ? "lcc_group_end_posted" : "lcc_group_end",
-                      {c.i64(*group)})))
+    if (failed(
+            c.call(op, op.getPosted() ? "lcc_group_end_posted" : "lcc_group_end", {c.i64(*group)})))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, outs);
     return success();

@@ -88,12 +88,11 @@ TEST(DistAbi, SymbolTable) {
   std::vector<std::string> names;
   for (const RuntimeSymbol *s = collectiveSymbols(); s->name; ++s)
     names.push_back(s->name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter",
-                                      "lcc_broadcast", "lcc_send", "lcc_recv", "lcc_group_start",
-                                      "lcc_group_end", "lcc_group_end_posted", "lcc_group_rank",
-                                      "lcc_all_reduce_start", "lcc_all_gather_start",
-                                      "lcc_reduce_scatter_start", "lcc_wait"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "lcc_all_reduce", "lcc_all_gather", "lcc_reduce_scatter", "lcc_broadcast",
+                       "lcc_send", "lcc_recv", "lcc_group_start", "lcc_group_end",
+                       "lcc_group_end_posted", "lcc_group_rank", "lcc_all_reduce_start",
+                       "lcc_all_gather_start", "lcc_reduce_scatter_start", "lcc_wait"}));
   EXPECT_EQ(collectiveSymbols()[0].address, reinterpret_cast<void *>(&lcc_all_reduce));
 }
 

@@ -304,7 +304,8 @@ TEST(Schedule, TransferLatencyOnlyDelays) {
 // A hand-made order gets the transfers buildSchedule adds: 1F1B written
 // out is 1F1B; text that is no order says where.
 TEST(Schedule, ParsedOrderGetsTheSameTransfers) {
-  llvm::Expected<Schedule> parsed = parseSchedule("F0 F1 B0 F2 B1 F3 B2 B3 | F0 B0 F1 B1 F2 B2 F3 B3", 4);
+  llvm::Expected<Schedule> parsed =
+      parseSchedule("F0 F1 B0 F2 B1 F3 B2 B3 | F0 B0 F1 B1 F2 B2 F3 B3", 4);
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
   Schedule built = build(ScheduleKind::OneFOneB, 2, 4);
   for (int64_t r = 0; r < 2; ++r) {
