@@ -1,7 +1,7 @@
 //===- PipelinePlan.cpp - what lcc --plan says about pipeline stages ------===//
 #include "compiler/package/PipelinePlan.h"
 
-#include "passes/pipeline/Schedule.h"
+#include "passes/pipeline/PipelineStep.h"
 #include "runtime/support/AtomicFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,15 +26,15 @@ struct StageInfo {
 
 std::optional<StageInfo> stageInfo(ModuleOp module) {
   auto fn = module.lookupSymbol<func::FuncOp>("forward");
-  auto where = fn ? fn->getAttrOfType<DictionaryAttr>("lcc.pipeline") : DictionaryAttr();
+  std::optional<StageOf> where = fn ? stageOf(fn) : std::nullopt;
   auto costs = fn ? fn->getAttrOfType<ArrayAttr>("lcc.stage_costs") : ArrayAttr();
   auto held = fn ? fn->getAttrOfType<ArrayAttr>("lcc.stage_in_flight") : ArrayAttr();
   auto layers = fn ? fn->getAttrOfType<ArrayAttr>("lcc.stage_layers") : ArrayAttr();
   if (!where || !costs || !held || !layers)
     return std::nullopt;
   StageInfo info;
-  info.stage = where.getAs<IntegerAttr>("stage").getInt();
-  info.stages = where.getAs<IntegerAttr>("stages").getInt();
+  info.stage = where->stage;
+  info.stages = where->stages;
   for (Attribute a : costs)
     info.costs.push_back(llvm::cast<IntegerAttr>(a).getInt());
   for (Attribute a : held)

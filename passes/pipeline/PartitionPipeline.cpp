@@ -140,34 +140,28 @@ struct LccPartitionPipelinePass
       return signalPassFailure();
     }
 
-    // Stage of each piece, then of each op.
-    std::vector<int64_t> stageOf(pieces.size());
-    for (size_t s = 0; s < plan->first.size(); ++s) {
-      size_t end = s + 1 < plan->first.size() ? plan->first[s + 1] : pieces.size();
-      for (size_t i = plan->first[s]; i < end; ++i)
-        stageOf[i] = int64_t(s);
-    }
+    // Stage of each piece, then of each op; per stage (for lcc --plan) its
+    // cost, memory, layers and micro-batches in flight.
     Builder b(&getContext());
-    for (auto [op, piece] : pieceOf)
-      op->setAttr("lcc.stage", b.getI64IntegerAttr(stageOf[piece]));
-    SmallVector<Attribute> costs, bytes;
-    for (size_t s = 0; s < plan->first.size(); ++s) {
-      costs.push_back(b.getI64IntegerAttr(int64_t(plan->cost[s])));
-      bytes.push_back(b.getI64IntegerAttr(plan->memory[s]));
-    }
-    fn->setAttr("lcc.stage_costs", b.getArrayAttr(costs));
-    fn->setAttr("lcc.stage_bytes", b.getArrayAttr(bytes));
-    SmallVector<Attribute> layerNames, held;
+    std::vector<int64_t> stageOf(pieces.size());
+    SmallVector<Attribute> costs, bytes, layerNames, held;
     for (size_t s = 0; s < plan->first.size(); ++s) {
       size_t end = s + 1 < plan->first.size() ? plan->first[s + 1] : pieces.size();
       std::string layers;
-      for (size_t i = plan->first[s]; i < end; ++i)
+      for (size_t i = plan->first[s]; i < end; ++i) {
+        stageOf[i] = int64_t(s);
         if (pieces[i].layer)
           layers += (layers.empty() ? "" : ", ") + pieces[i].name;
+      }
+      costs.push_back(b.getI64IntegerAttr(int64_t(plan->cost[s])));
+      bytes.push_back(b.getI64IntegerAttr(plan->memory[s]));
       layerNames.push_back(b.getStringAttr(layers));
       held.push_back(b.getI64IntegerAttr(inFlight[s]));
     }
-    // For lcc --plan: each stage's layers and micro-batches in flight.
+    for (auto [op, piece] : pieceOf)
+      op->setAttr("lcc.stage", b.getI64IntegerAttr(stageOf[piece]));
+    fn->setAttr("lcc.stage_costs", b.getArrayAttr(costs));
+    fn->setAttr("lcc.stage_bytes", b.getArrayAttr(bytes));
     fn->setAttr("lcc.stage_layers", b.getArrayAttr(layerNames));
     fn->setAttr("lcc.stage_in_flight", b.getArrayAttr(held));
     if (!explain)

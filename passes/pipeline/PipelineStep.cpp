@@ -23,14 +23,25 @@ using namespace mlir;
 
 namespace lcc::pipeline {
 
-std::optional<StageOf> stageOf(func::FuncOp gradFn) {
-  auto attr = gradFn->getAttrOfType<DictionaryAttr>("lcc.pipeline");
+std::optional<StageOf> stageOf(func::FuncOp fn) {
+  auto attr = fn->getAttrOfType<DictionaryAttr>("lcc.pipeline");
   if (!attr)
     return std::nullopt;
   auto stage = attr.getAs<IntegerAttr>("stage"), stages = attr.getAs<IntegerAttr>("stages");
-  if (!stage || !stages)
+  auto loss = attr.getAs<TypeAttr>("loss");
+  if (!stage || !stages || !loss)
     return std::nullopt;
-  return StageOf{stage.getInt(), stages.getInt()};
+  return StageOf{stage.getInt(), stages.getInt(), loss.getValue()};
+}
+
+SmallVector<Value> readsOf(Operation *op) {
+  SmallVector<Value> reads(op->getOperands());
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    reads.append(captured.begin(), captured.end());
+  }
+  return reads;
 }
 
 namespace {
@@ -46,12 +57,7 @@ llvm::DenseSet<Operation *> ancestors(Block &body, ArrayRef<Value> roots) {
     Operation *def = v.getDefiningOp();
     if (!def || def->getBlock() != &body || !seen.insert(def).second)
       continue;
-    llvm::append_range(work, def->getOperands());
-    if (def->getNumRegions()) {
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(def->getRegions(), captured);
-      llvm::append_range(work, captured);
-    }
+    llvm::append_range(work, readsOf(def));
   }
   return seen;
 }
@@ -97,7 +103,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     return emitError(loc) << "the " << scheduleName(schedule.kind)
                           << " schedule cannot run: " << llvm::toString(sim.takeError());
   int64_t stage = where->stage, m = schedule.microbatches;
-  bool last = stage == where->stages - 1;
+  bool last = where->last();
 
   Block &body = gradFn.getBody().front();
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
@@ -230,11 +236,8 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
 
 LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   std::optional<StageOf> where = stageOf(fn);
-  auto info = fn->getAttrOfType<DictionaryAttr>("lcc.pipeline");
-  auto loss = info ? info.getAs<TypeAttr>("loss") : TypeAttr();
-  if (!where || !loss)
+  if (!where)
     return fn.emitError() << "@" << fn.getSymName() << " is not a pipeline stage";
-  bool last = where->stage == where->stages - 1;
   Block &body = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   Location loc = fn.getLoc();
@@ -256,14 +259,14 @@ LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
   b.setInsertionPoint(ret);
   Value result;
-  if (last) {
+  if (where->last()) {
     result = ret.getOperand(0);
   } else {
     lcc::ExchangeOp::create(
         b, loc, TypeRange(), ret.getOperands(), group,
         b.getDenseI64ArrayAttr(SmallVector<int64_t>(ret.getNumOperands(), where->stage + 1)),
         b.getDenseI64ArrayAttr({}));
-    result = vjp::fill(b, loc, llvm::cast<RankedTensorType>(loss.getValue()), 0.0);
+    result = vjp::fill(b, loc, llvm::cast<RankedTensorType>(where->loss), 0.0);
   }
   result = lcc::BroadcastOp::create(b, loc, result.getType(), result, group, where->stages - 1);
   func::ReturnOp::create(b, ret.getLoc(), result);

@@ -18,11 +18,18 @@
 
 namespace lcc::pipeline {
 
-/// The stage `@F_grad` belongs to: its `lcc.pipeline` attribute.
+/// The stage a function belongs to (lcc-split-stage's `lcc.pipeline`
+/// attribute, copied to @F_grad): its number, the stage count, and the
+/// model's loss type (which only the last stage returns).
 struct StageOf {
   int64_t stage = 0, stages = 1;
+  mlir::Type loss;
+  bool last() const { return stage == stages - 1; }
 };
-std::optional<StageOf> stageOf(mlir::func::FuncOp gradFn);
+std::optional<StageOf> stageOf(mlir::func::FuncOp fn);
+
+/// Every value `op` reads: its operands and what its regions capture.
+llvm::SmallVector<mlir::Value> readsOf(mlir::Operation *op);
 
 /// What the micro-batches leave for the rest of the step.
 struct StageResults {

@@ -7,15 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/LccOps.h"
 #include "passes/pipeline/Passes.h"
+#include "passes/pipeline/PipelineStep.h"
 #include "passes/shard/ShardUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCSPLITSTAGEPASS
@@ -26,16 +25,7 @@ using namespace mlir;
 
 namespace {
 
-/// Every value `op` reads: its operands and what its regions capture.
-SmallVector<Value> readsOf(Operation *op) {
-  SmallVector<Value> reads(op->getOperands());
-  if (op->getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op->getRegions(), captured);
-    reads.append(captured.begin(), captured.end());
-  }
-  return reads;
-}
+using lcc::pipeline::readsOf;
 
 struct LccSplitStagePass : lcc::impl::LccSplitStagePassBase<LccSplitStagePass> {
   using Base::Base;

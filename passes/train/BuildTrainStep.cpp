@@ -143,7 +143,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // A pipeline stage (lcc-split-stage): its micro-batches run in the
   // schedule's order, with the other stages.
   std::optional<lcc::pipeline::StageOf> pipe = lcc::pipeline::stageOf(gradFn);
-  bool lastStage = !pipe || pipe->stage == pipe->stages - 1;
+  bool lastStage = !pipe || pipe->last();
 
   // Parameters (trainable or frozen) first, the rest are batch inputs.
   SmallVector<Param> trainable;
@@ -182,11 +182,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
                               << gradFn.getNumResults() << " values; expected the loss and "
                               << trainable.size() << " gradients (one per trainable parameter)";
   // Stages before the last see the loss's type only in lcc.pipeline.
-  Type lossT = gradFn.getResultTypes()[0];
-  if (pipe)
-    if (auto t = gradFn->getAttrOfType<DictionaryAttr>("lcc.pipeline").getAs<TypeAttr>("loss"))
-      lossT = t.getValue();
-  auto lossType = llvm::dyn_cast<RankedTensorType>(lossT);
+  auto lossType = llvm::dyn_cast<RankedTensorType>(pipe ? pipe->loss : gradFn.getResultTypes()[0]);
   if (!lossType || lossType.getRank() != 0)
     return gradFn.emitError() << "lcc-build-train-step: @" << gradName
                               << " must return a rank-0 loss first";

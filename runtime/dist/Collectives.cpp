@@ -17,7 +17,7 @@ namespace dist {
 
 namespace {
 
-[[noreturn]] void dieDetached(int worldRank, const std::string &message);
+[[noreturn]] void die(int worldRank, const std::string &message);
 
 /// The communication thread and its queue. One thread, one collective at a
 /// time, in start order: the order every rank issues them in.
@@ -50,7 +50,7 @@ struct Engine {
       lock.unlock();
       Status status = job.run();
       if (job.worldRank >= 0 && !status)
-        dieDetached(job.worldRank, status.message());
+        die(job.worldRank, status.message());
       lock.lock();
       busy = false;
       if (job.worldRank >= 0) {
@@ -111,12 +111,6 @@ PendingGroup &pendingGroup() {
   return *g;
 }
 
-[[noreturn]] void dieDetached(int worldRank, const std::string &message) {
-  std::fprintf(stderr, "lcc-run: rank %d: %s\n", worldRank, message.c_str());
-  std::fflush(stderr);
-  std::_Exit(kDistributedFailureExitCode);
-}
-
 [[noreturn]] void die(int worldRank, const std::string &message) {
   std::fprintf(stderr, "lcc-run: rank %d: %s\n", worldRank, message.c_str());
   std::fflush(stderr);
@@ -162,6 +156,26 @@ void check(Communicator &c, const Status &s) {
   std::_Exit(3);
 }
 
+/// While a group is open, a send or receive joins it (false otherwise).
+bool queuedInGroup(bool send, int64_t group, int64_t dtype, int peer, void *data, int64_t count) {
+  PendingGroup &g = pendingGroup();
+  if (!g.open)
+    return false;
+  const char *op = send ? "send" : "recv";
+  Communicator &c = lookup(group, op);
+  g.transfers.push_back({send, data, count, typeOf(c, op, dtype), peer});
+  return true;
+}
+
+/// Ends the open group on `group`, giving its transfers.
+std::vector<Communicator::PointToPoint> closeGroup(Communicator &c, int64_t group) {
+  PendingGroup &g = pendingGroup();
+  if (!g.open || g.group != group)
+    die(c.worldRank(), "group_end without its group_start");
+  g.open = false;
+  return std::move(g.transfers);
+}
+
 /// LCC_DIST_LATENCY_MS (benchmarks only): every collective first waits this
 /// long, as on a network with that latency. Loopback has next to none, so
 /// this is how benchmarks/cpu_overlap.py shows what overlapping
@@ -180,17 +194,16 @@ void emulateLatency() {
     std::this_thread::sleep_for(emulatedLatency());
 }
 
-/// Queues `run` under `ticket` for the communication thread.
-void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::function<Status()> run) {
-  Engine &e = engine();
-  std::lock_guard<std::mutex> lock(e.mutex);
-  if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)
-    internalError("collective ticket " + std::to_string(ticket) +
-                  " started again before its wait");
-  e.queue.push_back({ticket, [run = std::move(run)] {
-                        emulateLatency();
-                        return run();
-                      }});
+/// Queues `run` for the communication thread (the engine's lock held):
+/// under a ticket a wait will ask for, or (`detachedRank` >= 0) for nobody
+/// to wait for.
+void enqueue(Engine &e, int64_t ticket, std::function<Status()> run, int detachedRank) {
+  e.queue.push_back({ticket,
+                     [run = std::move(run)] {
+                       emulateLatency();
+                       return run();
+                     },
+                     detachedRank});
   if (!e.started) {
     // Detached: it sleeps on the queue and must not keep the process alive.
     std::thread([&e] { e.worker(); }).detach();
@@ -199,22 +212,22 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::functi
   e.changed.notify_all();
 }
 
+/// Queues `run` under `ticket` for the communication thread.
+void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::function<Status()> run) {
+  Engine &e = engine();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  if (!e.tickets.emplace(ticket, Engine::Ticket{in, out, false, {}, c.worldRank()}).second)
+    internalError("collective ticket " + std::to_string(ticket) +
+                  " started again before its wait");
+  enqueue(e, ticket, std::move(run), -1);
+}
+
 /// Queues `run` for the communication thread with nothing to wait for it:
 /// what comes after it (a synchronous call drains the queue) waits.
 void detach(Communicator &c, std::function<Status()> run) {
   Engine &e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
-  e.queue.push_back({-1,
-                     [run = std::move(run)] {
-                       emulateLatency();
-                       return run();
-                     },
-                     c.worldRank()});
-  if (!e.started) {
-    std::thread([&e] { e.worker(); }).detach();
-    e.started = true;
-  }
-  e.changed.notify_all();
+  enqueue(e, -1, std::move(run), c.worldRank());
 }
 
 /// Collectives that run on the caller's thread go after all started ones.
@@ -316,22 +329,16 @@ void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64
 
 void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count) {
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
-  if (PendingGroup &g = pendingGroup(); g.open) {
-    Communicator &c = lookup(group, "send");
-    g.transfers.push_back({true, ptr(in), count, typeOf(c, "send", dtype), p});
+  if (queuedInGroup(true, group, dtype, p, ptr(in), count))
     return;
-  }
   Communicator &c = syncLookup(group, "send");
   check(c, c.send(cptr(in), count, typeOf(c, "send", dtype), p));
 }
 
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count) {
   int p = peer < 0 || peer > INT32_MAX ? -1 : int(peer);
-  if (PendingGroup &g = pendingGroup(); g.open) {
-    Communicator &c = lookup(group, "recv");
-    g.transfers.push_back({false, ptr(out), count, typeOf(c, "recv", dtype), p});
+  if (queuedInGroup(false, group, dtype, p, ptr(out), count))
     return;
-  }
   Communicator &c = syncLookup(group, "recv");
   check(c, c.recv(ptr(out), count, typeOf(c, "recv", dtype), p));
 }
@@ -347,24 +354,16 @@ void lcc_group_start(int64_t group) {
 }
 
 void lcc_group_end(int64_t group) {
-  PendingGroup &g = pendingGroup();
   Communicator &c = syncLookup(group, "send/recv");
-  if (!g.open || g.group != group)
-    die(c.worldRank(), "group_end without its group_start");
-  g.open = false;
-  check(c, c.sendRecv(g.transfers));
+  check(c, c.sendRecv(closeGroup(c, group)));
 }
 
 void lcc_group_end_posted(int64_t group) {
-  PendingGroup &g = pendingGroup();
   Communicator &c = lookup(group, "send/recv");
-  if (!g.open || g.group != group)
-    die(c.worldRank(), "group_end without its group_start");
-  g.open = false;
+  std::vector<Communicator::PointToPoint> transfers = closeGroup(c, group);
   // The sends' own copies, owned by the job: the compiled code may reuse
   // its buffers at once.
   auto data = std::make_shared<std::vector<std::vector<char>>>();
-  std::vector<Communicator::PointToPoint> transfers = g.transfers;
   for (Communicator::PointToPoint &t : transfers) {
     if (!t.send)
       die(c.worldRank(), "a posted send/recv group receives");

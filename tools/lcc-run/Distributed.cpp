@@ -24,52 +24,6 @@ namespace {
 // uses were split from it.
 std::unique_ptr<dist::Communicator> gWorld;
 
-/// Whether `manifest` was compiled for `world` ranks (the product of its
-/// process groups); else a one-line error naming both sizes.
-Status manifestWorldMatches(const json::Value &manifest, int64_t world) {
-  int64_t compiled = 1;
-  std::string sharding = "none";
-  if (const json::Value *s = manifest.get("sharding"); s && s->isString())
-    sharding = s->asString();
-  if (const json::Value *groups = manifest.get("process_groups"); groups && groups->isArray())
-    for (const json::Value &g : groups->items())
-      if (const json::Value *size = g.get("size"); size && size->isInt() && !g.get("of"))
-        compiled *= size->asInt();
-  if (compiled == world)
-    return {};
-  return Status::failure("this train.bin was compiled for " + std::to_string(compiled) + " rank" +
-                         (compiled == 1 ? "" : "s") + " (lcc --shard=" + sharding + " --world=" +
-                         std::to_string(compiled) + "), but the job has " + std::to_string(world) +
-                         " (lcc-run -n / WORLD_SIZE); run it with -n " + std::to_string(compiled) +
-                         " or recompile with --world=" + std::to_string(world));
-}
-
-} // namespace
-
-Status checkWorld(const std::string &program, int64_t world) {
-  TrainBin bin;
-  if (Status st = TrainBin::open(program, bin); !st)
-    return st;
-  std::vector<int64_t> worlds = compiledWorlds(bin);
-  if (!worlds.empty()) {
-    if (std::find(worlds.begin(), worlds.end(), world) != worlds.end())
-      return {};
-    std::string list;
-    for (int64_t w : worlds)
-      list += (list.empty() ? "" : ", ") + std::to_string(w);
-    return Status::failure(program + ": compiled for " + list + " ranks, not " +
-                           std::to_string(world) +
-                           "; recompile with lcc --world=" + std::to_string(world));
-  }
-  TrainBinBytes text = bin.find("manifest", "any", -1);
-  json::Value manifest;
-  if (!text.found() ||
-      !json::parse(std::string_view(reinterpret_cast<const char *>(text.data), text.size),
-                   manifest))
-    return {}; // Program::load in the ranks reports a broken file
-  return manifestWorldMatches(manifest, world);
-}
-
 /// The manifest's process groups: the grid's axes, and the groups made of
 /// some ranks of one axis (`of`, `members`: pp_ends), in manifest order.
 struct ManifestGroups {
@@ -103,6 +57,53 @@ Status readGroups(const json::Value &manifest, ManifestGroups &out) {
     out.entries.push_back(std::move(e));
   }
   return {};
+}
+
+/// Whether `manifest` was compiled for `world` ranks (the product of its
+/// process groups); else a one-line error naming both sizes.
+Status manifestWorldMatches(const json::Value &manifest, int64_t world) {
+  int64_t compiled = 1;
+  std::string sharding = "none";
+  if (const json::Value *s = manifest.get("sharding"); s && s->isString())
+    sharding = s->asString();
+  ManifestGroups groups;
+  if (Status st = readGroups(manifest, groups); !st)
+    return st;
+  for (const dist::GroupSpec &axis : groups.grid)
+    compiled *= axis.size;
+  if (compiled == world)
+    return {};
+  return Status::failure("this train.bin was compiled for " + std::to_string(compiled) + " rank" +
+                         (compiled == 1 ? "" : "s") + " (lcc --shard=" + sharding + " --world=" +
+                         std::to_string(compiled) + "), but the job has " + std::to_string(world) +
+                         " (lcc-run -n / WORLD_SIZE); run it with -n " + std::to_string(compiled) +
+                         " or recompile with --world=" + std::to_string(world));
+}
+
+} // namespace
+
+Status checkWorld(const std::string &program, int64_t world) {
+  TrainBin bin;
+  if (Status st = TrainBin::open(program, bin); !st)
+    return st;
+  std::vector<int64_t> worlds = compiledWorlds(bin);
+  if (!worlds.empty()) {
+    if (std::find(worlds.begin(), worlds.end(), world) != worlds.end())
+      return {};
+    std::string list;
+    for (int64_t w : worlds)
+      list += (list.empty() ? "" : ", ") + std::to_string(w);
+    return Status::failure(program + ": compiled for " + list + " ranks, not " +
+                           std::to_string(world) +
+                           "; recompile with lcc --world=" + std::to_string(world));
+  }
+  TrainBinBytes text = bin.find("manifest", "any", -1);
+  json::Value manifest;
+  if (!text.found() ||
+      !json::parse(std::string_view(reinterpret_cast<const char *>(text.data), text.size),
+                   manifest))
+    return {}; // Program::load in the ranks reports a broken file
+  return manifestWorldMatches(manifest, world);
 }
 
 Status pipelineStage(const std::string &program, int64_t world, int64_t rank, int64_t &stage) {
