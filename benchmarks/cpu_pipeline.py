@@ -20,8 +20,13 @@ runtime plan (lcc-run prints it per rank), and every rank's peak RSS for both. W
 LCC_DIST_LATENCY_MS makes each of lcc's transfer groups first wait that long (a network's
 latency); torch has no such knob, so its rows are at loopback latency only.
 
+With --compile-times M1,M2,..., it times instead `lcc MODEL --pp=P --microbatches=M` (every
+stage, as a process) against `lcc MODEL --accum=M` (one rank) for each M, interleaved, median of
+--repeats: a stage's compile should not grow with M.
+
 Usage: python3 benchmarks/cpu_pipeline.py [--config small] [--stages 2] [--microbatches 8]
                                           [--schedules gpipe,1f1b,zb-h1] [--latency 0,5]
+       python3 benchmarks/cpu_pipeline.py --compile-times 4,8,16,32,64 [--config small]
 """
 import argparse
 import os
@@ -65,6 +70,26 @@ def lcc_row(build, model, sets, flags, ranks, steps, skip, repeats, env=None):
             kb = re.search(r"maxrss-kb ([0-9]+)", job.stderr)
             rss = max(rss, int(kb.group(1)) * 1024 if kb else 0)
         return statistics.median(times), plans, rss
+
+
+def compile_times(args, model, sets):
+    """Wall seconds of `lcc --pp=P --microbatches=M` and `lcc --accum=M`, interleaved."""
+    lcc = os.path.join(args.build, "bin", "lcc")
+    ms = [int(m) for m in args.compile_times.split(",")]
+    runs = {(kind, m): [] for kind in ("pp", "accum") for m in ms}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.repeats):
+            for m in ms:
+                for kind, flags in (("pp", [f"--pp={args.stages}", f"--microbatches={m}"]),
+                                    ("accum", [f"--accum={m}"])):
+                    t0 = time.time()
+                    subprocess.run([lcc, model, "--quiet", f"--set={sets}", "-o",
+                                    os.path.join(tmp, "x.bin")] + flags, check=True)
+                    runs[kind, m].append(time.time() - t0)
+    print(f"| M | lcc --pp={args.stages} (all stages) | lcc --accum=M (one rank) |\n|---|---|---|")
+    for m in ms:
+        print(f"| {m} | {statistics.median(runs['pp', m]):.2f} s | "
+              f"{statistics.median(runs['accum', m]):.2f} s |")
 
 
 # ------------------------------------------------------------------------------------- torch
@@ -213,12 +238,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--compile-times", help="micro-batch counts: time the compile only")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--torch-schedule", default="1f1b", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_worker:
         return torch_worker(args)
-    if not args.no_torch:
+    if not args.no_torch and not args.compile_times:
         ensure_torch()
     for var in ("LCC_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ[var] = "1"
@@ -226,6 +252,8 @@ def main():
     model = os.path.join(ROOT, "examples", model_file)
     sets = ",".join(f"{k}={v}" for k, v in cfg.items() if k != "vocab")
     P, M = args.stages, args.microbatches
+    if args.compile_times:
+        return compile_times(args, model, sets)
     print(f"{args.config} (layers {cfg['layers']}, batch {cfg['batch']} x seq {cfg['seq']} per "
           f"micro-batch), {P} stages x 1 thread, {M} micro-batches, Gloo on loopback; "
           f"{args.steps} steps after {args.skip}, median of {args.repeats}", flush=True)

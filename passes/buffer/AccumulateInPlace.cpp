@@ -120,6 +120,64 @@ bool moveIntoLayer(func::FuncOp fn, unsigned r, ArrayRef<IntoLayer> sums) {
   return true;
 }
 
+/// A running sum a layer function carries from call to call (the gradient
+/// sums of lcc-build-train-step's pipeline parts): its result `r` stores an
+/// elementwise sum of an argument read nowhere else and another value. Like
+/// moveIntoLayer, the function then adds the other value to its out-param
+/// in place, and each call passes what it passed for that argument as the
+/// out-param (a fill shared with other uses is cloned for it) and no longer
+/// passes the argument. Fails (changing nothing) unless every call passes a
+/// value read only there, or a fill, and a `tensor.empty` out-param.
+bool carryInLayer(func::FuncOp fn, unsigned r, ArrayRef<func::CallOp> calls) {
+  Block &entry = fn.getBody().front();
+  auto ret = llvm::cast<func::ReturnOp>(entry.getTerminator());
+  auto store = ret.getOperand(r).getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  auto out = store ? llvm::dyn_cast<BlockArgument>(store.getDest()) : BlockArgument();
+  if (!out || out.getOwner() != &entry || !out.hasOneUse())
+    return false;
+  auto sum = store.getSource().getDefiningOp<linalg::GenericOp>();
+  if (!sum || sum.getNumDpsInputs() != 2 || sum.getNumDpsInits() != 1 ||
+      sum.getNumParallelLoops() != sum.getNumLoops() ||
+      !llvm::all_of(sum.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      sum.payloadUsesValueFromOperand(sum.getDpsInitOperand(0)))
+    return false;
+  OpOperand *carried = nullptr;
+  for (OpOperand *input : sum.getDpsInputOperands())
+    if (auto arg = llvm::dyn_cast<BlockArgument>(input->get());
+        arg && arg.getOwner() == &entry && arg.hasOneUse() && arg.getType() == out.getType())
+      carried = input;
+  if (!carried)
+    return false;
+  unsigned in = llvm::cast<BlockArgument>(carried->get()).getArgNumber(), dest = out.getArgNumber();
+  for (func::CallOp call : calls) {
+    Value acc = call.getOperand(in);
+    if ((!acc.hasOneUse() && !acc.getDefiningOp<linalg::FillOp>()) ||
+        !call.getOperand(dest).getDefiningOp<tensor::EmptyOp>())
+      return false;
+  }
+  // In the function: out = out + v, written in place.
+  carried->set(out);
+  sum.getDpsInitOperand(0)->set(out);
+  for (func::CallOp call : calls) {
+    Value acc = call.getOperand(in);
+    if (!acc.hasOneUse()) {
+      auto fill = acc.getDefiningOp<linalg::FillOp>();
+      OpBuilder b(call);
+      IRMapping map;
+      if (auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+        map.map(empty.getResult(), b.clone(*empty)->getResult(0));
+      acc = b.clone(*fill, map)->getResult(0);
+    }
+    Operation *empty = call.getOperand(dest).getDefiningOp();
+    call.setOperand(dest, acc);
+    call->eraseOperand(in);
+    if (empty->use_empty())
+      empty->erase();
+  }
+  (void)fn.eraseArgument(in);
+  return true;
+}
+
 struct LccAccumulateInPlacePass
     : lcc::impl::LccAccumulateInPlacePassBase<LccAccumulateInPlacePass> {
   void runOnOperation() override {
@@ -183,6 +241,20 @@ struct LccAccumulateInPlacePass
       }
     }
     int64_t left = carried - inPlace - intoLayers;
+
+    // Sums layer functions carry from call to call, one result at a time
+    // (each rewrite drops an argument).
+    llvm::MapVector<Operation *, SmallVector<func::CallOp>> callsOf;
+    module->walk([&](func::CallOp call) {
+      auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+      if (fn && fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal())
+        callsOf[fn].push_back(call);
+    });
+    for (auto &[op, calls] : callsOf) {
+      auto fn = llvm::cast<func::FuncOp>(op);
+      for (unsigned r = 0; r < fn.getNumResults(); ++r)
+        numCarriedInLayers += carryInLayer(fn, r, calls);
+    }
     numIntoLayers += intoLayers;
     numInPlace += inPlace;
     numLeft += left;

@@ -88,11 +88,28 @@ def LccAccumulateInPlacePass : Pass<"lcc-accumulate-in-place", "::mlir::ModuleOp
 
     A sum that has neither form is left as it is (still correct:
     bufferization copies) and counted in the statistics.
+
+    Last, a running sum that a layer function carries from call to call
+    without a loop (lcc-build-train-step's pipeline parts take the
+    gradients' sums as arguments and return them with the micro-batch's
+    gradients added) is written in place the same way: when the function's
+    result stores an elementwise sum of an argument read nowhere else, and
+    every call passes for that argument a value read only there (or a fill,
+    cloned for it) and a `tensor.empty` out-param, the function adds to its
+    out-param in place and each call passes that value as the out-param
+    instead of as the argument, which is dropped:
+
+    ```mlir
+    %s1 = func.call @part(%x, %s0, %empty) // @part: ins(%acc, %g) outs(%e) stored in %out
+    // becomes: %s1 = func.call @part(%x, %s0); @part: ins(%out, %g) outs(%out)
+    ```
   }];
   let statistics = [
     Statistic<"numIntoLayers", "into-layers", "Loop-carried sums done by the layer function called">,
     Statistic<"numInPlace", "in-place", "Loop-carried sums written into their own buffer">,
     Statistic<"numLeft", "left", "Loop-carried sums left as they were">,
+    Statistic<"numCarriedInLayers", "carried-in-layers",
+              "Sums a layer function carries from call to call, written in place">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

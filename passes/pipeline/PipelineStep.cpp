@@ -1,12 +1,18 @@
 //===- PipelineStep.cpp - a stage's micro-batches in schedule order -------===//
 //
-// The step is unrolled: each micro-batch's forward and backward are their
-// own copies of the stage's ops, placed where the schedule runs them, so
-// what a forward keeps for its backward is an ordinary value live from one
-// to the other, and the memory plan (lcc-plan-memory) counts exactly the
-// micro-batches the schedule holds in flight. The repeated layers in each
-// copy become calls of one layer function (lcc-outline-layers), so the
-// copies cost calls, not kernels.
+// The step calls, per micro-batch and where the schedule runs them, one
+// function per part of the stage (its forward, its backward, or the
+// backward's input- and weight-gradient halves), so the step grows by a few
+// calls per micro-batch and everything after (lowering, fusion,
+// bufferization, kernels) works on one copy of each part: a stage compiles
+// in about the same time for 4 micro-batches as for 32. What a forward keeps
+// for its backward is a result of one call read by a later one, an ordinary
+// value of the step, so the memory plan (lcc-plan-memory) counts exactly the
+// micro-batches the schedule holds in flight. The part functions are layer
+// functions (`lcc.layer = "pipeline.<part>"`): destination-passing style,
+// bufferized once, their temporaries placed per call. Ops with effects (a
+// tensor-parallel all-reduce) stay in the step, between the calls of the
+// part's pieces before and after them.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/pipeline/PipelineStep.h"
@@ -14,10 +20,16 @@
 #include "dialects/lcc/LccOps.h"
 #include "dialects/lcc/vjp/VjpUtils.h"
 
+#include "passes/PassBase.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -47,6 +59,152 @@ SmallVector<Value> readsOf(Operation *op) {
 namespace {
 
 enum Part { ForwardPart, InputGradPart, WeightGradPart };
+
+/// A piece of the ops one schedule action runs per micro-batch: effect-free
+/// ops, outlined as one function called once per micro-batch, or one op with
+/// effects, cloned into the step per micro-batch.
+struct Piece {
+  SmallVector<Operation *> ops;
+  func::FuncOp fn;             // null for an op with effects
+  SmallVector<Value> liveIns;  // fn's arguments (then the running sums, if `sums`)
+  SmallVector<Value> liveOuts; // fn's results (then the new sums, if `sums`)
+  bool sums = false;           // adds the parameters' gradients to running sums
+};
+
+bool isLayout(Operation *op) { return llvm::isa_and_nonnull<lcc::TransposeOp, lcc::ReshapeOp>(op); }
+
+/// Values made again where they are read rather than passed between pieces:
+/// constants, fills, empty tensors (no operands, no effects), and layout
+/// ops, whose root is passed instead. Inline, CSE and fusion kept one form
+/// of a transposed pair; passing both would copy and keep both.
+bool remade(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (isLayout(def))
+    return true;
+  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 && isMemoryEffectFree(def);
+}
+
+/// What the pieces of one action need to know about the stage's function.
+struct StageBody {
+  func::FuncOp gradFn;
+  Block *body;
+  SmallVector<Value> outputs, paramGrads, recvGrads;
+  SmallVector<StringAttr> paramNames;
+};
+
+/// Cuts the ops of `parts` (in body order) into pieces and outlines the
+/// effect-free ones as layer functions named `<step>_<name>`; the last
+/// piece adds the parameters' gradients to running sums when `sums` is set
+/// (a piece of its own when the last op has effects).
+SmallVector<Piece> buildPieces(const StageBody &stage, llvm::function_ref<Part(Operation *)> partOf,
+                               std::initializer_list<Part> parts, bool sums, func::FuncOp step,
+                               StringRef name, Location loc) {
+  SmallVector<Piece> pieces;
+  bool open = false;
+  for (Operation &op : stage.body->without_terminator()) {
+    if (!llvm::is_contained(parts, partOf(&op)))
+      continue;
+    bool pure = isMemoryEffectFree(&op);
+    if (!pure || !open)
+      pieces.emplace_back();
+    pieces.back().ops.push_back(&op);
+    open = pure;
+  }
+  if (sums && !stage.paramGrads.empty() && !open)
+    pieces.emplace_back();
+  if (sums && !pieces.empty())
+    pieces.back().sums = !stage.paramGrads.empty();
+
+  llvm::DenseMap<Operation *, unsigned> pieceOf;
+  for (auto [n, piece] : llvm::enumerate(pieces))
+    for (Operation *op : piece.ops)
+      pieceOf[op] = unsigned(n);
+  auto ret = stage.body->getTerminator();
+  auto module = step->getParentOfType<ModuleOp>();
+  SymbolTable symbols(module);
+  for (auto [n, piece] : llvm::enumerate(pieces)) {
+    if (piece.ops.size() == 1 && !isMemoryEffectFree(piece.ops.front()))
+      continue;
+    auto inside = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && pieceOf.contains(def) && pieceOf.lookup(def) == n;
+    };
+    llvm::SetVector<Value> liveIns;
+    llvm::SetVector<Operation *> again; // operands first
+    std::function<void(Value)> read = [&](Value v) {
+      if (inside(v))
+        return;
+      Operation *def = v.getDefiningOp();
+      if (!remade(v) || llvm::any_of(def->getOperands(), inside)) {
+        liveIns.insert(v);
+        return;
+      }
+      for (Value operand : def->getOperands())
+        read(operand);
+      again.insert(def);
+    };
+    for (Operation *op : piece.ops)
+      for (Value v : readsOf(op))
+        read(v);
+    if (piece.sums)
+      for (Value g : stage.paramGrads)
+        read(g);
+    // What leaves the piece: what another piece or the step reads, and the
+    // stage's results this action provides; through a layout op of this
+    // piece whose result leaves, its root (the reader makes it again).
+    std::function<bool(Value)> leaves = [&](Value r) {
+      return llvm::any_of(r.getUsers(), [&](Operation *user) {
+        Operation *top = stage.body->findAncestorOpInBlock(*user);
+        if (top == ret)
+          return llvm::is_contained(stage.outputs, r) || llvm::is_contained(stage.recvGrads, r) ||
+                 (!piece.sums && llvm::is_contained(stage.paramGrads, r));
+        if (!pieceOf.contains(top) || pieceOf.lookup(top) != n)
+          return true;
+        return isLayout(user) && leaves(user->getResult(0));
+      });
+    };
+    for (Operation *op : piece.ops)
+      for (Value r : op->getResults())
+        if (!remade(r) && leaves(r))
+          piece.liveOuts.push_back(r);
+    piece.liveIns = liveIns.takeVector();
+
+    SmallVector<Type> argTypes =
+        llvm::map_to_vector(piece.liveIns, [](Value v) { return v.getType(); });
+    SmallVector<Type> resultTypes =
+        llvm::map_to_vector(piece.liveOuts, [](Value v) { return v.getType(); });
+    if (piece.sums)
+      for (Value g : stage.paramGrads) {
+        argTypes.push_back(g.getType());
+        resultTypes.push_back(g.getType());
+      }
+    OpBuilder mb(module.getContext());
+    auto fn = func::FuncOp::create(mb, loc, (step.getSymName() + "_" + name).str(),
+                                   mb.getFunctionType(argTypes, resultTypes));
+    fn.setPrivate();
+    fn->setAttr(lcc::kLayerAttr, mb.getStringAttr("pipeline." + name));
+    symbols.insert(fn, Block::iterator(step));
+    Block *entry = fn.addEntryBlock();
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(piece.liveIns, entry->getArguments()))
+      map.map(v, arg);
+    OpBuilder fb = OpBuilder::atBlockEnd(entry);
+    for (Operation *op : again)
+      fb.clone(*op, map);
+    for (Operation *op : piece.ops)
+      fb.clone(*op, map);
+    SmallVector<Value> results =
+        llvm::map_to_vector(piece.liveOuts, [&](Value v) { return map.lookup(v); });
+    if (piece.sums)
+      for (auto [k, g] : llvm::enumerate(stage.paramGrads))
+        results.push_back(vjp::add(fb, NameLoc::get(stage.paramNames[k], loc),
+                                   entry->getArgument(unsigned(piece.liveIns.size() + k)),
+                                   map.lookup(g)));
+    func::ReturnOp::create(fb, loc, results);
+    piece.fn = fn;
+  }
+  return pieces;
+}
 
 /// The ops of `body` that `roots` depend on (operands and captured values).
 llvm::DenseSet<Operation *> ancestors(Block &body, ArrayRef<Value> roots) {
@@ -105,16 +263,17 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   int64_t stage = where->stage, m = schedule.microbatches;
   bool last = where->last();
 
-  Block &body = gradFn.getBody().front();
+  StageBody parts{gradFn, &gradFn.getBody().front(), {}, {}, {}, {}};
+  Block &body = *parts.body;
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
   // The results' roles: what goes forward (the sends, or the loss), the
   // parameters' gradients, the received values' gradients (sent back).
-  SmallVector<Value> outputs, paramGrads, recvGrads;
-  SmallVector<StringAttr> paramNames;
+  SmallVector<Value> &outputs = parts.outputs, &paramGrads = parts.paramGrads,
+                     &recvGrads = parts.recvGrads;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto name = gradFn.getResultAttrOfType<StringAttr>(unsigned(i), "lcc.grad_of")) {
       paramGrads.push_back(v);
-      paramNames.push_back(name);
+      parts.paramNames.push_back(name);
     } else if (gradFn.getResultAttr(unsigned(i), "lcc.grad_of_recv")) {
       recvGrads.push_back(v);
     } else {
@@ -150,45 +309,94 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     }
     return *map;
   };
-  auto cloneParts = [&](int64_t k, std::initializer_list<Part> parts) {
+  // Micro-batch k's value of `v`: null before the part computing it ran (a
+  // schedule that sends before computing was rejected by simulate());
+  // constants and layout ops are made again here from what they read.
+  std::function<Value(int64_t, Value)> valueOf = [&](int64_t k, Value v) -> Value {
     IRMapping &map = mapOf(k);
-    for (Operation &op : body.without_terminator())
-      if (llvm::is_contained(parts, partOf(&op)))
-        b.clone(op, map);
+    if (Value known = map.lookupOrNull(v))
+      return known;
+    if (!remade(v))
+      return {};
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      if (!valueOf(k, operand))
+        return {};
+    return b.clone(*def, map)->getResult(llvm::cast<OpResult>(v).getResultNumber());
   };
-  // Looked up after the part that computes them ran; a schedule that sends
-  // before computing was rejected by simulate().
   auto mapped = [&](int64_t k, ArrayRef<Value> values) {
-    return llvm::map_to_vector(values, [&](Value v) { return mapOf(k).lookup(v); });
+    return llvm::map_to_vector(values, [&](Value v) { return valueOf(k, v); });
   };
 
-  StageResults results;
-  results.gradSums.resize(paramGrads.size());
-  auto addGrads = [&](int64_t k) {
-    for (auto [n, g] : llvm::enumerate(mapped(k, paramGrads))) {
-      Value &sum = results.gradSums[n];
-      // Named after the parameter, as lcc-build-train-step's own sums.
-      sum = sum ? vjp::add(b, NameLoc::get(paramNames[n], loc), sum, g) : g;
-    }
+  // The pieces of each kind of action, outlined when the schedule first
+  // runs one. The gradients' running sums start at zero (x + 0 is x) and are
+  // added in the order the schedule runs the weight gradients.
+  auto step = b.getInsertionBlock()->getParent()->getParentOfType<func::FuncOp>();
+  std::optional<SmallVector<Piece>> forwardPieces, backwardPieces, inputPieces, weightPieces;
+  auto piecesOf = [&](std::optional<SmallVector<Piece>> &pieces, std::initializer_list<Part> kinds,
+                      bool sums, StringRef name) -> ArrayRef<Piece> {
+    if (!pieces)
+      pieces = buildPieces(parts, partOf, kinds, sums, step, name, loc);
+    return *pieces;
   };
+  StageResults results;
+  SmallVector<Value> &sums = results.gradSums;
+  auto run = [&](int64_t k, ArrayRef<Piece> pieces) -> LogicalResult {
+    IRMapping &map = mapOf(k);
+    for (const Piece &piece : pieces) {
+      func::FuncOp fn = piece.fn;
+      if (!fn) {
+        for (Value v : readsOf(piece.ops.front()))
+          valueOf(k, v);
+        b.clone(*piece.ops.front(), map);
+        continue;
+      }
+      SmallVector<Value> args;
+      for (Value v : piece.liveIns) {
+        args.push_back(map.lookupOrNull(v));
+        if (!args.back())
+          return emitError(loc) << "internal error: micro-batch " << k << " of stage " << stage
+                                << " calls @" << fn.getSymName()
+                                << " before computing its arguments";
+      }
+      if (piece.sums) {
+        if (sums.empty())
+          for (Value g : paramGrads)
+            sums.push_back(vjp::fill(b, loc, g.getType(), 0.0));
+        args.append(sums);
+      }
+      auto call = func::CallOp::create(b, loc, fn, args);
+      for (auto [v, r] : llvm::zip(piece.liveOuts, call.getResults()))
+        map.map(v, r);
+      if (piece.sums)
+        sums = llvm::to_vector_of<Value>(call.getResults().take_back(paramGrads.size()));
+    }
+    return success();
+  };
+
   for (const Action &action : schedule.program[size_t(stage)]) {
     int64_t k = action.microbatch;
     switch (action.kind) {
     case Action::Forward:
-      cloneParts(k, {ForwardPart});
+      if (failed(run(k, piecesOf(forwardPieces, {ForwardPart}, false, "pp_forward"))))
+        return failure();
       if (last) {
-        Value loss = mapOf(k).lookup(outputs.front());
+        Value loss = valueOf(k, outputs.front());
         results.lossSum = results.lossSum ? vjp::add(b, loc, results.lossSum, loss) : loss;
       }
       break;
     case Action::Backward:
-      cloneParts(k, {InputGradPart, WeightGradPart});
-      addGrads(k);
+      if (failed(run(
+              k, piecesOf(backwardPieces, {InputGradPart, WeightGradPart}, true, "pp_backward"))))
+        return failure();
       break;
-    case Action::BackwardInput: cloneParts(k, {InputGradPart}); break;
+    case Action::BackwardInput:
+      if (failed(run(k, piecesOf(inputPieces, {InputGradPart}, false, "pp_input_grad"))))
+        return failure();
+      break;
     case Action::BackwardWeight:
-      cloneParts(k, {WeightGradPart});
-      addGrads(k);
+      if (failed(run(k, piecesOf(weightPieces, {WeightGradPart}, true, "pp_weight_grad"))))
+        return failure();
       break;
     case Action::Wait: break; // the runtime completes posted exchanges before the next transfers
     case Action::Transfers: {
@@ -229,7 +437,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   }
   if (last && !results.lossSum)
     return emitError(loc) << "internal error: the schedule runs no forward on the last stage";
-  if (llvm::is_contained(results.gradSums, Value()) && !paramGrads.empty())
+  if (results.gradSums.size() != paramGrads.size())
     return emitError(loc) << "internal error: the schedule runs no backward on stage " << stage;
   return results;
 }

@@ -37,14 +37,16 @@ struct StageResults {
   llvm::SmallVector<mlir::Value> gradSums; // per trainable parameter (@F_grad's lcc.grad_of)
 };
 
-/// Clones `gradFn`'s body at `b` once per micro-batch of the schedule, split
-/// in its parts (forward: what the sent values or the loss need; input
+/// Runs `gradFn`'s body at `b` once per micro-batch of the schedule, split in
+/// its parts (forward: what the sent values or the loss need; input
 /// gradient: what the received values' gradients need; weight gradient: the
-/// rest) and placed in `schedule`'s order for this stage's rank. `fixed` maps
+/// rest), each part outlined once as a function of the step's module and
+/// called in `schedule`'s order for this stage's rank. `fixed` maps
 /// the arguments every micro-batch shares (parameters, the loss seed);
 /// `input(arg, k)` gives batch input `arg` of micro-batch k. Transfers become
 /// lcc.exchange ops on `group`, each posted and completed where the
-/// schedule posts it. Gradients and losses are summed in micro-batch order.
+/// schedule posts it. Gradients and losses are summed in the order the
+/// schedule runs them (micro-batch order in every built-in schedule).
 /// Fails (with an error at `loc`) when the schedule is not one this stage
 /// can run.
 mlir::FailureOr<StageResults>

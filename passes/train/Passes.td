@@ -96,10 +96,11 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
 
     A pipeline stage's `@<function>_grad` (`lcc.pipeline`: lcc-split-stage,
     then lcc-autodiff) runs its `accum` micro-batches in the order
-    `pipeline-schedule` gives its rank (passes/pipeline/PipelineStep.h: each
-    micro-batch's forward, input-gradient and weight-gradient parts are
-    their own copies, the transfers between stages lcc.exchange ops on group
-    `pp`), after the schedule is proved not to hang. The loss (the last
+    `pipeline-schedule` gives its rank (passes/pipeline/PipelineStep.h: the
+    stage's forward, backward, input-gradient and weight-gradient parts are
+    each one private function `@<step>_pp_<part>` (`lcc.layer`), called per
+    micro-batch, the backward's adding the gradients to running sums; the
+    transfers between stages lcc.exchange ops on group `pp`), after the schedule is proved not to hang. The loss (the last
     stage's) is broadcast to every stage; a parameter several stages hold
     (`lcc.pipeline_tied`) has its gradient summed over them (`pp`, or
     `pp_ends` for the first and last of more than two) and counted once, by

@@ -204,3 +204,81 @@ func.func @captured(%g: tensor<4x8xf32>, %w: f32) -> tensor<8xf32> {
   } {lcc.micro_batches}
   return %r : tensor<8xf32>
 }
+
+// A running sum carried from call to call without a loop (the gradient sums
+// of a pipeline stage's part, lcc-build-train-step): the function adds to
+// its out-param in place and drops the argument; each call passes the sum
+// as the out-param, the first its own copy of a zero fill read elsewhere.
+// CHECK-LABEL: func.func private @part(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<8xf32> {bufferization.writable = false}, %[[OUT:[^:]*]]: tensor<8xf32> {lcc.result = 0 : i64})
+// CHECK:         %[[V:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[OUT]], %[[V]] : tensor<8xf32>, tensor<8xf32>) outs(%[[OUT]] : tensor<8xf32>)
+// CHECK:         bufferization.materialize_in_destination %[[S]] in %[[OUT]]
+// CHECK-LABEL: func.func @carried(
+// CHECK:         linalg.fill
+// CHECK:         %[[Z:.*]] = linalg.fill
+// CHECK-NEXT:    %[[S1:.*]] = call @part(%arg0, %[[Z]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %[[S2:.*]] = call @part(%arg1, %[[S1]])
+// CHECK-NEXT:    return %[[S2]], %{{.*}}
+func.func private @part(%x: tensor<8xf32> {bufferization.writable = false},
+                        %acc: tensor<8xf32> {bufferization.writable = false},
+                        %out: tensor<8xf32> {lcc.result = 0 : i64}) -> tensor<8xf32>
+    attributes {lcc.layer = "pipeline.pp_backward"} {
+  %e = tensor.empty() : tensor<8xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%acc, %v : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  %r = bufferization.materialize_in_destination %s in %out : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @carried(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %o1 = tensor.empty() : tensor<8xf32>
+  %s1 = func.call @part(%a, %z, %o1) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %o2 = tensor.empty() : tensor<8xf32>
+  %s2 = func.call @part(%b, %s1, %o2) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %s2, %z : tensor<8xf32>, tensor<8xf32>
+}
+
+// A sum a call passes that is also read after it cannot be overwritten:
+// the function and its calls stay as they are (bufferization keeps both).
+// CHECK-LABEL: func.func private @part_kept(
+// CHECK-SAME:      %{{[^:]*}}: tensor<8xf32> {bufferization.writable = false}, %{{[^:]*}}: tensor<8xf32> {bufferization.writable = false}, %{{[^:]*}}: tensor<8xf32> {lcc.result = 0 : i64})
+// CHECK-LABEL: func.func @read_after(
+// CHECK:         call @part_kept(%arg0, %arg1, %{{.*}})
+func.func private @part_kept(%x: tensor<8xf32> {bufferization.writable = false},
+                             %acc: tensor<8xf32> {bufferization.writable = false},
+                             %out: tensor<8xf32> {lcc.result = 0 : i64}) -> tensor<8xf32>
+    attributes {lcc.layer = "pipeline.pp_backward"} {
+  %e = tensor.empty() : tensor<8xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%acc, %v : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  %r = bufferization.materialize_in_destination %s in %out : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @read_after(%a: tensor<8xf32>, %acc: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %o = tensor.empty() : tensor<8xf32>
+  %s = func.call @part_kept(%a, %acc, %o) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %s, %acc : tensor<8xf32>, tensor<8xf32>
+}

@@ -16,19 +16,38 @@
 // CROSS: error: the custom schedule cannot run: rank 1 sends the gradient of micro-batch 0 from stage 1 to rank 0, which receives it as the gradient of micro-batch 1 from stage 1 (sends and receives between two ranks pair in order)
 // RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-order='F0 F1 B0 B1 | F0 B0 F1 B1'" -o /dev/null
 // lcc-build-train-step on the two stages of a pipeline (passes/pipeline/PipelineStep.cpp):
-// each micro-batch's forward and backward are their own copies, in the
-// schedule's order for the stage's rank, with the transfers between them.
+// one function per part of the stage (its forward, its backward, or the
+// backward's input- and weight-gradient halves), called once per micro-batch
+// in the schedule's order for the stage's rank, with the transfers between
+// the calls; what a forward keeps for its backward is a result of one call
+// read by a later one.
 
-// 1F1B, 2 stages, 4 micro-batches. Stage 0: F0, send a0; F1, then send a1
-// while receiving g0 (one exchange: two blocking sends would wait on each
-// other); B0; F2 ...; the last gradient alone.
+// 1F1B, 2 stages, 4 micro-batches. One forward and one backward function,
+// however many micro-batches; the backward adds the parameters' gradients
+// to running sums (its last arguments).
+// S0-LABEL: func.func private @train_step_pp_forward(
+// S0-SAME:    lcc.layer = "pipeline.pp_forward"
+// S0-LABEL: func.func private @train_step_pp_backward(
+// S0-SAME:    %arg4: tensor<4xf32>, %arg5: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// S0-SAME:    lcc.layer = "pipeline.pp_backward"
+// S0:         %[[ACC0:.*]] = lcc.add %arg4,
+// S0-NEXT:    %[[ACC1:.*]] = lcc.add %arg5,
+// S0-NEXT:    return %[[ACC0]], %[[ACC1]]
+// S0-NOT:     func.func private
+// Stage 0: F0, send a0; F1, then send a1 while receiving g0 (one exchange:
+// two blocking sends would wait on each other); B0 (from zero sums, with
+// F0's saved activation); F2 ...; the last gradient alone.
 // S0-LABEL: func.func @train_step(
-// S0:         %[[A0:.*]] = lcc.add
-// S0-NEXT:    lcc.exchange %[[A0]] {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 1>} : (tensor<4xf32>) -> ()
-// S0:         %[[A1:.*]] = lcc.add
-// S0-NEXT:    %[[G0:.*]] = lcc.exchange %[[A1]] {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
-// S0-NEXT:    lcc.mul %[[G0]], %arg1
-// S0-COUNT-2: lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
+// S0:         %[[F0:.*]]:2 = call @train_step_pp_forward(
+// S0-NEXT:    lcc.exchange %[[F0]]#1 {group = "pp", recv_peers = array<i64>, send_peers = array<i64: 1>} : (tensor<4xf32>) -> ()
+// S0:         %[[F1:.*]]:2 = call @train_step_pp_forward(
+// S0-NEXT:    %[[G0:.*]] = lcc.exchange %[[F1]]#1 {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
+// S0-NEXT:    %[[Z0:.*]] = lcc.fill {value = 0.000000e+00 : f64} : tensor<4xf32>
+// S0-NEXT:    %[[Z1:.*]] = lcc.fill {value = 0.000000e+00 : f64} : tensor<4xf32>
+// S0-NEXT:    %[[B0:.*]]:2 = call @train_step_pp_backward(%[[G0]], %arg1, %[[F0]]#0, %{{.*}}, %[[Z0]], %[[Z1]])
+// S0:         call @train_step_pp_forward(
+// S0:         call @train_step_pp_backward(%{{.*}}, %arg1, %[[F1]]#0, %{{.*}}, %[[B0]]#0, %[[B0]]#1)
+// S0:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64: 1>}
 // S0:         lcc.exchange {group = "pp", recv_peers = array<i64: 1>, send_peers = array<i64>}
 // S0-NOT:     lcc.exchange
 // The loss comes from the last stage; the tied wte's gradient is summed over
@@ -65,12 +84,15 @@
 // ZB-H1 on the last stage: both input gradients are sent before the weight
 // gradients (h.1.w's: micro-batch 0's received activation times its seed)
 // are computed; the second send is posted (it completes while they run).
+// ZB-LABEL: func.func private @train_step_pp_weight_grad(
+// ZB-SAME:    lcc.layer = "pipeline.pp_weight_grad"
 // ZB-LABEL: func.func @train_step(
 // ZB:         %[[R:.*]] = lcc.exchange {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64>}
+// ZB:         %[[F0:.*]]:2 = call @train_step_pp_forward(
 // ZB:         lcc.exchange %{{.*}} {group = "pp", recv_peers = array<i64: 0>, send_peers = array<i64: 0>}
 // ZB:         lcc.exchange %{{.*}} {group = "pp", posted, recv_peers = array<i64>, send_peers = array<i64: 0>}
-// ZB-NEXT:    lcc.mul
-// ZB-NEXT:    lcc.mul %{{.*}}, %[[R]]
+// ZB-COUNT-2: lcc.fill
+// ZB-NEXT:    call @train_step_pp_weight_grad(%{{.*}}, %[[F0]]#0, %{{.*}}, %[[R]],
 module {
   func.func @init() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
     %s1 = arith.constant 1 : i64
