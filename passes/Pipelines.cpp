@@ -123,8 +123,13 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // pass makes layout ops again instead of saving both forms) or computed
   // again by the backward (attention probabilities, norm statistics): plans
   // are smaller than the inline step's (lcc-layer-functions.test).
+  // A pipeline stage's parts (lcc-build-train-step) hold its layers: their
+  // runs become layer functions the parts call, so a deep stage compiles
+  // each layer once, as the step without a pipeline does.
   if (outlineLayers)
-    for (const char *function : {"forward", "train_step"}) {
+    for (const char *function :
+         {"forward", "train_step", "train_step_pp_forward", "train_step_pp_backward",
+          "train_step_pp_input_grad", "train_step_pp_weight_grad"}) {
       LccOutlineLayersPassOptions layers;
       layers.function = function;
       layers.ifPresent = true;

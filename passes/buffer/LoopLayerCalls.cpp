@@ -15,6 +15,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <functional>
+
 namespace lcc {
 #define GEN_PASS_DEF_LCCLOOPLAYERCALLSPASS
 #include "passes/buffer/Passes.h.inc"
@@ -159,17 +161,29 @@ struct LccLoopLayerCallsPass : lcc::impl::LccLoopLayerCallsPassBase<LccLoopLayer
       return signalPassFailure();
     }
     SymbolTable symbols(module);
-    // Each layer function's call sites, which lcc --report counts as its
-    // runs per step (a loop's call would count once).
-    llvm::DenseMap<Operation *, int64_t> runs;
+    // Each layer function's runs per step, which lcc --report counts (a
+    // loop's call would count once): its call sites, each as many times as
+    // the function holding it runs (a pipeline part calls its layers).
+    llvm::DenseMap<Operation *, SmallVector<Operation *>> callers;
     module.walk([&](func::CallOp call) {
       if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
         if (callee->hasAttr(lcc::kLayerAttr))
-          ++runs[callee];
+          callers[callee].push_back(call->getParentOfType<func::FuncOp>());
     });
+    llvm::DenseMap<Operation *, int64_t> runs;
+    std::function<int64_t(Operation *)> runsOf = [&](Operation *fn) -> int64_t {
+      if (!fn->hasAttr(lcc::kLayerAttr))
+        return 1;
+      if (!runs.try_emplace(fn, 0).second) // 0 while counting: no cycles
+        return runs.lookup(fn);
+      int64_t n = 0;
+      for (Operation *caller : callers.lookup(fn))
+        n += runsOf(caller);
+      return runs[fn] = n;
+    };
     Builder attrs(module.getContext());
-    for (auto [callee, n] : runs)
-      callee->setAttr(lcc::kLayerRunsAttr, attrs.getI64IntegerAttr(n));
+    for (auto &[callee, sites] : callers)
+      callee->setAttr(lcc::kLayerRunsAttr, attrs.getI64IntegerAttr(runsOf(callee)));
 
     unsigned tables = 0;
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>())) {

@@ -158,9 +158,13 @@ def LccPlanMemoryPass : Pass<"lcc-plan-memory", "::mlir::ModuleOp"> {
     arena there; each call spans the function's ops in the caller's
     timeline (an argument is used where the function uses it) and places
     the temporaries like the caller's own buffers, passing the caller's
-    arena and their offsets. A function with control flow (blocks), a layer
-    function calling another, or a call of one outside a planned function is
-    an error.
+    arena and their offsets. A layer function may call layer functions (a
+    pipeline stage's part calls its layers, lcc-build-train-step): those
+    are summarized first, and their temporaries at each call are the
+    caller's own, placed by its callers in turn and passed on through its
+    offset arguments. A function with control flow (blocks), layer
+    functions calling each other in a cycle, or a call of one outside a
+    planned function is an error.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }

@@ -241,31 +241,43 @@ void replaceByView(memref::AllocOp alloc, Value arena, Value at, OpBuilder &buil
 /// arguments through which they place its temporaries: the arena
 /// (`memref<?xi8> {lcc.arena}`), then one byte offset per temporary
 /// (`index {lcc.arena_offset}`); each temporary becomes a view of the arena.
+/// The layer functions `fn` calls (summarized before it: a pipeline part
+/// calling its layers) add their temporaries at each call to its own, which
+/// its callers place like the others and it passes on. (Planning such a
+/// function as one block, like a micro-batch loop's body, would keep the
+/// step's plan from growing with calls times layers, but a block cannot
+/// share its free space with the caller's buffers: 18% more memory for
+/// 1F1B's first stage, benchmarks/README.md.)
 LogicalResult summarizeLayer(func::FuncOp fn, Layers &layers) {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError() << "lcc-plan-memory: layer function @" << fn.getSymName()
                           << " has control flow; plans need one straight-line block";
   Block &block = fn.getBody().front();
-  for (auto call : block.getOps<func::CallOp>())
-    if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-        callee && callee->hasAttr(lcc::kLayerAttr))
-      return call.emitError() << "lcc-plan-memory: layer function @" << fn.getSymName()
-                              << " calls layer function @" << callee.getSymName()
-                              << "; layer functions are planned as leaves";
   llvm::DenseMap<Operation *, int64_t> position = positions(block, layers);
   Layer layer;
-  layer.length = int64_t(block.getOperations().size());
+  const Layer *lastCall = layerCalled(&block.back(), layers);
+  layer.length = position[&block.back()] + (lastCall ? std::max<int64_t>(1, lastCall->length) : 1);
   for (BlockArgument arg : block.getArguments())
     layer.argUses.push_back(usedBetween(arg, block, position, layers)
                                 .value_or(std::make_pair(int64_t(0), layer.length - 1)));
-  SmallVector<memref::AllocOp> temps;
-  for (auto alloc : block.getOps<memref::AllocOp>()) {
-    auto bytes = plannableBytes(alloc.getType());
+  // Each temporary: an allocation of `fn`, or temporary `temp` of the layer
+  // function `op` calls.
+  SmallVector<Member> temps;
+  for (Operation &op : block) {
+    if (const Layer *callee = layerCalled(&op, layers)) {
+      for (auto [n, temp] : llvm::enumerate(callee->temps)) {
+        layer.temps.push_back({temp.bytes, position[&op] + temp.begin, position[&op] + temp.end});
+        temps.push_back({&op, unsigned(n), 0});
+      }
+      continue;
+    }
+    auto alloc = llvm::dyn_cast<memref::AllocOp>(op);
+    auto bytes = alloc ? plannableBytes(alloc.getType()) : std::nullopt;
     auto used = bytes ? usedBetween(alloc, block, position, layers) : std::nullopt;
     if (!used)
       continue; // stays a heap allocation of the function
     layer.temps.push_back({*bytes, used->first, used->second});
-    temps.push_back(alloc);
+    temps.push_back({alloc, 0, 0});
   }
   if (!temps.empty()) {
     OpBuilder builder(fn.getContext());
@@ -280,10 +292,21 @@ LogicalResult summarizeLayer(func::FuncOp fn, Layers &layers) {
     SmallVector<Location> locs(types.size(), fn.getLoc());
     if (failed(fn.insertArguments(indices, types, attrs, locs)))
       return fn.emitError() << "lcc-plan-memory: cannot add the arena arguments";
-    for (auto [n, alloc] : llvm::enumerate(temps)) {
-      builder.setInsertionPoint(alloc);
-      replaceByView(alloc, fn.getArgument(arenaIndex),
-                    fn.getArgument(arenaIndex + 1 + unsigned(n)), builder);
+    Value arena = fn.getArgument(arenaIndex);
+    llvm::MapVector<Operation *, SmallVector<Value>> calls;
+    for (auto [n, temp] : llvm::enumerate(temps)) {
+      Value offset = fn.getArgument(arenaIndex + 1 + unsigned(n));
+      if (layerCalled(temp.op, layers)) {
+        calls[temp.op].push_back(offset);
+        continue;
+      }
+      builder.setInsertionPoint(temp.op);
+      replaceByView(llvm::cast<memref::AllocOp>(temp.op), arena, offset, builder);
+    }
+    for (auto &[op, offsets] : calls) {
+      MutableOperandRange operands = llvm::cast<func::CallOp>(op).getOperandsMutable();
+      operands.append(arena);
+      operands.append(offsets);
     }
   }
   layers[fn.getSymName()] = std::move(layer);
@@ -337,11 +360,33 @@ LogicalResult planFunction(func::FuncOp fn, const Layers &layers) {
 struct LccPlanMemoryPass : lcc::impl::LccPlanMemoryPassBase<LccPlanMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Layer functions first: their callers place their temporaries.
+    // Layer functions first, each after the layer functions it calls: their
+    // callers place their temporaries.
     Layers layers;
+    SmallVector<func::FuncOp> pending;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal() && failed(summarizeLayer(fn, layers)))
+      if (fn->hasAttr(lcc::kLayerAttr) && !fn.isExternal())
+        pending.push_back(fn);
+    auto ready = [&](func::FuncOp fn) {
+      return llvm::all_of(fn.getBody().getOps<func::CallOp>(), [&](func::CallOp call) {
+        auto callee =
+            SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+        return !callee || !callee->hasAttr(lcc::kLayerAttr) || callee.isExternal() ||
+               layers.contains(callee.getSymName());
+      });
+    };
+    while (!pending.empty()) {
+      auto next = llvm::find_if(pending, ready);
+      if (next == pending.end()) {
+        pending.front().emitError()
+            << "lcc-plan-memory: layer function @" << pending.front().getSymName()
+            << " calls itself, directly or through others";
         return signalPassFailure();
+      }
+      if (failed(summarizeLayer(*next, layers)))
+        return signalPassFailure();
+      pending.erase(next);
+    }
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.isPublic() && !fn.isExternal() && failed(planFunction(fn, layers)))
         return signalPassFailure();

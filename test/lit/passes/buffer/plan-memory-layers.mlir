@@ -51,3 +51,46 @@ func.func @f(%in: memref<16xf32>, %res: memref<16xf32>) {
   memref.copy %o2, %res : memref<16xf32> to memref<16xf32>
   return
 }
+
+// A layer function calling layer functions (a pipeline stage's part calling
+// its layers, lcc-build-train-step): @inner is summarized first; @part's
+// temporaries are its own %u and @inner's %t at each call, placed by its
+// callers like the others, and @part passes each call its offset. Timeline
+// of @g (@inner spans 4 positions, @part 10): the first call's %t [3, 4],
+// %u [4, 7], the second call's %t [7, 8], %o [8, 11]: the two %t share
+// offset 0, %u and %o take 64: peak 128 B.
+// CHECK-LABEL: func.func private @part(
+// CHECK-SAME:    %[[PX:[a-z0-9]+]]: memref<16xf32>, %[[POUT:[a-z0-9]+]]: memref<16xf32>,
+// CHECK-SAME:    %[[PA:[a-z0-9]+]]: memref<?xi8> {lcc.arena}, %[[PU:[a-z0-9]+]]: index {lcc.arena_offset}, %[[P1:[a-z0-9]+]]: index {lcc.arena_offset}, %[[P2:[a-z0-9]+]]: index {lcc.arena_offset})
+// CHECK-NEXT:    %[[U:.*]] = memref.view %[[PA]][%[[PU]]][]
+// CHECK-NEXT:    call @inner(%[[PX]], %[[U]], %[[PA]], %[[P1]])
+// CHECK-NEXT:    call @inner(%[[U]], %[[POUT]], %[[PA]], %[[P2]])
+// CHECK-LABEL: func.func @g(
+// CHECK-SAME:    attributes {lcc.arena_bytes = 128 : i64}
+// CHECK:         %[[C64:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[O:.*]] = memref.view %{{.*}}[%[[C64]]][]
+// CHECK-NEXT:    %[[CAST:.*]] = memref.cast
+// CHECK-NEXT:    %[[U64:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[T0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[T1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    call @part(%{{.*}}, %[[O]], %[[CAST]], %[[U64]], %[[T0]], %[[T1]])
+func.func private @inner(%x: memref<16xf32>, %out: memref<16xf32>)
+    attributes {lcc.layer = "h.*"} {
+  %t = memref.alloc() : memref<16xf32>
+  memref.copy %x, %t : memref<16xf32> to memref<16xf32>
+  memref.copy %t, %out : memref<16xf32> to memref<16xf32>
+  return
+}
+func.func private @part(%x: memref<16xf32>, %out: memref<16xf32>)
+    attributes {lcc.layer = "pipeline.pp_forward"} {
+  %u = memref.alloc() : memref<16xf32>
+  call @inner(%x, %u) : (memref<16xf32>, memref<16xf32>) -> ()
+  call @inner(%u, %out) : (memref<16xf32>, memref<16xf32>) -> ()
+  return
+}
+func.func @g(%in: memref<16xf32>, %res: memref<16xf32>) {
+  %o = memref.alloc() : memref<16xf32>
+  call @part(%in, %o) : (memref<16xf32>, memref<16xf32>) -> ()
+  memref.copy %o, %res : memref<16xf32> to memref<16xf32>
+  return
+}
