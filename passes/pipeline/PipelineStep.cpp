@@ -73,15 +73,18 @@ struct Piece {
 
 bool isLayout(Operation *op) { return llvm::isa_and_nonnull<lcc::TransposeOp, lcc::ReshapeOp>(op); }
 
-/// Values made again where they are read rather than passed between pieces:
-/// constants, fills, empty tensors (no operands, no effects), and layout
-/// ops, whose root is passed instead. Inline, CSE and fusion kept one form
-/// of a transposed pair; passing both would copy and keep both.
+/// Values every piece that reads them makes again: constants, fills, empty
+/// tensors (no operands, no effects). Layout ops, see StageBody::remakes.
 bool remade(Value v) {
   Operation *def = v.getDefiningOp();
-  if (isLayout(def))
-    return true;
   return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 && isMemoryEffectFree(def);
+}
+
+/// The first value above `v` not made by a layout op.
+Value layoutRoot(Value v) {
+  while (isLayout(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
 }
 
 /// What the pieces of one action need to know about the stage's function.
@@ -90,6 +93,24 @@ struct StageBody {
   Block *body;
   SmallVector<Value> outputs, paramGrads, recvGrads;
   SmallVector<StringAttr> paramNames;
+  /// The schedule runs whole backwards: the input- and weight-gradient
+  /// parts run in one action, so they read as one group.
+  bool wholeBackward = false;
+  /// (value, group) for each value an op of that group reads.
+  llvm::DenseSet<std::pair<Value, unsigned>> reads;
+
+  unsigned groupOf(Part p) const {
+    return wholeBackward && p == WeightGradPart ? unsigned(InputGradPart) : unsigned(p);
+  }
+  /// Whether a reader in `group` makes layout value `v` (made by another
+  /// piece) again from its root rather than take it: when the group reads
+  /// that root too, so that passing both forms would keep both (inline,
+  /// CSE and fusion kept one). The step (`kStep`) always makes it again.
+  static constexpr unsigned kStep = ~0u;
+  bool remakes(unsigned group, Value v) const {
+    return isLayout(v.getDefiningOp()) &&
+           (group == kStep || reads.contains({layoutRoot(v), group}));
+  }
 };
 
 /// Cuts the ops of `parts` (in body order) into pieces and outlines the
@@ -131,41 +152,51 @@ SmallVector<Piece> buildPieces(const StageBody &stage, llvm::function_ref<Part(O
     };
     llvm::SetVector<Value> liveIns;
     llvm::SetVector<Operation *> again; // operands first
-    std::function<void(Value)> read = [&](Value v) {
+    std::function<void(unsigned, Value)> read = [&](unsigned group, Value v) {
       if (inside(v))
         return;
       Operation *def = v.getDefiningOp();
-      if (!remade(v) || llvm::any_of(def->getOperands(), inside)) {
+      if (!(remade(v) || stage.remakes(group, v)) || llvm::any_of(def->getOperands(), inside)) {
         liveIns.insert(v);
         return;
       }
       for (Value operand : def->getOperands())
-        read(operand);
+        read(group, operand);
       again.insert(def);
     };
     for (Operation *op : piece.ops)
       for (Value v : readsOf(op))
-        read(v);
+        read(stage.groupOf(partOf(op)), v);
     if (piece.sums)
       for (Value g : stage.paramGrads)
-        read(g);
+        read(stage.groupOf(WeightGradPart), g);
     // What leaves the piece: what another piece or the step reads, and the
-    // stage's results this action provides; through a layout op of this
-    // piece whose result leaves, its root (the reader makes it again).
-    std::function<bool(Value)> leaves = [&](Value r) {
+    // stage's results this action provides, unless the reader makes it again
+    // (a layout op's result); then the root of what it makes again.
+    auto wanted = [&](Value r) {
+      return llvm::is_contained(stage.outputs, r) || llvm::is_contained(stage.recvGrads, r) ||
+             (!piece.sums && llvm::is_contained(stage.paramGrads, r));
+    };
+    std::function<bool(Value, bool)> leaves = [&](Value r, bool remadeOnly) {
       return llvm::any_of(r.getUsers(), [&](Operation *user) {
         Operation *top = stage.body->findAncestorOpInBlock(*user);
-        if (top == ret)
-          return llvm::is_contained(stage.outputs, r) || llvm::is_contained(stage.recvGrads, r) ||
-                 (!piece.sums && llvm::is_contained(stage.paramGrads, r));
-        if (!pieceOf.contains(top) || pieceOf.lookup(top) != n)
-          return true;
-        return isLayout(user) && leaves(user->getResult(0));
+        bool remakes = top == ret ? stage.remakes(StageBody::kStep, r)
+                                  : stage.remakes(stage.groupOf(partOf(top)), r);
+        if (top == ret || !pieceOf.contains(top) || pieceOf.lookup(top) != n) {
+          if (top == ret && !wanted(r))
+            return false;
+          return remadeOnly ? remakes : !remakes;
+        }
+        // A layout op of this piece whose result a reader makes again: from
+        // the chain's root, so that leaves (and not a layout value on it).
+        if (!isLayout(user) || (!remadeOnly && isLayout(r.getDefiningOp())))
+          return false;
+        return leaves(user->getResult(0), true);
       });
     };
     for (Operation *op : piece.ops)
       for (Value r : op->getResults())
-        if (!remade(r) && leaves(r))
+        if (!remade(r) && leaves(r, false))
           piece.liveOuts.push_back(r);
     piece.liveIns = liveIns.takeVector();
 
@@ -297,6 +328,12 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
                                     : WeightGradPart;
   };
 
+  parts.wholeBackward = llvm::any_of(schedule.program[size_t(stage)],
+                                     [](const Action &a) { return a.kind == Action::Backward; });
+  for (Operation &op : body.without_terminator())
+    for (Value v : readsOf(&op))
+      parts.reads.insert({v, parts.groupOf(partOf(&op))});
+
   std::vector<std::optional<IRMapping>> maps(static_cast<size_t>(m));
   auto mapOf = [&](int64_t k) -> IRMapping & {
     std::optional<IRMapping> &map = maps[size_t(k)];
@@ -316,9 +353,9 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     IRMapping &map = mapOf(k);
     if (Value known = map.lookupOrNull(v))
       return known;
-    if (!remade(v))
-      return {};
     Operation *def = v.getDefiningOp();
+    if (!remade(v) && !isLayout(def))
+      return {};
     for (Value operand : def->getOperands())
       if (!valueOf(k, operand))
         return {};
