@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Pipelines.h"
 #include "passes/Passes.h"
+#include "passes/pipeline/PipelineStep.h"
 
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -16,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <vector>
 
 using namespace mlir;
@@ -126,15 +128,17 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // A pipeline stage's parts (lcc-build-train-step) hold its layers: their
   // runs become layer functions the parts call, so a deep stage compiles
   // each layer once, as the step without a pipeline does.
-  if (outlineLayers)
-    for (const char *function :
-         {"forward", "train_step", "train_step_pp_forward", "train_step_pp_backward",
-          "train_step_pp_input_grad", "train_step_pp_weight_grad"}) {
+  if (outlineLayers) {
+    std::vector<std::string> functions = {"forward", "train_step"};
+    for (llvm::StringRef part : lcc::pipeline::kPartFunctions)
+      functions.push_back(("train_step_" + part).str());
+    for (const std::string &function : functions) {
       LccOutlineLayersPassOptions layers;
       layers.function = function;
       layers.ifPresent = true;
       pm.addPass(createLccOutlineLayersPass(layers));
     }
+  }
   // The gradient of a tensor sliced several ways (q/k/v) is one concat of
   // the slices' gradients, not a sum of zero-padded copies.
   pm.addPass(createLccFoldZeroConcatsPass());

@@ -46,6 +46,26 @@ bool writeInto(linalg::GenericOp op, unsigned r, BlockArgument acc) {
   return true;
 }
 
+/// Whether `op` is elementwise over two inputs and one init it never reads,
+/// every operand read with the identity map: a sum the pass can redirect.
+bool isElementwiseOfTwo(linalg::GenericOp op) {
+  return op.getNumParallelLoops() == op.getNumLoops() && op.getNumDpsInputs() == 2 &&
+         op.getNumDpsInits() == 1 &&
+         llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+}
+
+/// What `fn` returns as its result `r` when that is `materialize_in_destination
+/// %v in %out` with `%out` an argument used nowhere else (lcc-out-params'
+/// form): the store, else null.
+bufferization::MaterializeInDestinationOp storedInOutParam(func::FuncOp fn, unsigned r) {
+  Block &entry = fn.getBody().front();
+  auto ret = llvm::cast<func::ReturnOp>(entry.getTerminator());
+  auto store = ret.getOperand(r).getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  auto out = store ? llvm::dyn_cast<BlockArgument>(store.getDest()) : BlockArgument();
+  return out && out.getOwner() == &entry && out.hasOneUse() ? store : nullptr;
+}
+
 /// A carried sum `acc + g` that the layer computing g can do (Passes.td).
 struct IntoLayer {
   linalg::GenericOp sum;
@@ -60,9 +80,7 @@ struct IntoLayer {
 /// that result is a `tensor.empty`, with a payload of its own.
 std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
   OpOperand *input = carriedInput(op, acc);
-  if (!input || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
-      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+  if (!input || !isElementwiseOfTwo(op))
     return std::nullopt;
   // The payload is cloned into the layer: it may use only its own values.
   llvm::SetVector<Value> captured;
@@ -86,13 +104,10 @@ std::optional<IntoLayer> intoLayer(linalg::GenericOp op, BlockArgument acc) {
 /// nothing) unless `fn` returns `materialize_in_destination %v in %out` for
 /// `r` with `%out` used nowhere else and every sum has the same payload.
 bool moveIntoLayer(func::FuncOp fn, unsigned r, ArrayRef<IntoLayer> sums) {
-  auto ret = llvm::cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  auto store = ret.getOperand(r).getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  auto store = storedInOutParam(fn, r);
   if (!store)
     return false;
-  auto out = llvm::dyn_cast<BlockArgument>(store.getDest());
-  if (!out || out.getOwner() != &fn.getBody().front() || !out.hasOneUse())
-    return false;
+  auto out = llvm::cast<BlockArgument>(store.getDest());
   IntoLayer first = sums.front();
   for (IntoLayer s : sums)
     if (s.accInput != first.accInput ||
@@ -129,18 +144,12 @@ bool moveIntoLayer(func::FuncOp fn, unsigned r, ArrayRef<IntoLayer> sums) {
 /// passes the argument. Fails (changing nothing) unless every call passes a
 /// value read only there, or a fill, and a `tensor.empty` out-param.
 bool carryInLayer(func::FuncOp fn, unsigned r, ArrayRef<func::CallOp> calls) {
+  auto store = storedInOutParam(fn, r);
+  auto sum = store ? store.getSource().getDefiningOp<linalg::GenericOp>() : nullptr;
+  if (!sum || !isElementwiseOfTwo(sum))
+    return false;
   Block &entry = fn.getBody().front();
-  auto ret = llvm::cast<func::ReturnOp>(entry.getTerminator());
-  auto store = ret.getOperand(r).getDefiningOp<bufferization::MaterializeInDestinationOp>();
-  auto out = store ? llvm::dyn_cast<BlockArgument>(store.getDest()) : BlockArgument();
-  if (!out || out.getOwner() != &entry || !out.hasOneUse())
-    return false;
-  auto sum = store.getSource().getDefiningOp<linalg::GenericOp>();
-  if (!sum || sum.getNumDpsInputs() != 2 || sum.getNumDpsInits() != 1 ||
-      sum.getNumParallelLoops() != sum.getNumLoops() ||
-      !llvm::all_of(sum.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
-      sum.payloadUsesValueFromOperand(sum.getDpsInitOperand(0)))
-    return false;
+  auto out = llvm::cast<BlockArgument>(store.getDest());
   OpOperand *carried = nullptr;
   for (OpOperand *input : sum.getDpsInputOperands())
     if (auto arg = llvm::dyn_cast<BlockArgument>(input->get());

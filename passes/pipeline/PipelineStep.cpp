@@ -89,7 +89,6 @@ Value layoutRoot(Value v) {
 
 /// What the pieces of one action need to know about the stage's function.
 struct StageBody {
-  func::FuncOp gradFn;
   Block *body;
   SmallVector<Value> outputs, paramGrads, recvGrads;
   SmallVector<StringAttr> paramNames;
@@ -294,7 +293,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   int64_t stage = where->stage, m = schedule.microbatches;
   bool last = where->last();
 
-  StageBody parts{gradFn, &gradFn.getBody().front(), {}, {}, {}, {}};
+  StageBody parts{&gradFn.getBody().front(), {}, {}, {}, {}};
   Block &body = *parts.body;
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
   // The results' roles: what goes forward (the sends, or the loss), the
@@ -415,7 +414,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     int64_t k = action.microbatch;
     switch (action.kind) {
     case Action::Forward:
-      if (failed(run(k, piecesOf(forwardPieces, {ForwardPart}, false, "pp_forward"))))
+      if (failed(run(k, piecesOf(forwardPieces, {ForwardPart}, false, kForwardFunction))))
         return failure();
       if (last) {
         Value loss = valueOf(k, outputs.front());
@@ -423,16 +422,16 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
       }
       break;
     case Action::Backward:
-      if (failed(run(
-              k, piecesOf(backwardPieces, {InputGradPart, WeightGradPart}, true, "pp_backward"))))
+      if (failed(run(k, piecesOf(backwardPieces, {InputGradPart, WeightGradPart}, true,
+                                 kBackwardFunction))))
         return failure();
       break;
     case Action::BackwardInput:
-      if (failed(run(k, piecesOf(inputPieces, {InputGradPart}, false, "pp_input_grad"))))
+      if (failed(run(k, piecesOf(inputPieces, {InputGradPart}, false, kInputGradFunction))))
         return failure();
       break;
     case Action::BackwardWeight:
-      if (failed(run(k, piecesOf(weightPieces, {WeightGradPart}, true, "pp_weight_grad"))))
+      if (failed(run(k, piecesOf(weightPieces, {WeightGradPart}, true, kWeightGradFunction))))
         return failure();
       break;
     case Action::Wait: break; // the runtime completes posted exchanges before the next transfers

@@ -31,6 +31,16 @@ std::optional<StageOf> stageOf(mlir::func::FuncOp fn);
 /// Every value `op` reads: its operands and what its regions capture.
 llvm::SmallVector<mlir::Value> readsOf(mlir::Operation *op);
 
+/// The functions a stage's parts become, `@<step>_<name>` (the forward, the
+/// backward, and the backward's input- and weight-gradient halves), called
+/// per micro-batch; the pipeline outlines the layers inside them too.
+inline constexpr llvm::StringLiteral kForwardFunction = "pp_forward",
+                                     kBackwardFunction = "pp_backward",
+                                     kInputGradFunction = "pp_input_grad",
+                                     kWeightGradFunction = "pp_weight_grad";
+inline constexpr llvm::StringLiteral kPartFunctions[] = {kForwardFunction, kBackwardFunction,
+                                                         kInputGradFunction, kWeightGradFunction};
+
 /// What the micro-batches leave for the rest of the step.
 struct StageResults {
   mlir::Value lossSum;                     // the last stage's, summed; null on the others
