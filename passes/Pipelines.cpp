@@ -69,7 +69,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   if (options.pp > 1) {
     LccPartitionPipelinePassOptions partition;
     partition.function = options.function;
-    partition.stages = options.pp;
+    partition.stages = options.pp * options.virtualStages;
+    partition.virtualStages = options.virtualStages;
     partition.schedule = options.pipelineSchedule;
     partition.microbatches = options.accum;
     partition.stageStarts.assign(options.stageStarts.begin(), options.stageStarts.end());
@@ -77,6 +78,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     LccSplitStagePassOptions split;
     split.function = options.function;
     split.stage = options.stage;
+    split.virtualStages = options.virtualStages;
     pm.addPass(createLccSplitStagePass(split));
   }
   // The train step clones @<function>_grad, so autodiff must run first.
@@ -116,7 +118,7 @@ int64_t attentionMinScores(AttentionMode attention, bool cuda) {
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores,
-                                bool outlineLayers) {
+                                bool outlineLayers, int64_t pipelineChunks) {
   // Each repeated layer becomes one function, so that everything from here
   // on (lowering, fusion, bufferization, the memory plan, kernels, LLVM)
   // works on one copy of it; after sharding, whose collectives stay in the
@@ -130,8 +132,8 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // each layer once, as the step without a pipeline does.
   if (outlineLayers) {
     std::vector<std::string> functions = {"forward", "train_step"};
-    for (llvm::StringRef part : lcc::pipeline::kPartFunctions)
-      functions.push_back(("train_step_" + part).str());
+    for (const std::string &part : lcc::pipeline::partFunctionNames(pipelineChunks))
+      functions.push_back("train_step_" + part);
     for (const std::string &function : functions) {
       LccOutlineLayersPassOptions layers;
       layers.function = function;
@@ -258,7 +260,7 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
     pm.addPass(createLccOutlineLayersPass(layers));
   }
   buildLowerToLinalgPipeline(pm, attentionMinScores(train ? train->attention : attention, cuda),
-                             outlineLayers);
+                             outlineLayers, train ? train->virtualStages : 1);
 }
 
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,

@@ -38,6 +38,9 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// start stages 1, 2, ...), empty for the balanced one.
   int64_t pp = 1;
   int64_t stage = 0;
+  /// Stages per pipeline rank (interleaved: V; the model is cut into pp x V
+  /// stages, rank r running stages r, r + pp, ...).
+  int64_t virtualStages = 1;
   std::vector<int64_t> stageStarts;
   /// Largest bucket of gradients per collective, in MiB.
   double bucketMb = 25.0;
@@ -67,8 +70,10 @@ void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &opt
 /// pipelines), repeated layers of @forward and @train_step first become
 /// functions (lcc-outline-layers), so that lowering and all that follows
 /// work on one copy of each.
+/// `pipelineChunks`: the stages per pipeline rank (its parts' functions
+/// whose layers are outlined too).
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm, int64_t keepAttentionMinScores = 0,
-                                bool outlineLayers = false);
+                                bool outlineLayers = false, int64_t pipelineChunks = 1);
 
 /// linalg on tensors -> LLVM dialect for the CPU (bufferization, loops, LLVM).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);

@@ -17,9 +17,10 @@ namespace lcc {
 
 namespace {
 
-/// What lcc-partition-pipeline left on the stage's model function.
+/// What lcc-partition-pipeline left on the rank's model function (per
+/// stage: `stages` = ranks x virtualStages entries).
 struct StageInfo {
-  int64_t stage = 0, stages = 1;
+  int64_t rank = 0, ranks = 1, virtualStages = 1, stages = 1;
   std::vector<int64_t> costs, inFlight;
   std::vector<std::string> layers;
 };
@@ -33,8 +34,10 @@ std::optional<StageInfo> stageInfo(ModuleOp module) {
   if (!where || !costs || !held || !layers)
     return std::nullopt;
   StageInfo info;
-  info.stage = where->stage;
-  info.stages = where->stages;
+  info.rank = where->rank;
+  info.ranks = where->ranks;
+  info.virtualStages = where->virtualStages;
+  info.stages = where->stages();
   for (Attribute a : costs)
     info.costs.push_back(llvm::cast<IntegerAttr>(a).getInt());
   for (Attribute a : held)
@@ -61,7 +64,8 @@ llvm::Expected<Simulation> simulated(const StageInfo &info, llvm::StringRef sche
   std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
   if (!kind)
     return llvm::createStringError("unknown schedule '" + schedule.str() + "'");
-  llvm::Expected<Schedule> built = buildSchedule(*kind, info.stages, microbatches);
+  llvm::Expected<Schedule> built =
+      buildSchedule(*kind, info.ranks, microbatches, info.virtualStages);
   if (!built)
     return built.takeError();
   return simulate(*built, costs);
@@ -75,12 +79,15 @@ std::string pipelinePlanReport(ModuleOp module, llvm::StringRef schedule, int64_
     return "";
   std::string out;
   llvm::raw_string_ostream os(out);
-  if (info->stage == 0) {
+  if (info->rank == 0) {
     std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
-    double formula = kind ? formulaBubble(*kind, info->stages, microbatches, 1) : 0;
-    os << "pipeline: " << info->stages << " stages, " << schedule << ", " << microbatches
-       << " micro-batches: bubble " << llvm::format("%.3f", formula)
-       << " (the schedule's formula, balanced stages)";
+    double formula =
+        kind ? formulaBubble(*kind, info->ranks, microbatches, info->virtualStages) : 0;
+    os << "pipeline: " << info->stages << " stages";
+    if (info->virtualStages > 1)
+      os << " on " << info->ranks << " ranks (" << info->virtualStages << " each)";
+    os << ", " << schedule << ", " << microbatches << " micro-batches: bubble "
+       << llvm::format("%.3f", formula) << " (the schedule's formula, balanced stages)";
     if (llvm::Expected<Simulation> sim =
             simulated(*info, schedule, microbatches, stageCosts(*info)))
       os << ", " << llvm::format("%.3f", sim->bubble) << " simulated with these stages' costs";
@@ -88,11 +95,24 @@ std::string pipelinePlanReport(ModuleOp module, llvm::StringRef schedule, int64_
       llvm::consumeError(sim.takeError());
     os << "\n";
   }
-  int64_t s = info->stage;
-  os << "pipeline stage " << s << " of " << info->stages << ": layers " << info->layers[size_t(s)]
-     << "; " << llvm::format("%.3f", double(info->costs[size_t(s)]) / 1e9)
-     << " GFLOP per micro-batch (forward and backward); activations of "
-     << info->inFlight[size_t(s)] << " micro-batch" << (info->inFlight[size_t(s)] == 1 ? "" : "es")
+  // The rank's stages (one unless interleaved), then what it holds: with
+  // several stages, a micro-batch in flight on each counts once per stage.
+  for (int64_t c = 0; c < info->virtualStages; ++c) {
+    size_t s = size_t(c * info->ranks + info->rank);
+    os << "pipeline stage " << s << " of " << info->stages;
+    if (info->virtualStages > 1)
+      os << " (rank " << info->rank << ")";
+    os << ": layers " << info->layers[s] << "; "
+       << llvm::format("%.3f", double(info->costs[s]) / 1e9)
+       << " GFLOP per micro-batch (forward and backward)";
+    if (c + 1 < info->virtualStages)
+      os << "\n";
+  }
+  int64_t held = info->inFlight[size_t(info->rank)];
+  os << "; activations of " << held
+     << (info->virtualStages > 1 ? held == 1 ? " micro-batch stage" : " micro-batch stages"
+         : held == 1             ? " micro-batch"
+                                 : " micro-batches")
      << " in flight at the peak (in the arena below)\n";
   return out;
 }
@@ -107,15 +127,15 @@ llvm::Error writeSchedulePicture(ModuleOp module, llvm::StringRef schedule, int6
     return sim.takeError();
   // 40 pixels per unit of time (a balanced stage's forward), 30 per rank.
   const double unit = 40, row = 30, left = 60;
-  double width = left + sim->makespan * unit + 10, height = row * double(info->stages) + 40;
+  double width = left + sim->makespan * unit + 10, height = row * double(info->ranks) + 40;
   std::string svg;
   llvm::raw_string_ostream os(svg);
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << int(width) << "\" height=\""
      << int(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   os << "<text x=\"4\" y=\"" << int(height - 10) << "\">" << schedule << ", " << info->stages
-     << " stages, " << microbatches << " micro-batches: bubble "
+     << " stages on " << info->ranks << " ranks, " << microbatches << " micro-batches: bubble "
      << llvm::format("%.3f", sim->bubble) << " (blank: idle)</text>\n";
-  for (int64_t r = 0; r < info->stages; ++r)
+  for (int64_t r = 0; r < info->ranks; ++r)
     os << "<text x=\"4\" y=\"" << int(row * double(r) + 20) << "\">rank " << r << "</text>\n";
   for (const Simulation::Block &b : sim->blocks) {
     const char *fill = "#4e79a7", *label = "F"; // forward: blue
@@ -125,11 +145,15 @@ llvm::Error writeSchedulePicture(ModuleOp module, llvm::StringRef schedule, int6
       fill = "#76b7b2", label = "I"; // teal
     else if (b.kind == Action::BackwardWeight)
       fill = "#f28e2b", label = "W"; // orange
+    // A rank's later stages (interleaved) paler, as Megatron draws them.
+    int64_t chunk = b.stage / info->ranks;
+    double opacity =
+        info->virtualStages > 1 ? 1.0 - 0.5 * double(chunk) / double(info->virtualStages - 1) : 1.0;
     double x = left + b.start * unit, w = (b.end - b.start) * unit;
     int y = int(row) * int(b.rank) + 5;
     os << "<rect x=\"" << llvm::format("%.1f", x) << "\" y=\"" << y << "\" width=\""
        << llvm::format("%.1f", w) << "\" height=\"" << int(row) - 8 << "\" fill=\"" << fill
-       << "\" stroke=\"white\"/>\n";
+       << "\" fill-opacity=\"" << llvm::format("%.2f", opacity) << "\" stroke=\"white\"/>\n";
     os << "<text x=\"" << llvm::format("%.1f", x + w / 2) << "\" y=\"" << y + 15
        << "\" text-anchor=\"middle\" fill=\"white\">" << label << b.microbatch << "</text>\n";
   }

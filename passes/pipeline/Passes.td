@@ -82,13 +82,24 @@ def LccSplitStagePass : Pass<"lcc-split-stage", "::mlir::ModuleOp"> {
       one, in the order they are defined (the residual stream, and what an
       earlier stage computed for a later one, passed on through this one).
 
-    The function gets `lcc.pipeline = {stage, stages}`; `@init` keeps the
+    With `virtual` = V > 1 (interleaved 1F1B), the S stages are spread over
+    P = S / V ranks, stage s on rank s % P, and `stage` names the rank: its
+    function holds its V stages ("chunks" r, r + P, ...) one after the
+    other, each computed from its own received values (a value passed
+    through is received again even where the rank computed it in an earlier
+    chunk): the received values chunk by chunk, the sent values chunk by
+    chunk, the loss last; `lcc.pipeline` adds `virtual`, `chunk_recvs` and
+    `chunk_sends` (how many of each per chunk). A parameter two chunks of
+    one rank read is an error.
+
+    The function gets `lcc.pipeline = {stage, stages, loss}`; `@init` keeps the
     results of the parameters the stage reads (the others' initializers
     go). Errors: an op without `lcc.stage`, a stage that does not exist.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"forward\"", "The model function">,
-    Option<"stage", "stage", "int64_t", "0", "The stage to keep (from 0)">,
+    Option<"stage", "stage", "int64_t", "0", "The stage to keep (from 0; with virtual, the rank)">,
+    Option<"virtualStages", "virtual", "int64_t", "1", "Stages per rank (interleaved)">,
   ];
 }
 

@@ -30,6 +30,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <functional>
+#include <map>
 
 using namespace mlir;
 
@@ -43,7 +44,24 @@ std::optional<StageOf> stageOf(func::FuncOp fn) {
   auto loss = attr.getAs<TypeAttr>("loss");
   if (!stage || !stages || !loss)
     return std::nullopt;
-  return StageOf{stage.getInt(), stages.getInt(), loss.getValue()};
+  StageOf where;
+  where.rank = stage.getInt();
+  where.loss = loss.getValue();
+  if (auto v = attr.getAs<IntegerAttr>("virtual"))
+    where.virtualStages = v.getInt();
+  if (where.virtualStages < 1 || stages.getInt() % where.virtualStages)
+    return std::nullopt;
+  where.ranks = stages.getInt() / where.virtualStages;
+  auto recvs = attr.getAs<DenseI64ArrayAttr>("chunk_recvs"),
+       sends = attr.getAs<DenseI64ArrayAttr>("chunk_sends");
+  if (where.virtualStages > 1) {
+    if (!recvs || !sends || int64_t(recvs.size()) != where.virtualStages ||
+        int64_t(sends.size()) != where.virtualStages)
+      return std::nullopt;
+    where.recvs.assign(recvs.asArrayRef().begin(), recvs.asArrayRef().end());
+    where.sends.assign(sends.asArrayRef().begin(), sends.asArrayRef().end());
+  }
+  return where;
 }
 
 SmallVector<Value> readsOf(Operation *op) {
@@ -56,9 +74,26 @@ SmallVector<Value> readsOf(Operation *op) {
   return reads;
 }
 
+std::string partFunctionName(StringRef part, int64_t chunk, int64_t virtualStages) {
+  return virtualStages > 1 ? (part + "_c" + llvm::Twine(chunk)).str() : part.str();
+}
+
+std::vector<std::string> partFunctionNames(int64_t virtualStages) {
+  std::vector<std::string> names;
+  for (int64_t c = 0; c < virtualStages; ++c)
+    for (StringRef part : kPartFunctions)
+      names.push_back(partFunctionName(part, c, virtualStages));
+  return names;
+}
+
 namespace {
 
-enum Part { ForwardPart, InputGradPart, WeightGradPart };
+enum PartKind : unsigned { ForwardPart, InputGradPart, WeightGradPart, kPartKinds };
+/// A part of one of the rank's stages (its `chunk`-th): chunk * kPartKinds
+/// + kind, so that parts are numbered in the order a micro-batch's forwards
+/// run (the backwards run in reverse chunk order).
+using Part = unsigned;
+Part partId(int64_t chunk, PartKind kind) { return unsigned(chunk) * kPartKinds + kind; }
 
 /// A piece of the ops one schedule action runs per micro-batch: effect-free
 /// ops, outlined as one function called once per micro-batch, or one op with
@@ -87,19 +122,25 @@ Value layoutRoot(Value v) {
   return v;
 }
 
-/// What the pieces of one action need to know about the stage's function.
+/// What the pieces of one action need to know about the stage's function:
+/// the results and arguments of one of the rank's stages (its `chunk`-th).
 struct StageBody {
-  Block *body;
+  Block *body = nullptr;
+  int64_t chunk = 0;
   SmallVector<Value> outputs, paramGrads, recvGrads;
   SmallVector<StringAttr> paramNames;
+  SmallVector<BlockArgument> recvArgs, seedArgs;
+  /// Each of paramGrads' index among all the function's parameter gradients.
+  SmallVector<unsigned> gradIndex;
   /// The schedule runs whole backwards: the input- and weight-gradient
   /// parts run in one action, so they read as one group.
   bool wholeBackward = false;
-  /// (value, group) for each value an op of that group reads.
-  llvm::DenseSet<std::pair<Value, unsigned>> reads;
+  /// (value, group) for each value an op of that group reads (all chunks').
+  const llvm::DenseSet<std::pair<Value, unsigned>> *reads = nullptr;
 
+  Part part(PartKind kind) const { return partId(chunk, kind); }
   unsigned groupOf(Part p) const {
-    return wholeBackward && p == WeightGradPart ? unsigned(InputGradPart) : unsigned(p);
+    return wholeBackward && p % kPartKinds == WeightGradPart ? p - 1 : p;
   }
   /// Whether a reader in `group` makes layout value `v` (made by another
   /// piece) again from its root rather than take it: when the group reads
@@ -108,7 +149,7 @@ struct StageBody {
   static constexpr unsigned kStep = ~0u;
   bool remakes(unsigned group, Value v) const {
     return isLayout(v.getDefiningOp()) &&
-           (group == kStep || reads.contains({layoutRoot(v), group}));
+           (group == kStep || reads->contains({layoutRoot(v), group}));
   }
 };
 
@@ -117,8 +158,8 @@ struct StageBody {
 /// piece adds the parameters' gradients to running sums when `sums` is set
 /// (a piece of its own when the last op has effects).
 SmallVector<Piece> buildPieces(const StageBody &stage, llvm::function_ref<Part(Operation *)> partOf,
-                               std::initializer_list<Part> parts, bool sums, func::FuncOp step,
-                               StringRef name, Location loc) {
+                               ArrayRef<Part> parts, bool sums, func::FuncOp step, StringRef name,
+                               Location loc) {
   SmallVector<Piece> pieces;
   bool open = false;
   for (Operation &op : stage.body->without_terminator()) {
@@ -168,7 +209,7 @@ SmallVector<Piece> buildPieces(const StageBody &stage, llvm::function_ref<Part(O
         read(stage.groupOf(partOf(op)), v);
     if (piece.sums)
       for (Value g : stage.paramGrads)
-        read(stage.groupOf(WeightGradPart), g);
+        read(stage.groupOf(stage.part(WeightGradPart)), g);
     // What leaves the piece: what another piece or the step reads, and the
     // stage's results this action provides, unless the reader makes it again
     // (a layout op's result); then the root of what it makes again.
@@ -283,55 +324,118 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   std::optional<StageOf> where = stageOf(gradFn);
   if (!where)
     return emitError(loc) << "@" << gradFn.getSymName() << " is not a pipeline stage";
-  if (schedule.virtualStages != 1 || schedule.ranks != where->stages)
+  if (schedule.virtualStages != where->virtualStages || schedule.ranks != where->ranks)
     return emitError(loc) << "a schedule of " << schedule.ranks << " ranks x "
-                          << schedule.virtualStages << " virtual stages cannot run "
-                          << where->stages << " stages of one each";
+                          << schedule.virtualStages << " virtual stages cannot run " << where->ranks
+                          << " ranks of " << where->virtualStages << " stage(s) each";
   if (llvm::Expected<Simulation> sim = simulate(asEmitted(schedule)); !sim)
     return emitError(loc) << "the " << scheduleName(schedule.kind)
                           << " schedule cannot run: " << llvm::toString(sim.takeError());
-  int64_t stage = where->stage, m = schedule.microbatches;
+  int64_t rank = where->rank, m = schedule.microbatches, v = where->virtualStages;
   bool last = where->last();
 
-  StageBody parts{&gradFn.getBody().front(), {}, {}, {}, {}};
-  Block &body = *parts.body;
+  // The rank's stages ("chunks": stage rank + c P is its c-th). With one,
+  // every value is its; with several (lcc-split-stage), the arguments and
+  // results come chunk by chunk, counted by lcc.pipeline.
+  Block &body = gradFn.getBody().front();
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+  auto chunkOf = [&](ArrayRef<int64_t> counts, int64_t k) -> int64_t {
+    for (auto [c, n] : llvm::enumerate(counts)) {
+      if (k < n)
+        return int64_t(c);
+      k -= n;
+    }
+    return v - 1; // the loss, after every send
+  };
+  std::vector<StageBody> chunks(static_cast<size_t>(v));
+  for (auto [c, chunk] : llvm::enumerate(chunks)) {
+    chunk.body = &body;
+    chunk.chunk = int64_t(c);
+  }
   // The results' roles: what goes forward (the sends, or the loss), the
   // parameters' gradients, the received values' gradients (sent back).
-  SmallVector<Value> &outputs = parts.outputs, &paramGrads = parts.paramGrads,
-                     &recvGrads = parts.recvGrads;
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+  SmallVector<std::pair<Value, StringAttr>> paramGrads;
+  int64_t outputIndex = 0;
+  for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
     if (auto name = gradFn.getResultAttrOfType<StringAttr>(unsigned(i), "lcc.grad_of")) {
-      paramGrads.push_back(v);
-      parts.paramNames.push_back(name);
-    } else if (gradFn.getResultAttr(unsigned(i), "lcc.grad_of_recv")) {
-      recvGrads.push_back(v);
+      paramGrads.push_back({r, name});
+    } else if (auto k = gradFn.getResultAttrOfType<IntegerAttr>(unsigned(i), "lcc.grad_of_recv")) {
+      chunks[size_t(chunkOf(where->recvs, k.getInt()))].recvGrads.push_back(r);
     } else {
-      outputs.push_back(v);
+      chunks[size_t(chunkOf(where->sends, outputIndex++))].outputs.push_back(r);
     }
   }
-  if (last && outputs.size() != 1)
+  if (last && chunks.back().outputs.size() != 1)
     return emitError(loc) << "the last pipeline stage must return one loss, @"
-                          << gradFn.getSymName() << " returns " << outputs.size() << " values";
-  SmallVector<BlockArgument> recvArgs = numberedArgs(gradFn, "lcc.pipeline_recv");
-  SmallVector<BlockArgument> seedArgs = numberedArgs(gradFn, "lcc.pipeline_seed");
+                          << gradFn.getSymName() << " returns " << chunks.back().outputs.size()
+                          << " values";
+  auto numberOf = [&](BlockArgument arg, StringRef attr) {
+    return gradFn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), attr).getInt();
+  };
+  for (BlockArgument arg : numberedArgs(gradFn, "lcc.pipeline_recv"))
+    chunks[size_t(chunkOf(where->recvs, numberOf(arg, "lcc.pipeline_recv")))].recvArgs.push_back(
+        arg);
+  for (BlockArgument arg : numberedArgs(gradFn, "lcc.pipeline_seed"))
+    chunks[size_t(chunkOf(where->sends, numberOf(arg, "lcc.pipeline_seed")))].seedArgs.push_back(
+        arg);
 
-  // Each op's part. The forward is what the outputs need; the input gradient
-  // what the received values' gradients need beyond it; the rest (weight
-  // gradients, and what only they read) is the weight-gradient part.
-  llvm::DenseSet<Operation *> forward = ancestors(body, outputs);
-  llvm::DenseSet<Operation *> inputGrad = ancestors(body, recvGrads);
-  auto partOf = [&](Operation *op) {
-    return forward.contains(op)     ? ForwardPart
-           : inputGrad.contains(op) ? InputGradPart
-                                    : WeightGradPart;
+  // Each op's part, the first (in the order a micro-batch runs them: the
+  // forwards by chunk, then the backwards in reverse) that needs it. A
+  // chunk's forward is what its outputs need; its input gradient what its
+  // received values' gradients need beyond the forwards; its weight
+  // gradient (and what only that reads) the rest. A parameter's gradient
+  // belongs to the chunk whose forward reads the parameter (lcc-split-stage
+  // gives no two chunks of a rank one parameter).
+  SmallVector<llvm::DenseSet<Operation *>> forward, inputGrad;
+  for (StageBody &chunk : chunks) {
+    forward.push_back(ancestors(body, chunk.outputs));
+    inputGrad.push_back(ancestors(body, chunk.recvGrads));
+  }
+  llvm::DenseMap<Value, int64_t> paramChunk;
+  for (auto [c, ops] : llvm::enumerate(forward))
+    for (Operation *op : ops)
+      for (Value r : readsOf(op))
+        if (auto arg = llvm::dyn_cast<BlockArgument>(r); arg && arg.getOwner() == &body)
+          paramChunk.try_emplace(r, int64_t(c));
+  for (auto [n, grad] : llvm::enumerate(paramGrads)) {
+    int64_t c = 0;
+    for (BlockArgument arg : gradFn.getArguments())
+      if (gradFn.getArgAttr(arg.getArgNumber(), "lcc.param") == grad.second)
+        c = paramChunk.lookup(arg);
+    StageBody &chunk = chunks[size_t(c)];
+    chunk.paramGrads.push_back(grad.first);
+    chunk.paramNames.push_back(grad.second);
+    chunk.gradIndex.push_back(unsigned(n));
+  }
+  SmallVector<llvm::DenseSet<Operation *>> weightGrad;
+  for (StageBody &chunk : chunks)
+    weightGrad.push_back(ancestors(body, chunk.paramGrads));
+  llvm::DenseMap<Operation *, Part> parts;
+  auto claim = [&](const llvm::DenseSet<Operation *> &ops, Part p) {
+    for (Operation *op : ops)
+      parts.try_emplace(op, p);
+  };
+  for (int64_t c = 0; c < v; ++c)
+    claim(forward[size_t(c)], partId(c, ForwardPart));
+  for (int64_t c = v - 1; c >= 0; --c) {
+    claim(inputGrad[size_t(c)], partId(c, InputGradPart));
+    claim(weightGrad[size_t(c)], partId(c, WeightGradPart));
+  }
+  auto partOfOp = [&](Operation *op) {
+    auto it = parts.find(op);
+    return it != parts.end() ? it->second : partId(0, WeightGradPart); // unused
   };
 
-  parts.wholeBackward = llvm::any_of(schedule.program[size_t(stage)],
-                                     [](const Action &a) { return a.kind == Action::Backward; });
+  bool wholeBackward = llvm::any_of(schedule.program[size_t(rank)],
+                                    [](const Action &a) { return a.kind == Action::Backward; });
+  llvm::DenseSet<std::pair<Value, unsigned>> reads;
+  for (StageBody &chunk : chunks) {
+    chunk.wholeBackward = wholeBackward;
+    chunk.reads = &reads;
+  }
   for (Operation &op : body.without_terminator())
-    for (Value v : readsOf(&op))
-      parts.reads.insert({v, parts.groupOf(partOf(&op))});
+    for (Value r : readsOf(&op))
+      reads.insert({r, chunks.front().groupOf(partOfOp(&op))});
 
   std::vector<std::optional<IRMapping>> maps(static_cast<size_t>(m));
   auto mapOf = [&](int64_t k) -> IRMapping & {
@@ -348,90 +452,118 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   // Micro-batch k's value of `v`: null before the part computing it ran (a
   // schedule that sends before computing was rejected by simulate());
   // constants and layout ops are made again here from what they read.
-  std::function<Value(int64_t, Value)> valueOf = [&](int64_t k, Value v) -> Value {
+  std::function<Value(int64_t, Value)> valueOf = [&](int64_t k, Value val) -> Value {
     IRMapping &map = mapOf(k);
-    if (Value known = map.lookupOrNull(v))
+    if (Value known = map.lookupOrNull(val))
       return known;
-    Operation *def = v.getDefiningOp();
-    if (!remade(v) && !isLayout(def))
+    Operation *def = val.getDefiningOp();
+    if (!remade(val) && !isLayout(def))
       return {};
     for (Value operand : def->getOperands())
       if (!valueOf(k, operand))
         return {};
-    return b.clone(*def, map)->getResult(llvm::cast<OpResult>(v).getResultNumber());
+    return b.clone(*def, map)->getResult(llvm::cast<OpResult>(val).getResultNumber());
   };
   auto mapped = [&](int64_t k, ArrayRef<Value> values) {
-    return llvm::map_to_vector(values, [&](Value v) { return valueOf(k, v); });
+    return llvm::map_to_vector(values, [&](Value val) { return valueOf(k, val); });
   };
 
-  // The pieces of each kind of action, outlined when the schedule first
-  // runs one. The gradients' running sums start at zero (x + 0 is x) and are
-  // added in the order the schedule runs the weight gradients.
+  // The pieces of each kind of action of each chunk, outlined when the
+  // schedule first runs one. The gradients' running sums start at zero
+  // (x + 0 is x) and are added in the order the schedule runs the weight
+  // gradients.
   auto step = b.getInsertionBlock()->getParent()->getParentOfType<func::FuncOp>();
-  std::optional<SmallVector<Piece>> forwardPieces, backwardPieces, inputPieces, weightPieces;
-  auto piecesOf = [&](std::optional<SmallVector<Piece>> &pieces, std::initializer_list<Part> kinds,
-                      bool sums, StringRef name) -> ArrayRef<Piece> {
-    if (!pieces)
-      pieces = buildPieces(parts, partOf, kinds, sums, step, name, loc);
-    return *pieces;
+  enum ActionPieces { ForwardPieces, BackwardPieces, InputPieces, WeightPieces };
+  std::map<std::pair<int64_t, int>, SmallVector<Piece>> built;
+  auto piecesOf = [&](int64_t c, ActionPieces what) -> ArrayRef<Piece> {
+    auto [it, fresh] = built.try_emplace({c, int(what)});
+    if (!fresh)
+      return it->second;
+    const StageBody &chunk = chunks[size_t(c)];
+    StringRef names[] = {kForwardFunction, kBackwardFunction, kInputGradFunction,
+                         kWeightGradFunction};
+    SmallVector<Part> kinds;
+    if (what == ForwardPieces)
+      kinds = {chunk.part(ForwardPart)};
+    if (what == BackwardPieces || what == InputPieces)
+      kinds.push_back(chunk.part(InputGradPart));
+    if (what == BackwardPieces || what == WeightPieces)
+      kinds.push_back(chunk.part(WeightGradPart));
+    bool sums = what == BackwardPieces || what == WeightPieces;
+    it->second =
+        buildPieces(chunk, partOfOp, kinds, sums, step, partFunctionName(names[what], c, v), loc);
+    return it->second;
   };
   StageResults results;
-  SmallVector<Value> &sums = results.gradSums;
-  auto run = [&](int64_t k, ArrayRef<Piece> pieces) -> LogicalResult {
+  std::vector<SmallVector<Value>> sums(static_cast<size_t>(v));
+  auto run = [&](int64_t k, int64_t c, ArrayRef<Piece> pieces) -> LogicalResult {
     IRMapping &map = mapOf(k);
+    const StageBody &chunk = chunks[size_t(c)];
     for (const Piece &piece : pieces) {
       func::FuncOp fn = piece.fn;
       if (!fn) {
-        for (Value v : readsOf(piece.ops.front()))
-          valueOf(k, v);
+        for (Value r : readsOf(piece.ops.front()))
+          valueOf(k, r);
         b.clone(*piece.ops.front(), map);
         continue;
       }
       SmallVector<Value> args;
-      for (Value v : piece.liveIns) {
-        args.push_back(map.lookupOrNull(v));
+      for (Value r : piece.liveIns) {
+        args.push_back(map.lookupOrNull(r));
         if (!args.back())
-          return emitError(loc) << "internal error: micro-batch " << k << " of stage " << stage
-                                << " calls @" << fn.getSymName()
+          return emitError(loc) << "internal error: micro-batch " << k << " of stage "
+                                << where->stageOfChunk(c) << " calls @" << fn.getSymName()
                                 << " before computing its arguments";
       }
+      SmallVector<Value> &sum = sums[size_t(c)];
       if (piece.sums) {
-        if (sums.empty())
-          for (Value g : paramGrads)
-            sums.push_back(vjp::fill(b, loc, g.getType(), 0.0));
-        args.append(sums);
+        if (sum.empty())
+          for (Value g : chunk.paramGrads)
+            sum.push_back(vjp::fill(b, loc, g.getType(), 0.0));
+        args.append(sum);
       }
       auto call = func::CallOp::create(b, loc, fn, args);
-      for (auto [v, r] : llvm::zip(piece.liveOuts, call.getResults()))
-        map.map(v, r);
+      for (auto [r, res] : llvm::zip(piece.liveOuts, call.getResults()))
+        map.map(r, res);
       if (piece.sums)
-        sums = llvm::to_vector_of<Value>(call.getResults().take_back(paramGrads.size()));
+        sum = llvm::to_vector_of<Value>(call.getResults().take_back(chunk.paramGrads.size()));
     }
     return success();
   };
 
-  for (const Action &action : schedule.program[size_t(stage)]) {
+  // The chunk of one of this rank's stages.
+  auto chunkOfStage = [&](int64_t stage) -> std::optional<int64_t> {
+    if (stage < 0 || stage >= where->stages() || stage % where->ranks != rank)
+      return std::nullopt;
+    return stage / where->ranks;
+  };
+  for (const Action &action : schedule.program[size_t(rank)]) {
     int64_t k = action.microbatch;
+    std::optional<int64_t> c = action.kind == Action::Transfers || action.kind == Action::Wait
+                                   ? std::optional<int64_t>(0)
+                                   : chunkOfStage(action.stage);
+    if (!c)
+      return emitError(loc) << "internal error: rank " << rank << " runs " << describe(action)
+                            << ", not one of its stages";
     switch (action.kind) {
     case Action::Forward:
-      if (failed(run(k, piecesOf(forwardPieces, {ForwardPart}, false, kForwardFunction))))
+      if (failed(run(k, *c, piecesOf(*c, ForwardPieces))))
         return failure();
-      if (last) {
-        Value loss = valueOf(k, outputs.front());
+      if (last && *c == v - 1) {
+        Value loss = valueOf(k, chunks.back().outputs.front());
         results.lossSum = results.lossSum ? vjp::add(b, loc, results.lossSum, loss) : loss;
       }
       break;
     case Action::Backward:
-      if (failed(run(k, piecesOf(backwardPieces, {InputGradPart, WeightGradPart}, true,
-                                 kBackwardFunction))))
+      if (failed(run(k, *c, piecesOf(*c, BackwardPieces))))
         return failure();
       break;
     case Action::BackwardInput:
-      if (failed(run(k, piecesOf(inputPieces, {InputGradPart}, false, kInputGradFunction))))
+      if (failed(run(k, *c, piecesOf(*c, InputPieces))))
         return failure();
       break;
     case Action::BackwardWeight:
-      if (failed(run(k, piecesOf(weightPieces, {WeightGradPart}, true, kWeightGradFunction))))
+      if (failed(run(k, *c, piecesOf(*c, WeightPieces))))
         return failure();
       break;
     case Action::Wait: break; // the runtime completes posted exchanges before the next transfers
@@ -442,17 +574,26 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
       // Where each received value goes: (micro-batch, argument it stands for).
       SmallVector<std::pair<int64_t, BlockArgument>> into;
       for (const Transfer &t : action.transfers) {
+        // The rank's stage that sends, or that receives (the next stage's
+        // activation, the previous one's gradient).
+        int64_t at = t.send ? t.stage : t.gradient ? t.stage - 1 : t.stage + 1;
+        std::optional<int64_t> tc = chunkOfStage(at);
+        if (!tc)
+          return emitError(loc) << "internal error: rank " << rank << " transfers "
+                                << describe(action) << " for stage " << at
+                                << ", not one of its stages";
+        const StageBody &chunk = chunks[size_t(*tc)];
         if (t.send) {
-          SmallVector<Value> values = mapped(t.microbatch, t.gradient ? recvGrads : outputs);
+          SmallVector<Value> values =
+              mapped(t.microbatch, t.gradient ? chunk.recvGrads : chunk.outputs);
           if (llvm::is_contained(values, Value()))
             return emitError(loc) << "internal error: the schedule sends micro-batch "
-                                  << t.microbatch << " of stage " << stage
-                                  << " before computing it";
+                                  << t.microbatch << " of stage " << at << " before computing it";
           sends.append(values);
           sendPeers.append(values.size(), t.peer);
           continue;
         }
-        for (BlockArgument arg : t.gradient ? seedArgs : recvArgs) {
+        for (BlockArgument arg : t.gradient ? chunk.seedArgs : chunk.recvArgs) {
           recvTypes.push_back(arg.getType());
           recvPeers.push_back(t.peer);
           into.push_back({t.microbatch, arg});
@@ -473,8 +614,14 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
   }
   if (last && !results.lossSum)
     return emitError(loc) << "internal error: the schedule runs no forward on the last stage";
-  if (results.gradSums.size() != paramGrads.size())
-    return emitError(loc) << "internal error: the schedule runs no backward on stage " << stage;
+  results.gradSums.resize(paramGrads.size());
+  for (auto [c, chunk] : llvm::enumerate(chunks)) {
+    if (sums[c].size() != chunk.paramGrads.size())
+      return emitError(loc) << "internal error: the schedule runs no backward on stage "
+                            << where->stageOfChunk(int64_t(c));
+    for (auto [n, sum] : llvm::zip(chunk.gradIndex, sums[c]))
+      results.gradSums[n] = sum;
+  }
   return results;
 }
 
@@ -483,36 +630,70 @@ LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   if (!where)
     return fn.emitError() << "@" << fn.getSymName() << " is not a pipeline stage";
   Block &body = fn.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&body);
   Location loc = fn.getLoc();
-  SmallVector<BlockArgument> recvArgs = numberedArgs(fn, "lcc.pipeline_recv");
-  if (!recvArgs.empty()) {
-    SmallVector<Type> types =
-        llvm::map_to_vector(recvArgs, [](BlockArgument a) { return a.getType(); });
-    auto recv = lcc::ExchangeOp::create(
-        b, loc, types, ValueRange(), group, b.getDenseI64ArrayAttr({}),
-        b.getDenseI64ArrayAttr(SmallVector<int64_t>(types.size(), where->stage - 1)));
-    llvm::BitVector erase(fn.getNumArguments());
-    for (auto [arg, value] : llvm::zip(recvArgs, recv.getResults())) {
-      arg.replaceAllUsesWith(value);
-      erase.set(arg.getArgNumber());
-    }
-    if (failed(fn.eraseArguments(erase)))
-      return failure();
-  }
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
-  b.setInsertionPoint(ret);
-  Value result;
-  if (where->last()) {
-    result = ret.getOperand(0);
-  } else {
+  int64_t v = where->virtualStages, p = where->ranks;
+  SmallVector<BlockArgument> recvArgs = numberedArgs(fn, "lcc.pipeline_recv");
+  // Chunk by chunk (the body computes the rank's stages one after the
+  // other): receive the stage's inputs before their first reader, send its
+  // outputs after their last writer, so that the rank sends one stage's
+  // results before it waits for its next stage's inputs.
+  OpBuilder b(fn.getContext());
+  llvm::BitVector erase(fn.getNumArguments());
+  size_t recvAt = 0, sendAt = 0;
+  for (int64_t c = 0; c < v; ++c) {
+    int64_t stage = where->stageOfChunk(c);
+    size_t recvs = v > 1 ? size_t(where->recvs[size_t(c)]) : recvArgs.size();
+    ArrayRef<BlockArgument> in = ArrayRef(recvArgs).slice(recvAt, recvs);
+    recvAt += recvs;
+    if (!in.empty()) {
+      Operation *first = ret;
+      for (BlockArgument arg : in)
+        for (Operation *user : arg.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          if (top->isBeforeInBlock(first))
+            first = top;
+        }
+      b.setInsertionPoint(first);
+      SmallVector<Type> types =
+          llvm::map_to_vector(in, [](BlockArgument a) { return a.getType(); });
+      auto recv = lcc::ExchangeOp::create(
+          b, loc, types, ValueRange(), group, b.getDenseI64ArrayAttr({}),
+          b.getDenseI64ArrayAttr(SmallVector<int64_t>(types.size(), (stage - 1) % p)));
+      for (auto [arg, value] : llvm::zip(in, recv.getResults())) {
+        BlockArgument(arg).replaceAllUsesWith(value);
+        erase.set(arg.getArgNumber());
+      }
+    }
+    if (stage == where->stages() - 1)
+      break; // the loss, returned
+    size_t sends = v > 1 ? size_t(where->sends[size_t(c)]) : ret.getNumOperands();
+    // (Read from the return again: a value passed through is now received.)
+    SmallVector<Value> out;
+    for (size_t i = sendAt; i < sendAt + sends; ++i)
+      out.push_back(ret.getOperand(unsigned(i)));
+    sendAt += sends;
+    Operation *after = nullptr;
+    for (Value o : out) {
+      Operation *def = o.getDefiningOp();
+      if (def && (!after || after->isBeforeInBlock(def)))
+        after = def;
+    }
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointToStart(&body);
     lcc::ExchangeOp::create(
-        b, loc, TypeRange(), ret.getOperands(), group,
-        b.getDenseI64ArrayAttr(SmallVector<int64_t>(ret.getNumOperands(), where->stage + 1)),
+        b, loc, TypeRange(), out, group,
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(out.size(), (stage + 1) % p)),
         b.getDenseI64ArrayAttr({}));
-    result = vjp::fill(b, loc, llvm::cast<RankedTensorType>(where->loss), 0.0);
   }
-  result = lcc::BroadcastOp::create(b, loc, result.getType(), result, group, where->stages - 1);
+  if (failed(fn.eraseArguments(erase)))
+    return failure();
+  b.setInsertionPoint(ret);
+  Value result = where->last() ? ret.getOperands().back()
+                               : vjp::fill(b, loc, llvm::cast<RankedTensorType>(where->loss), 0.0);
+  result = lcc::BroadcastOp::create(b, loc, result.getType(), result, group, p - 1);
   func::ReturnOp::create(b, ret.getLoc(), result);
   ret.erase();
   fn.setType(b.getFunctionType(fn.getArgumentTypes(), result.getType()));

@@ -18,13 +18,21 @@
 
 namespace lcc::pipeline {
 
-/// The stage a function belongs to (lcc-split-stage's `lcc.pipeline`
-/// attribute, copied to @F_grad): its number, the stage count, and the
-/// model's loss type (which only the last stage returns).
+/// The pipeline rank a function is the program of (lcc-split-stage's
+/// `lcc.pipeline` attribute, copied to @F_grad): its rank in the `pp` group,
+/// the group's size, the stages each rank runs (V; more than one when
+/// interleaved: rank r runs stages r, r + P, ...), and the model's loss type
+/// (which only the last rank returns).
 struct StageOf {
-  int64_t stage = 0, stages = 1;
+  int64_t rank = 0, ranks = 1, virtualStages = 1;
   mlir::Type loss;
-  bool last() const { return stage == stages - 1; }
+  /// Per stage of the rank, in order: how many values it receives and sends
+  /// (their arguments and results come stage by stage).
+  llvm::SmallVector<int64_t> recvs, sends;
+  bool last() const { return rank == ranks - 1; }
+  int64_t stages() const { return ranks * virtualStages; }
+  /// The (global) stage number of the rank's `chunk`-th stage.
+  int64_t stageOfChunk(int64_t chunk) const { return chunk * ranks + rank; }
 };
 std::optional<StageOf> stageOf(mlir::func::FuncOp fn);
 
@@ -32,7 +40,8 @@ std::optional<StageOf> stageOf(mlir::func::FuncOp fn);
 llvm::SmallVector<mlir::Value> readsOf(mlir::Operation *op);
 
 /// The functions a stage's parts become, `@<step>_<name>` (the forward, the
-/// backward, and the backward's input- and weight-gradient halves), called
+/// backward, and the backward's input- and weight-gradient halves; one set
+/// per stage of the rank, partFunctionName), called
 /// per micro-batch; the pipeline outlines the layers inside them too.
 inline constexpr llvm::StringLiteral kForwardFunction = "pp_forward",
                                      kBackwardFunction = "pp_backward",
@@ -40,6 +49,10 @@ inline constexpr llvm::StringLiteral kForwardFunction = "pp_forward",
                                      kWeightGradFunction = "pp_weight_grad";
 inline constexpr llvm::StringLiteral kPartFunctions[] = {kForwardFunction, kBackwardFunction,
                                                          kInputGradFunction, kWeightGradFunction};
+/// A part's name for the rank's `chunk`-th stage: `<part>_c<chunk>` when
+/// the rank runs several (interleaved), else `<part>`; and all of them.
+std::string partFunctionName(llvm::StringRef part, int64_t chunk, int64_t virtualStages);
+std::vector<std::string> partFunctionNames(int64_t virtualStages);
 
 /// What the micro-batches leave for the rest of the step.
 struct StageResults {

@@ -62,15 +62,28 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
       return op.emitError() << "lcc-split-stage: negative stage " << *s;
     stages = std::max(stages, *s + 1);
   }
-  if (stage < 0 || stage >= stages)
+  // Interleaved (V virtual stages per rank): rank r runs stages r, r + P,
+  // ..., its chunks, in one function (see Passes.td).
+  if (virtualStages < 1 || stages % virtualStages)
+    return fn.emitError() << "lcc-split-stage: " << stages << " stages cannot be spread as "
+                          << int64_t(virtualStages) << " virtual stages per rank";
+  int64_t ranks = stages / virtualStages;
+  if (stage < 0 || stage >= ranks)
     return fn.emitError() << "lcc-split-stage: stage " << int64_t(stage) << " does not exist: @"
-                          << function << " has " << stages << " stages";
-  bool last = stage == stages - 1;
+                          << function << " has " << ranks << " stages"
+                          << (virtualStages > 1 ? " of " + std::to_string(int64_t(virtualStages)) +
+                                                      " virtual stages each"
+                                                : std::string());
+  SmallVector<int64_t> chunks; // the stages this rank runs, in order
+  for (int64_t v = 0; v < virtualStages; ++v)
+    chunks.push_back(stage + v * ranks);
   auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
 
   // Parameters read by several stages (an embedding tied to the head): each
-  // holds a copy, and their gradients are summed over those stages
-  // (lcc-build-train-step), over the whole pipeline or its two ends.
+  // rank holding one holds a copy, and their gradients are summed over those
+  // ranks (lcc-build-train-step), over the whole pipeline or its two ends.
+  // Two stages of one rank cannot share one (their gradients would be one
+  // sum the rank's schedule splits).
   llvm::DenseMap<Value, SmallVector<int64_t>> readers;
   for (Operation &op : body.without_terminator())
     for (Value v : readsOf(&op))
@@ -81,25 +94,35 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
           stagesOf.push_back(*stageOf(&op));
       }
   bool ends = false;
+  llvm::DenseMap<Value, SmallVector<int64_t>> tiedRanks;
   for (auto &[v, stagesOf] : readers) {
     if (stagesOf.size() < 2)
       continue;
     llvm::sort(stagesOf);
+    auto arg = llvm::cast<BlockArgument>(v);
+    StringRef name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.param").getValue();
+    SmallVector<int64_t> &holders = tiedRanks[v];
+    for (int64_t s : stagesOf) {
+      if (llvm::is_contained(holders, s % ranks))
+        return fn.emitError() << "lcc-split-stage: parameter '" << name
+                              << "' is read by two stages of rank " << s % ranks
+                              << ": with virtual stages, a parameter is shared by stages of "
+                                 "different ranks only";
+      holders.push_back(s % ranks);
+    }
+    llvm::sort(holders);
     if (int64_t(stagesOf.size()) == stages)
       continue;
     if (stagesOf.size() == 2 && stagesOf[0] == 0 && stagesOf[1] == stages - 1) {
       ends = true;
       continue;
     }
-    auto arg = llvm::cast<BlockArgument>(v);
-    return fn.emitError()
-           << "lcc-split-stage: parameter '"
-           << fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.param").getValue()
-           << "' is read by stages "
-           << llvm::join(llvm::map_range(stagesOf, [](int64_t x) { return std::to_string(x); }),
-                         ", ")
-           << ": a parameter is shared by every stage or by the first and "
-              "the last only";
+    return fn.emitError() << "lcc-split-stage: parameter '" << name << "' is read by stages "
+                          << llvm::join(llvm::map_range(
+                                            stagesOf, [](int64_t x) { return std::to_string(x); }),
+                                        ", ")
+                          << ": a parameter is shared by every stage or by the first and "
+                             "the last only";
   }
 
   // Values that depend on a parameter: computed by one stage and sent on.
@@ -136,31 +159,44 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
     }
     return values;
   };
-  SmallVector<Value> received = stage > 0 ? crossing(stage) : SmallVector<Value>();
-  SmallVector<Value> sent = last ? SmallVector<Value>(ret.getOperands()) : crossing(stage + 1);
-
-  // The ops this stage runs: its own, and the parameter-free ones of earlier
-  // stages whose results it reads.
-  llvm::DenseSet<Operation *> runs;
-  llvm::DenseSet<Value> needed(sent.begin(), sent.end());
-  llvm::DenseSet<Value> receivedSet(received.begin(), received.end());
   SmallVector<Operation *> ops =
       llvm::map_to_vector(body.without_terminator(), [](Operation &op) { return &op; });
-  for (Operation *op : llvm::reverse(ops)) {
-    int64_t s = *stageOf(op);
-    bool mine = s == stage;
-    bool remade =
-        s < stage &&
-        llvm::none_of(op->getResults(), [&](Value r) { return fromParams.contains(r); }) &&
-        llvm::any_of(op->getResults(), [&](Value r) { return needed.contains(r); });
-    if (!mine && !remade)
-      continue;
-    runs.insert(op);
-    for (Value v : readsOf(op))
-      needed.insert(v);
+  // Per chunk: what it receives, what it sends, and the ops it runs (its
+  // own, and the parameter-free ones of earlier stages whose results it
+  // reads). Each chunk is cloned on its own, so that a value it receives is
+  // the received one even where this rank computed it in an earlier chunk.
+  struct Chunk {
+    SmallVector<Value> received, sent;
+    llvm::DenseSet<Operation *> runs;
+  };
+  SmallVector<Chunk> parts(chunks.size());
+  llvm::DenseSet<Value> neededArgs;
+  for (auto [v, s] : llvm::enumerate(chunks)) {
+    Chunk &chunk = parts[v];
+    if (s > 0)
+      chunk.received = crossing(s);
+    chunk.sent = s == stages - 1 ? SmallVector<Value>(ret.getOperands()) : crossing(s + 1);
+    llvm::DenseSet<Value> needed(chunk.sent.begin(), chunk.sent.end());
+    for (Operation *op : llvm::reverse(ops)) {
+      int64_t at = *stageOf(op);
+      bool mine = at == s;
+      bool remade =
+          at < s &&
+          llvm::none_of(op->getResults(), [&](Value r) { return fromParams.contains(r); }) &&
+          llvm::any_of(op->getResults(), [&](Value r) { return needed.contains(r); });
+      if (!mine && !remade)
+        continue;
+      chunk.runs.insert(op);
+      for (Value r : readsOf(op))
+        needed.insert(r);
+    }
+    for (Value r : needed)
+      if (llvm::isa<BlockArgument>(r))
+        neededArgs.insert(r);
   }
 
-  // The new signature: parameters read, every batch input, received values.
+  // The new signature: parameters read, every batch input, received values
+  // (chunk by chunk); results: the chunks' sent values, then the loss.
   OpBuilder b(fn);
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
@@ -169,61 +205,82 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   for (BlockArgument arg : body.getArguments()) {
     bool param = bool(fn.getArgAttr(arg.getArgNumber(), "lcc.param"));
     if (param)
-      keepParam.push_back(needed.contains(arg));
-    if (param && !needed.contains(arg))
+      keepParam.push_back(neededArgs.contains(arg));
+    if (param && !neededArgs.contains(arg))
       continue;
     oldArgs.push_back(arg);
     argTypes.push_back(arg.getType());
     NamedAttrList attrs(fn.getArgAttrDict(arg.getArgNumber()));
-    if (auto it = readers.find(arg); param && it != readers.end() && it->second.size() > 1)
+    if (auto it = tiedRanks.find(arg); param && it != tiedRanks.end())
       attrs.set("lcc.pipeline_tied", b.getDenseI64ArrayAttr(it->second));
     argAttrs.push_back(attrs.getDictionary(&getContext()));
   }
-  for (auto [k, v] : llvm::enumerate(received)) {
-    oldArgs.push_back(v);
-    argTypes.push_back(v.getType());
-    argAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("lcc.pipeline_recv", b.getI64IntegerAttr(int64_t(k)))));
-  }
+  SmallVector<Type> resultTypes;
   SmallVector<DictionaryAttr> resultAttrs;
-  for (auto [k, v] : llvm::enumerate(sent))
-    resultAttrs.push_back(
-        last ? (fn.getResultAttrDict(unsigned(k)) ? fn.getResultAttrDict(unsigned(k))
-                                                  : b.getDictionaryAttr({}))
-             : b.getDictionaryAttr(
-                   b.getNamedAttr("lcc.pipeline_send", b.getI64IntegerAttr(int64_t(k)))));
+  SmallVector<int64_t> recvCounts, sendCounts;
+  int64_t recvs = 0, sends = 0;
+  for (auto [v, chunk] : llvm::enumerate(parts)) {
+    for (Value r : chunk.received) {
+      argTypes.push_back(r.getType());
+      argAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("lcc.pipeline_recv", b.getI64IntegerAttr(recvs++))));
+    }
+    recvCounts.push_back(int64_t(chunk.received.size()));
+    bool loss = chunks[v] == stages - 1;
+    for (auto [k, r] : llvm::enumerate(chunk.sent)) {
+      resultTypes.push_back(r.getType());
+      DictionaryAttr given = loss ? fn.getResultAttrDict(unsigned(k)) : DictionaryAttr();
+      resultAttrs.push_back(loss ? (given ? given : b.getDictionaryAttr({}))
+                                 : b.getDictionaryAttr(b.getNamedAttr(
+                                       "lcc.pipeline_send", b.getI64IntegerAttr(sends++))));
+    }
+    sendCounts.push_back(loss ? 0 : int64_t(chunk.sent.size()));
+  }
 
   auto stageFn = func::FuncOp::create(b, fn.getLoc(), fn.getSymName(),
-                                      b.getFunctionType(argTypes, ValueRange(sent).getTypes()));
+                                      b.getFunctionType(argTypes, resultTypes));
   for (NamedAttribute attr : fn->getDiscardableAttrs())
     stageFn->setAttr(attr.getName(), attr.getValue());
   stageFn.setVisibility(fn.getVisibility());
-  stageFn->setAttr(
-      "lcc.pipeline",
-      b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
-                           b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
-                           b.getNamedAttr("loss", TypeAttr::get(ret.getOperand(0).getType()))}));
-  Block *entry = stageFn.addEntryBlock();
-  IRMapping map;
-  map.map(ValueRange(oldArgs), entry->getArguments());
-  b.setInsertionPointToStart(entry);
-  for (Operation *op : ops) {
-    if (!runs.contains(op))
-      continue;
-    for (Value v : readsOf(op))
-      if (!map.contains(v) && v.getParentBlock() == &body)
-        return op->emitError() << "internal error: lcc-split-stage: stage " << int64_t(stage)
-                               << " reads a value it neither computes nor receives";
-    Operation *clone = b.clone(*op, map);
-    clone->removeAttr("lcc.stage");
+  SmallVector<NamedAttribute> where = {
+      b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+      b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+      b.getNamedAttr("loss", TypeAttr::get(ret.getOperand(0).getType()))};
+  if (virtualStages > 1) {
+    where.push_back(b.getNamedAttr("virtual", b.getI64IntegerAttr(virtualStages)));
+    where.push_back(b.getNamedAttr("chunk_recvs", b.getDenseI64ArrayAttr(recvCounts)));
+    where.push_back(b.getNamedAttr("chunk_sends", b.getDenseI64ArrayAttr(sendCounts)));
   }
-  func::ReturnOp::create(b, ret.getLoc(),
-                         llvm::map_to_vector(sent, [&](Value v) { return map.lookup(v); }));
+  stageFn->setAttr("lcc.pipeline", b.getDictionaryAttr(where));
+  Block *entry = stageFn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<Value> results;
+  unsigned firstRecv = unsigned(oldArgs.size());
+  for (Chunk &chunk : parts) {
+    IRMapping map;
+    for (auto [old, arg] : llvm::zip(oldArgs, entry->getArguments()))
+      map.map(old, arg);
+    for (Value r : chunk.received)
+      map.map(r, entry->getArgument(firstRecv++));
+    for (Operation *op : ops) {
+      if (!chunk.runs.contains(op))
+        continue;
+      for (Value v : readsOf(op))
+        if (!map.contains(v) && v.getParentBlock() == &body)
+          return op->emitError() << "internal error: lcc-split-stage: stage " << int64_t(stage)
+                                 << " reads a value it neither computes nor receives";
+      Operation *clone = b.clone(*op, map);
+      clone->removeAttr("lcc.stage");
+    }
+    for (Value r : chunk.sent)
+      results.push_back(map.lookup(r));
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
   stageFn.setAllArgAttrs(argAttrs);
   stageFn.setAllResultAttrs(resultAttrs);
   fn.erase();
-  if (failed(lcc::shard::declareGroup(module, "pp", stages, "lcc-split-stage")) ||
-      (ends && stages > 2 &&
+  if (failed(lcc::shard::declareGroup(module, "pp", ranks, "lcc-split-stage")) ||
+      (ends && ranks > 2 &&
        failed(lcc::shard::declareGroup(module, "pp_ends", 2, "lcc-split-stage"))))
     return failure();
   return pruneInit(module, keepParam);

@@ -197,14 +197,17 @@ LogicalResult LccAutodiffPass::differentiate(ModuleOp module) {
   // The seed: 1, or (seed-arg) a trailing argument, so that loss scaling can
   // run the whole backward on scale * dL (see lcc-build-train-step); a
   // stage's sends are seeded by trailing arguments {lcc.pipeline_seed = k}.
+  // (The last rank of an interleaved pipeline returns both: its earlier
+  // stages' sends, then the loss.)
   for (auto [k, out] : llvm::enumerate(outputs)) {
     auto type = llvm::cast<RankedTensorType>(out.getType());
     Value seed;
-    if (seedArg || sends) {
+    bool sent = bool(fwd.getResultAttr(unsigned(k), "lcc.pipeline_send"));
+    if (seedArg || sent) {
       NamedAttribute what =
-          sends ? b.getNamedAttr("lcc.pipeline_seed", b.getI64IntegerAttr(int64_t(k)))
-                : b.getNamedAttr("lcc.loss_seed", b.getUnitAttr());
-      if (sends && !isFloatTensor(type))
+          sent ? b.getNamedAttr("lcc.pipeline_seed", b.getI64IntegerAttr(int64_t(k)))
+               : b.getNamedAttr("lcc.loss_seed", b.getUnitAttr());
+      if (sent && !isFloatTensor(type))
         continue; // integers have no gradient
       if (failed(gradFn.insertArgument(gradFn.getNumArguments(), type, b.getDictionaryAttr(what),
                                        out.getLoc())))

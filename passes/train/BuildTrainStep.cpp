@@ -299,12 +299,13 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   if (pipe) {
     std::optional<lcc::pipeline::ScheduleKind> kind =
         lcc::pipeline::parseScheduleKind(pipelineSchedule);
-    if (!kind || *kind == lcc::pipeline::ScheduleKind::Interleaved)
+    if (!kind)
       return module.emitError() << "lcc-build-train-step: pipeline-schedule '" << pipelineSchedule
-                                << "' is not one of gpipe, 1f1b, zb-h1";
+                                << "' is not one of gpipe, 1f1b, interleaved, zb-h1";
     llvm::Expected<lcc::pipeline::Schedule> order =
-        pipelineOrder.empty() ? lcc::pipeline::buildSchedule(*kind, pipe->stages, accum)
-                              : lcc::pipeline::parseSchedule(pipelineOrder, accum);
+        pipelineOrder.empty()
+            ? lcc::pipeline::buildSchedule(*kind, pipe->ranks, accum, pipe->virtualStages)
+            : lcc::pipeline::parseSchedule(pipelineOrder, accum);
     if (!order)
       return module.emitError() << "lcc-build-train-step: " << llvm::toString(order.takeError());
     IRMapping fixed;
@@ -389,7 +390,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     loss = vjp::scale(b, loc, lossSum, 1.0 / double(accum));
   // Every stage reports the last one's loss.
   if (pipe)
-    loss = lcc::BroadcastOp::create(b, loc, loss.getType(), loss, "pp", pipe->stages - 1);
+    loss = lcc::BroadcastOp::create(b, loc, loss.getType(), loss, "pp", pipe->ranks - 1);
   if (scaled) {
     // Unscaled in f32 (the gradients are f32 whatever the forward's
     // precision), with the micro-batch mean in the same multiply.
@@ -411,7 +412,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
     if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty())
       grads[n] =
           lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
-                                   int64_t(tied.size()) == pipe->stages ? "pp" : "pp_ends", "sum");
+                                   int64_t(tied.size()) == pipe->ranks ? "pp" : "pp_ends", "sum");
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))
@@ -422,7 +423,7 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   // the sum over its parts; every rank then has the same norm.
   Value sumSq = constant(b, loc, ct, 0.0);
   for (auto [n, p] : llvm::enumerate(trainable)) {
-    if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty() && tied.front() != pipe->stage)
+    if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty() && tied.front() != pipe->rank)
       continue; // counted by the first stage holding it
     Value sq = sumOfSquares(b, at(n), grads[n], ct);
     if (auto split = gradFn.getArgAttrOfType<DictionaryAttr>(p.arg, "lcc.shard"))

@@ -98,7 +98,9 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     then lcc-autodiff) runs its `accum` micro-batches in the order
     `pipeline-schedule` gives its rank (passes/pipeline/PipelineStep.h: the
     stage's forward, backward, input-gradient and weight-gradient parts are
-    each one private function `@<step>_pp_<part>` (`lcc.layer`), called per
+    each one private function `@<step>_pp_<part>` (`lcc.layer`; with
+    several stages per rank, interleaved, `@<step>_pp_<part>_c<chunk>` for
+    the rank's chunk-th), called per
     micro-batch, the backward's adding the gradients to running sums; the
     transfers between stages lcc.exchange ops on group `pp`), after the schedule is proved not to hang. The loss (the last
     stage's) is broadcast to every stage; a parameter several stages hold
@@ -146,7 +148,8 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", /*default=*/"2000",
            "dynamic: the scale doubles after this many steps without overflow">,
     Option<"pipelineSchedule", "pipeline-schedule", "std::string", /*default=*/"\"1f1b\"",
-           "A pipeline stage's order of micro-batches: gpipe, 1f1b or zb-h1">,
+           "A pipeline stage's order of micro-batches: gpipe, 1f1b, interleaved (the "
+           "rank's stages from lcc.pipeline) or zb-h1">,
     Option<"pipelineOrder", "pipeline-order", "std::string", /*default=*/"\"\"",
            "Instead of pipeline-schedule, an order by hand: each rank's F, B, I, W per "
            "micro-batch, ranks separated by '|' (passes/pipeline/Schedule.h parseSchedule)">,

@@ -86,16 +86,24 @@ cl::opt<int64_t> ppFlag("pp",
 static cl::opt<int64_t>
     microbatchesFlag("microbatches", cl::desc("--pp: micro-batches per step (default 4 per stage)"),
                      cl::init(0), cl::cat(distCat));
-static cl::opt<std::string> ppScheduleFlag("pp-schedule",
-                                           cl::desc("--pp: gpipe, 1f1b (default) or zb-h1"),
-                                           cl::init("1f1b"), cl::cat(distCat));
+static cl::opt<std::string>
+    ppScheduleFlag("pp-schedule",
+                   cl::desc("--pp: gpipe, 1f1b (default), interleaved (1F1B over --virtual "
+                            "stages per rank) or zb-h1"),
+                   cl::init("1f1b"), cl::cat(distCat));
+static cl::opt<int64_t>
+    virtualFlag("virtual",
+                cl::desc("--pp: stages per rank, V (the interleaved schedule's; default 2 with "
+                         "it, and V > 1 implies it): the model is cut into P x V stages"),
+                cl::init(0), cl::cat(distCat));
 static cl::opt<std::string> stagesFlag(
     "stages",
     cl::desc("--pp: auto (balanced, default) or the layers (from 0) that start stages 1, 2, "
-             "... (e.g. 2 for layers 0-1 | 2-3)"),
+             "... (e.g. 2 for layers 0-1 | 2-3; P x V - 1 of them)"),
     cl::init("auto"), cl::cat(distCat));
 cl::opt<int64_t> ppStageFlag("pp-stage",
-                             cl::desc("--pp with --compile-to/--emit=mlir: the stage to print"),
+                             cl::desc("--pp with --compile-to/--emit=mlir: the pipeline rank "
+                                      "whose step to print"),
                              cl::init(0), cl::cat(distCat));
 cl::opt<std::string> precisionFlag(
     "precision",
@@ -162,6 +170,18 @@ static std::string parseWorlds() {
   return "";
 }
 
+/// --virtual's V and the schedule it implies: interleaved takes 2 unless
+/// told, and V > 1 alone means interleaved.
+static int64_t virtualStages() {
+  if (virtualFlag > 0)
+    return virtualFlag;
+  return ppScheduleFlag == "interleaved" ? 2 : 1;
+}
+static std::string pipelineSchedule() {
+  return virtualFlag > 1 && !ppScheduleFlag.getNumOccurrences() ? "interleaved"
+                                                                : ppScheduleFlag.getValue();
+}
+
 lcc::TrainStepOptions trainStepOptions() {
   lcc::TrainStepOptions o;
   o.optimizer = optimizerFlag;
@@ -182,7 +202,8 @@ lcc::TrainStepOptions trainStepOptions() {
   o.stage = ppStageFlag;
   if (ppFlag > 1) {
     o.accum = microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
-    o.pipelineSchedule = ppScheduleFlag;
+    o.pipelineSchedule = pipelineSchedule();
+    o.virtualStages = virtualStages();
     if (stagesFlag != "auto")
       for (llvm::StringRef item : llvm::split(stagesFlag.getValue(), ','))
         o.stageStarts.push_back(std::stoll(item.str()));
@@ -220,10 +241,26 @@ std::string checkTrainFlags(bool onePhase) {
       return "--pp runs --microbatches per step; --accum is for steps without pipeline stages";
     if (microbatchesFlag < 0)
       return "--microbatches must be >= 1";
-    if (ppScheduleFlag != "gpipe" && ppScheduleFlag != "1f1b" && ppScheduleFlag != "zb-h1")
-      return "unknown --pp-schedule=" + ppScheduleFlag + "; expected gpipe, 1f1b or zb-h1";
+    std::string schedule = pipelineSchedule();
+    if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved" &&
+        schedule != "zb-h1")
+      return "unknown --pp-schedule=" + schedule + "; expected gpipe, 1f1b, interleaved or zb-h1";
+    int64_t v = virtualStages();
+    if (virtualFlag.getNumOccurrences() && virtualFlag < 1)
+      return "--virtual must be >= 1, got " + std::to_string(int64_t(virtualFlag));
+    if (schedule == "interleaved" && v < 2)
+      return "--pp-schedule=interleaved runs at least 2 stages per rank; got --virtual=" +
+             std::to_string(v);
+    if (schedule != "interleaved" && v > 1)
+      return "--virtual=" + std::to_string(v) + " needs --pp-schedule=interleaved; " + schedule +
+             " runs one stage per rank";
+    int64_t m = microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
+    if (schedule == "interleaved" && m % ppFlag)
+      return "--pp-schedule=interleaved needs --microbatches (" + std::to_string(m) +
+             ") to be a multiple of --pp (" + std::to_string(int64_t(ppFlag)) +
+             "), as Megatron's interleaved schedule does";
     if (ppStageFlag < 0 || ppStageFlag >= ppFlag)
-      return "--pp-stage must be a stage (0.." + std::to_string(ppFlag - 1) + ")";
+      return "--pp-stage must be a pipeline rank (0.." + std::to_string(ppFlag - 1) + ")";
     if (stagesFlag != "auto") {
       int64_t count = 0;
       for (llvm::StringRef item : llvm::split(stagesFlag.getValue(), ',')) {
@@ -232,13 +269,16 @@ std::string checkTrainFlags(bool onePhase) {
           return "--stages expects auto or layer numbers like 2 or 1,3, got '" + stagesFlag + "'";
         ++count;
       }
-      if (count != ppFlag - 1)
-        return "--stages lists the layers that start stages 1.." + std::to_string(ppFlag - 1) +
-               ": " + std::to_string(ppFlag - 1) + " numbers, got " + std::to_string(count);
+      int64_t stages = ppFlag * v;
+      if (count != stages - 1)
+        return "--stages lists the layers that start stages 1.." + std::to_string(stages - 1) +
+               ": " + std::to_string(stages - 1) + " numbers, got " + std::to_string(count);
     }
   } else if (microbatchesFlag.getNumOccurrences() || ppScheduleFlag.getNumOccurrences() ||
-             stagesFlag.getNumOccurrences() || ppStageFlag.getNumOccurrences()) {
-    return "--microbatches, --pp-schedule, --stages and --pp-stage apply to --pp > 1 only";
+             stagesFlag.getNumOccurrences() || ppStageFlag.getNumOccurrences() ||
+             virtualFlag.getNumOccurrences()) {
+    return "--microbatches, --pp-schedule, --virtual, --stages and --pp-stage apply to --pp > 1 "
+           "only";
   }
   int64_t model = tpFlag * ppFlag;
   for (int64_t w : worlds)

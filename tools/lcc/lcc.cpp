@@ -404,8 +404,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   std::vector<lcc::Package> packages;
   std::optional<lcc::Package> package;
   double trainStepSeconds = 0;
-  // With --pp, one program per stage too (sections manifest.wN.sK): each
-  // rank runs its stage's.
+  // With --pp, one program per pipeline rank too (sections manifest.wN.sK):
+  // each rank runs its stage's (its stages', interleaved).
   std::vector<std::pair<int64_t, int64_t>> variants; // (world, stage or -1)
   for (int64_t world : worlds)
     for (int64_t stage = 0; stage < ppFlag; ++stage)
@@ -483,8 +483,10 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   // A memory plan per stage (one world's: the first).
   if (planFlag)
     llvm::outs() << lcc::memoryPlanReport(package->manifest);
+  // (Interleaved, each rank's program holds several stages: named by rank.)
+  bool byRank = trainStepOptions().virtualStages > 1;
   for (int64_t stage = 1; planFlag && stage < ppFlag && stage <= int64_t(packages.size()); ++stage)
-    llvm::outs() << "stage " << stage << ": "
+    llvm::outs() << (byRank ? "rank " : "stage ") << stage << ": "
                  << lcc::memoryPlanReport(packages[size_t(stage - 1)].manifest);
   if (reportFlag)
     llvm::outs() << lcc::compileReportText(package->manifest);

@@ -3,7 +3,7 @@
 // RUN: lcc-opt %s --lcc-split-stage=stage=0 --lcc-autodiff --lcc-build-train-step="accum=4 pipeline-schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
 // RUN: lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=2 pipeline-schedule=zb-h1" | FileCheck %s --check-prefix=ZB
 // RUN: not lcc-opt %s --lcc-split-stage=stage=1 --lcc-autodiff --lcc-build-train-step="accum=4 pipeline-schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
-// INTERLEAVED: error: lcc-build-train-step: pipeline-schedule 'interleaved' is not one of gpipe, 1f1b, zb-h1
+// INTERLEAVED: error: lcc-build-train-step: the interleaved schedule needs at least 2 virtual stages per rank
 // A hand-made order is proved before anything is built: rank 0 runs each
 // micro-batch's backward before the next forward, rank 1 both forwards
 // first, so each waits for the other (named with what it waits in); and an
