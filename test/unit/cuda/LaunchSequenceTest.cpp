@@ -553,55 +553,82 @@ TEST(CudaLaunchSequence, TensorParallelStepCollectivesAreStreamOrdered) {
   EXPECT_EQ(t.scattered + t.gathered, 0u);
 }
 
-// --pp=2 on CUDA (1F1B, 4 micro-batches): each stage's transfers are
-// lcc.exchange groups. Every send and receive lies between a group_start
-// and group_end of its group (one NCCL group on the communication stream),
-// inside one buffer, and no receive's buffer overlaps a send's of the same
-// group (the runtime reads and writes them all at group_end). Each stage
-// has 5 groups: 4 activations go forward, 4 gradients back.
+// A pipeline rank's transfers are lcc.exchange groups. Every send and
+// receive lies between a group_start and group_end of its group (one NCCL
+// group on the communication stream), inside one buffer, and no receive's
+// buffer overlaps a send's of the same group (the runtime reads and writes
+// them all at group_end). Returns the groups, sends and receives of rank
+// `rank`'s step in `bin` (a train.bin for 2 ranks).
+struct Exchanges {
+  int groups = 0, sends = 0, recvs = 0;
+};
+Exchanges checkExchangeGroups(const char *bin, int64_t rank) {
+  auto *p = new Program();
+  Status st = Program::load(bin, *p, 2, rank);
+  EXPECT_TRUE(st) << st.message();
+  const EntryPoint *e = st ? p->entry("train_step") : nullptr;
+  EXPECT_NE(e, nullptr);
+  if (!e)
+    return {};
+  Buffers b(*e);
+  std::vector<RecordingBackend::Call> calls = record(b, *p);
+  bool open = false;
+  Exchanges n;
+  std::vector<std::pair<uint64_t, uint64_t>> sent, received; // (address, bytes)
+  for (const RecordingBackend::Call &c : calls) {
+    if (!c.isCollective)
+      continue;
+    const CollectiveCall &k = c.collective;
+    if (k.kind == CollectiveCall::GroupStart) {
+      EXPECT_FALSE(open) << "a group inside a group";
+      open = true;
+      ++n.groups;
+      sent.clear();
+      received.clear();
+    } else if (k.kind == CollectiveCall::GroupEnd) {
+      EXPECT_TRUE(open) << "group_end without group_start";
+      open = false;
+      for (auto [r, rn] : received)
+        for (auto [s, sn] : sent)
+          EXPECT_FALSE(r < s + sn && s < r + rn) << "a receive over a send of its group";
+    } else if (k.kind == CollectiveCall::Send || k.kind == CollectiveCall::Recv) {
+      EXPECT_TRUE(open) << k.name() << " outside a group";
+      bool send = k.kind == CollectiveCall::Send;
+      auto [inBytes, outBytes] = collectiveBytes(k, 2);
+      uint64_t at = send ? k.in : k.out, bytes = send ? inBytes : outBytes;
+      EXPECT_GE(b.slotOf(at, bytes), 0) << k.name() << " outside every buffer";
+      (send ? sent : received).push_back({at, bytes});
+      ++(send ? n.sends : n.recvs);
+    }
+  }
+  EXPECT_FALSE(open);
+  return n;
+}
+
+// --pp=2 on CUDA (1F1B, 4 micro-batches): each stage has 5 groups: 4
+// activations go forward, 4 gradients back.
 TEST(CudaLaunchSequence, PipelineStagesExchangeInGroups) {
   for (int64_t stage : {0, 1}) {
     SCOPED_TRACE("stage " + std::to_string(stage));
-    auto *p = new Program();
-    Status st = Program::load(LCC_CUDA_PP2_TEST_BIN, *p, 2, stage);
-    ASSERT_TRUE(st) << st.message();
-    const EntryPoint *e = p->entry("train_step");
-    ASSERT_NE(e, nullptr);
-    Buffers b(*e);
-    std::vector<RecordingBackend::Call> calls = record(b, *p);
-    bool open = false;
-    int groups = 0, sends = 0, recvs = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> sent, received; // (address, bytes)
-    for (const RecordingBackend::Call &c : calls) {
-      if (!c.isCollective)
-        continue;
-      const CollectiveCall &k = c.collective;
-      if (k.kind == CollectiveCall::GroupStart) {
-        EXPECT_FALSE(open) << "a group inside a group";
-        open = true;
-        ++groups;
-        sent.clear();
-        received.clear();
-      } else if (k.kind == CollectiveCall::GroupEnd) {
-        EXPECT_TRUE(open) << "group_end without group_start";
-        open = false;
-        for (auto [r, rn] : received)
-          for (auto [s, sn] : sent)
-            EXPECT_FALSE(r < s + sn && s < r + rn) << "a receive over a send of its group";
-      } else if (k.kind == CollectiveCall::Send || k.kind == CollectiveCall::Recv) {
-        EXPECT_TRUE(open) << k.name() << " outside a group";
-        bool send = k.kind == CollectiveCall::Send;
-        auto [inBytes, outBytes] = collectiveBytes(k, 2);
-        uint64_t at = send ? k.in : k.out, bytes = send ? inBytes : outBytes;
-        EXPECT_GE(b.slotOf(at, bytes), 0) << k.name() << " outside every buffer";
-        (send ? sent : received).push_back({at, bytes});
-        ++(send ? sends : recvs);
-      }
-    }
-    EXPECT_FALSE(open);
-    EXPECT_EQ(groups, 5);
-    EXPECT_EQ(sends, 4);
-    EXPECT_EQ(recvs, 4);
+    Exchanges n = checkExchangeGroups(LCC_CUDA_PP2_TEST_BIN, stage);
+    EXPECT_EQ(n.groups, 5);
+    EXPECT_EQ(n.sends, 4);
+    EXPECT_EQ(n.recvs, 4);
+  }
+}
+
+// --pp=2 --virtual=2 (interleaved, 4 micro-batches): each rank runs two of
+// the four stages, so per micro-batch it receives and sends one activation
+// and one gradient per stage, but for the first stage's input and the last
+// one's output: 12 sends and 12 receives, in the 11 groups of Megatron's
+// order (a steady-state forward and backward share one).
+TEST(CudaLaunchSequence, InterleavedStagesExchangeInGroups) {
+  for (int64_t rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    Exchanges n = checkExchangeGroups(LCC_CUDA_PP2V2_TEST_BIN, rank);
+    EXPECT_EQ(n.groups, 11);
+    EXPECT_EQ(n.sends, 12);
+    EXPECT_EQ(n.recvs, 12);
   }
 }
 
