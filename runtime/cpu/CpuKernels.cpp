@@ -4,6 +4,7 @@
 #include "runtime/cpu/Attention.h"
 #include "runtime/cpu/Parallel.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -22,6 +23,24 @@ void singleThreadedBlas() {
 #if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
+#endif
+}
+
+bool cpuHasAvx512() {
+#if defined(__x86_64__)
+  // compiler-rt's checks include the OS's support (XCR0) for the registers.
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
+bool cpuHasAvx2Fma() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
 #endif
 }
 
@@ -337,6 +356,31 @@ bool cpuKernelsHaveBlas() {
   return true;
 #else
   return false;
+#endif
+}
+
+const char *betterBlasCoreType(const char *current, bool userChose, bool avx512, bool avx2Fma) {
+  if (userChose || !current || std::strcmp(current, "Prescott") != 0)
+    return nullptr;
+  return avx512 ? "SkylakeX" : avx2Fma ? "Haswell" : nullptr;
+}
+
+const char *betterBlasCoreType() {
+#if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  return betterBlasCoreType(openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE") != nullptr,
+                            cpuHasAvx512(), cpuHasAvx2Fma());
+#else
+  return nullptr;
+#endif
+}
+
+std::string blasDescription() {
+#if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  return std::string("OpenBLAS ") + openblas_get_corename();
+#elif defined(LCC_HAVE_CBLAS)
+  return "BLAS";
+#else
+  return "no BLAS";
 #endif
 }
 

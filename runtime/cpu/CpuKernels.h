@@ -27,6 +27,7 @@
 #include "runtime/support/Symbol.h"
 
 #include <cstdint>
+#include <string>
 
 extern "C" {
 void lcc_sgemm(LCC_GEMM_PARAMS);
@@ -44,6 +45,19 @@ const RuntimeSymbol *cpuKernelSymbols();
 
 /// Whether GEMMs go to a BLAS in this build (else plain loops).
 bool cpuKernelsHaveBlas();
+
+/// OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels by CPU
+/// model when it is loaded, and falls back to "Prescott" (SSE3) on a model
+/// newer than it knows: Debian 12's 0.3.21 on Emerald Rapids runs GEMMs 3x
+/// slower than with its SkylakeX kernels. The OPENBLAS_CORETYPE to load it
+/// with instead (SkylakeX with AVX-512, Haswell with AVX2 and FMA), or null:
+/// when the pick is not that fallback, the user set OPENBLAS_CORETYPE, or
+/// the BLAS is not OpenBLAS. lcc-run restarts itself with it.
+const char *betterBlasCoreType();
+/// The rule, for tests: `current` is the core OpenBLAS picked.
+const char *betterBlasCoreType(const char *current, bool userChose, bool avx512, bool avx2Fma);
+/// "OpenBLAS <core>", "BLAS" or "no BLAS": what runs the GEMMs, for logs.
+std::string blasDescription();
 
 /// C += A B (or C = A B with `overwrite`: C is not read) with A m x k, B k x
 /// n, C m x n, each given by its row and column strides (a transpose is

@@ -15,6 +15,7 @@
 #include "Options.h"
 
 #include "runtime/train/Checkpoint.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/CpuProgram.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaSession.h"
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace lcc;
 using Clock = std::chrono::steady_clock;
@@ -131,6 +133,13 @@ Status evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t ba
 } // namespace
 
 int main(int argc, char **argv) {
+  // OpenBLAS chose its kernels when it was loaded, before main: on a CPU it
+  // does not know, SSE3 ones (runtime/cpu/CpuKernels.h). Start again, once,
+  // with the ones this CPU runs (the launcher's ranks inherit the choice).
+  if (const char *core = lcc::betterBlasCoreType()) {
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    execv("/proc/self/exe", argv); // returns only if it failed: run on as we are
+  }
   run::Options opt;
   std::string message;
   bool help = false;
@@ -321,15 +330,14 @@ int main(int argc, char **argv) {
   const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq;
   const int64_t first = trainer.stepCount() + 1;
   if (!opt.quiet)
-    std::printf("training %s: steps %lld..%lld, %lld tokens/step, code %s, %s%s\n",
-                opt.program.c_str(), static_cast<long long>(first),
-                static_cast<long long>(opt.steps), static_cast<long long>(tokensPerStep),
-                program.target().c_str(),
-                gpu ? (gpu->description() + (opt.noGraph ? ", eager" : ", CUDA graph")).c_str()
-                    : (std::to_string(numThreads()) + " threads").c_str(),
-                job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend +
-                                ")").c_str()
-                             : "");
+    std::printf(
+        "training %s: steps %lld..%lld, %lld tokens/step, code %s, %s%s\n", opt.program.c_str(),
+        static_cast<long long>(first), static_cast<long long>(opt.steps),
+        static_cast<long long>(tokensPerStep), program.target().c_str(),
+        gpu ? (gpu->description() + (opt.noGraph ? ", eager" : ", CUDA graph")).c_str()
+            : (std::to_string(numThreads()) + " threads (" + blasDescription() + ")").c_str(),
+        job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend + ")").c_str()
+                     : "");
   if (!opt.quiet || !lead) {
     // The plan (from the manifest) and what this process allocated for it:
     // equal when every temporary of the compiled code is planned. Every rank

@@ -318,4 +318,17 @@ TEST(CpuKernels, HgemmWidensExactly) {
       }
 }
 
+// OpenBLAS's fallback for CPUs newer than it knows ("Prescott") is replaced
+// by the kernels the CPU runs, and only that: a core it picked by model, one
+// the user chose, and a CPU without AVX2 keep theirs.
+TEST(CpuKernels, BlasCoreTypeReplacesOnlyTheFallback) {
+  EXPECT_STREQ(lcc::betterBlasCoreType("Prescott", false, true, true), "SkylakeX");
+  EXPECT_STREQ(lcc::betterBlasCoreType("Prescott", false, false, true), "Haswell");
+  EXPECT_EQ(lcc::betterBlasCoreType("Prescott", false, false, false), nullptr);
+  EXPECT_EQ(lcc::betterBlasCoreType("Prescott", true, true, true), nullptr);
+  EXPECT_EQ(lcc::betterBlasCoreType("SkylakeX", false, true, true), nullptr);
+  EXPECT_EQ(lcc::betterBlasCoreType("Haswell", false, true, true), nullptr);
+  EXPECT_EQ(lcc::betterBlasCoreType(nullptr, false, true, true), nullptr);
+}
+
 } // namespace
