@@ -8,14 +8,16 @@ one thread per rank, Gloo on loopback for both. A step is --microbatches micro-b
 config's batch.
   - lcc:   `lcc MODEL --pp=P --microbatches=M --pp-schedule=S -o pp.bin`,
            `lcc-run -n P pp.bin --threads 1`; ms/step from the CSV after --skip steps;
-  - torch: PipelineStage per rank with Schedule1F1B / ScheduleGPipe, and for the zero-bubble
-           row ScheduleInterleavedZeroBubble with one stage per rank (reported n/a if it does
-           not run); the head is its own weight there (PipelineStage cannot tie across ranks:
+  - torch: PipelineStage per rank with Schedule1F1B / ScheduleGPipe, for the interleaved row
+           --virtual PipelineStages per rank (stages r, r + P, ...) with
+           ScheduleInterleaved1F1B, and for the zero-bubble row ScheduleInterleavedZeroBubble
+           with one stage per rank (reported n/a if it does not run); the head is its own weight there (PipelineStage cannot tie across ranks:
            vocab x dim more parameters on the last stage, the same FLOPs); timed on rank 0
            between barriers after --skip steps.
 The measured bubble is the step's time over a balanced stage's share of the one-rank step on
 the same micro-batches (lcc: --accum=M; torch: the same loop eagerly), minus 1: idle time and
-transfers over compute, what the formula (P - 1) / M predicts for 1F1B. Memory per rank: lcc's
+transfers over compute, what the formula (P - 1) / M predicts for 1F1B ((P - 1) / (V M)
+interleaved, with --virtual V stages per rank). Memory per rank: lcc's
 runtime plan (lcc-run prints it per rank), and every rank's peak RSS for both. With --latency,
 LCC_DIST_LATENCY_MS makes each of lcc's transfer groups first wait that long (a network's
 latency); torch has no such knob, so its rows are at loopback latency only.
@@ -25,7 +27,8 @@ stage, as a process) against `lcc MODEL --accum=M` (one rank) for each M, interl
 --repeats: a stage's compile should not grow with M.
 
 Usage: python3 benchmarks/cpu_pipeline.py [--config small] [--stages 2] [--microbatches 8]
-                                          [--schedules gpipe,1f1b,zb-h1] [--latency 0,5]
+                                          [--schedules gpipe,1f1b,interleaved,zb-h1]
+                                          [--virtual 2] [--latency 0,5]
        python3 benchmarks/cpu_pipeline.py --compile-times 4,8,16,32,64 [--config small]
 """
 import argparse
@@ -172,13 +175,18 @@ def torch_worker(args):
     else:
         from torch.distributed import pipelining as pp
         dist.init_process_group("gloo", rank=rank, world_size=world)
-        module = torch_stage(torch, cfg, rank, world)
+        # Interleaved: this rank's stages r, r + P, ... of P x V.
+        v = args.virtual if args.torch_schedule == "interleaved" else 1
+        ids = [rank + c * world for c in range(v)]
+        parts = [torch_stage(torch, cfg, i, world * v) for i in ids]
+        module = torch.nn.ModuleList(parts)
         opt = torch.optim.AdamW(module.parameters(), lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1)
-        stage = pp.PipelineStage(module, rank, world, torch.device("cpu"))
+        stages = [pp.PipelineStage(m, i, world * v, torch.device("cpu")) for m, i in zip(parts, ids)]
         kind = {"gpipe": "ScheduleGPipe", "1f1b": "Schedule1F1B",
+                "interleaved": "ScheduleInterleaved1F1B",
                 "zb-h1": "ScheduleInterleavedZeroBubble"}[args.torch_schedule]
         cls = getattr(pp, kind)
-        schedule = cls([stage] if kind == "ScheduleInterleavedZeroBubble" else stage, M,
+        schedule = cls(stages if kind.startswith("ScheduleInterleaved") else stages[0], M,
                        loss_fn=loss_fn)
 
         def step():
@@ -231,7 +239,8 @@ def main():
     ap.add_argument("--config", default="small", choices=sorted(CONFIGS))
     ap.add_argument("--stages", type=int, default=2)
     ap.add_argument("--microbatches", type=int, default=8)
-    ap.add_argument("--schedules", default="gpipe,1f1b,zb-h1")
+    ap.add_argument("--schedules", default="gpipe,1f1b,interleaved,zb-h1")
+    ap.add_argument("--virtual", type=int, default=2, help="interleaved: stages per rank")
     ap.add_argument("--latency", default="0,5", help="lcc: emulated ms per transfer group")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--skip", type=int, default=3)
@@ -265,13 +274,16 @@ def main():
     print(f"{'schedule':8} {'latency':>8} {'lcc ms':>9} {'bubble':>7} {'formula':>7} "
           f"{'plan/rank':>11} {'rss/rank':>9} | {'torch ms':>9} {'bubble':>7} {'rss/rank':>9} "
           f"| {'lcc/torch':>9}")
-    formula = {"gpipe": (P - 1) / M, "1f1b": (P - 1) / M, "zb-h1": (P - 1) / (3 * M)}
+    formula = {"gpipe": (P - 1) / M, "1f1b": (P - 1) / M,
+               "interleaved": (P - 1) / (args.virtual * M), "zb-h1": (P - 1) / (3 * M)}
     for latency in [float(x) for x in args.latency.split(",")]:
         env = dict(os.environ, LCC_DIST_LATENCY_MS=str(latency))
         for s in args.schedules.split(","):
-            ms, plans, rss = lcc_row(args.build, model, sets, [
-                f"--pp={P}", f"--microbatches={M}", f"--pp-schedule={s}"], P, args.steps,
-                args.skip, args.repeats, env)
+            flags = [f"--pp={P}", f"--microbatches={M}", f"--pp-schedule={s}"]
+            if s == "interleaved":
+                flags.append(f"--virtual={args.virtual}")
+            ms, plans, rss = lcc_row(args.build, model, sets, flags, P, args.steps, args.skip,
+                                     args.repeats, env)
             row = (f"{s:8} {latency:>6.0f}ms {ms:>9.1f} {ms / (one / P) - 1:>7.3f} "
                    f"{formula[s]:>7.3f} {max(plans) / 2**20:>9.2f}Mi {rss / 2**20:>7.1f}Mi")
             if latency == 0 and not args.no_torch:
