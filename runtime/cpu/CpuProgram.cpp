@@ -33,11 +33,19 @@ std::vector<std::string> hostCpuTargets() {
   std::vector<std::string> out;
 #if defined(__x86_64__)
   __builtin_cpu_init();
+  // x86-64-v4 as LLVM defines it: v3 plus AVX-512 F, BW, CD, DQ, VL (the
+  // checks include the OS's support for the registers).
+  bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512vl");
   // x86-64-v3 as LLVM defines it: AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE.
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-      __builtin_cpu_supports("f16c"))
+      __builtin_cpu_supports("f16c")) {
+    if (v4)
+      out.push_back("cpu-x86_64-v4");
     out.push_back("cpu-x86_64-v3");
+  }
   out.push_back("cpu-x86_64");
 #elif defined(__aarch64__)
   out.push_back("cpu-aarch64");

@@ -29,6 +29,8 @@
 #include <csignal>
 #include <fstream>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -136,7 +138,10 @@ TEST(AotTrain, TrainBinManifestDescribesTheModel) {
   // params, state, step, tokens, targets in; params, state, loss, grad_norm, lr out.
   // ... and its arena (lcc-plan-memory).
   EXPECT_EQ(step->slots.size(), 16u + 32 + 1 + 2 + 16 + 32 + 3 + 1);
-  EXPECT_EQ(program.target(), lcc::hostCpuTargets().front());
+  // The best code this CPU runs that the file has (x86-64-v3's by default,
+  // also on an AVX-512 machine, whose best target is x86-64-v4).
+  std::vector<std::string> mine = lcc::hostCpuTargets();
+  EXPECT_NE(std::find(mine.begin(), mine.end(), program.target()), mine.end());
 }
 
 // The acceptance check of issue 4: the AOT code's losses over the first 20
@@ -247,7 +252,10 @@ TEST(AotTrain, KillDuringSaveLeavesALoadableCheckpoint) {
 TEST(AotTrain, RuntimeAllocatesExactlyThePlan) {
   lcc::TrainBin bin;
   ASSERT_TRUE(bool(lcc::TrainBin::open(kTrainBin, bin)));
-  lcc::TrainBinBytes code = bin.find("code", lcc::hostCpuTargets().front(), -1);
+  lcc::TrainBinBytes code;
+  for (const std::string &target : lcc::hostCpuTargets())
+    if (!code.found())
+      code = bin.find("code", target, -1);
   ASSERT_TRUE(code.found());
   std::string so(reinterpret_cast<const char *>(code.data), code.size);
   EXPECT_NE(so.find(std::string("\0lcc_sgemm\0", 11)), std::string::npos); // the scan works
