@@ -176,10 +176,15 @@ std::vector<Communicator::PointToPoint> closeGroup(Communicator &c, int64_t grou
   return std::move(g.transfers);
 }
 
-/// LCC_DIST_LATENCY_MS (benchmarks only): every collective first waits this
-/// long, as on a network with that latency. Loopback has next to none, so
-/// this is how benchmarks/cpu_overlap.py shows what overlapping
-/// communication with computation hides on a real network.
+/// LCC_DIST_LATENCY_MS (benchmarks only): every collective starts moving
+/// bytes this long after the rank issued it, as on a network with that
+/// latency. Loopback has next to none, so this is how benchmarks/cpu_overlap.py
+/// and cpu_pipeline.py show what overlapping communication with computation
+/// hides on a real network. Measured from when the rank issued it, not from
+/// when the communication thread gets to it: messages in flight at once
+/// overlap their latencies, as on a network (a queued collective, or a
+/// pipeline's posted sends followed by the next transfers, do not pay it
+/// twice).
 std::chrono::microseconds emulatedLatency() {
   static const std::chrono::microseconds latency = [] {
     const char *v = std::getenv("LCC_DIST_LATENCY_MS");
@@ -189,9 +194,9 @@ std::chrono::microseconds emulatedLatency() {
   return latency;
 }
 
-void emulateLatency() {
+void emulateLatency(std::chrono::steady_clock::time_point issued) {
   if (emulatedLatency().count() > 0)
-    std::this_thread::sleep_for(emulatedLatency());
+    std::this_thread::sleep_until(issued + emulatedLatency());
 }
 
 /// Queues `run` for the communication thread (the engine's lock held):
@@ -199,8 +204,8 @@ void emulateLatency() {
 /// to wait for.
 void enqueue(Engine &e, int64_t ticket, std::function<Status()> run, int detachedRank) {
   e.queue.push_back({ticket,
-                     [run = std::move(run)] {
-                       emulateLatency();
+                     [run = std::move(run), issued = std::chrono::steady_clock::now()] {
+                       emulateLatency(issued);
                        return run();
                      },
                      detachedRank});
@@ -232,8 +237,9 @@ void detach(Communicator &c, std::function<Status()> run) {
 
 /// Collectives that run on the caller's thread go after all started ones.
 Communicator &syncLookup(int64_t group, const char *op) {
+  auto issued = std::chrono::steady_clock::now();
   engine().drain();
-  emulateLatency();
+  emulateLatency(issued);
   return lookup(group, op);
 }
 
