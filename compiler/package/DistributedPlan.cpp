@@ -3,6 +3,7 @@
 #include "runtime/support/Format.h"
 
 #include "dialects/lcc/LccOps.h"
+#include "passes/pipeline/PipelineStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
@@ -73,8 +74,10 @@ DistributedPlan planDistributed(ModuleOp module, ShardMode mode, int64_t world,
     return p;
   if (auto groups = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
     for (NamedAttribute g : groups)
-      // pp_ends is two ranks of pp (lcc-split-stage), not an axis of the grid.
-      if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue()); size && g.getName() != "pp_ends")
+      // pp_ends, pp_tied_... are some ranks of pp (lcc-split-stage), not
+      // axes of the grid.
+      if (auto size = llvm::dyn_cast<IntegerAttr>(g.getValue());
+          size && !lcc::pipeline::tiedGroupMembers(g.getName(), groupSize(step, "pp")))
         p.groups += (p.groups.empty() ? "" : " x ") + g.getName().str() + "=" +
                     std::to_string(size.getInt());
   bool mixed = precision != Precision::FP32;

@@ -1,6 +1,7 @@
 //===- Package.cpp - write a compiled model as train.bin ------------------===//
 #include "compiler/package/Package.h"
 
+#include "passes/pipeline/PipelineStep.h"
 #include "runtime/support/TrainBin.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -205,8 +206,8 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
   // Process groups in the module's (sorted) order: the compiled code names a
   // group by its position in this list (runtime/dist/Collectives.h).
   json::Value groups = json::Value::array();
-  // pp_ends (lcc-split-stage) is no axis of the grid but two ranks of pp:
-  // its first and last stage.
+  // pp_ends and pp_tied_... (lcc-split-stage: the ranks holding a tied
+  // parameter) are no axes of the grid but some ranks of pp.
   if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.process_groups"))
     for (NamedAttribute a : dict)
       if (auto size = llvm::dyn_cast<IntegerAttr>(a.getValue())) {
@@ -214,11 +215,13 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
             json::Value::object({{"name", a.getName().str()},
                                  {"size", json::Value(static_cast<long long>(size.getInt()))}});
         auto pp = dict.getAs<IntegerAttr>("pp");
-        if (a.getName() == "pp_ends" && pp) {
+        if (auto members =
+                pp ? lcc::pipeline::tiedGroupMembers(a.getName(), pp.getInt()) : std::nullopt) {
           g.set("of", "pp");
-          g.set("members",
-                json::Value::array(
-                    {json::Value(0LL), json::Value(static_cast<long long>(pp.getInt() - 1))}));
+          json::Value list = json::Value::array();
+          for (int64_t m : *members)
+            list.push(json::Value(static_cast<long long>(m)));
+          g.set("members", std::move(list));
         }
         groups.push(std::move(g));
       }

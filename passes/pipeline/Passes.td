@@ -69,8 +69,10 @@ def LccSplitStagePass : Pass<"lcc-split-stage", "::mlir::ModuleOp"> {
     `lcc.stage` by lcc-partition-pipeline) into what stage `stage` of the
     pipeline computes for one micro-batch, the program of that stage's rank:
 
-    - arguments: the parameters its ops read (a tied parameter, read by two
-      stages, is an argument of both), every batch input (each stage's rank
+    - arguments: the parameters its ops read (a tied parameter, read by
+      several stages, is an argument of each, `lcc.pipeline_tied` listing
+      their ranks; the module declares the group its gradient is summed in,
+      PipelineStep.h tiedGroupName), every batch input (each stage's rank
       reads the same batch), then the values it receives, each
       `{lcc.pipeline_recv = k}`;
     - ops: its own, and the ones of earlier stages that depend on no

@@ -64,6 +64,35 @@ std::optional<StageOf> stageOf(func::FuncOp fn) {
   return where;
 }
 
+std::string tiedGroupName(ArrayRef<int64_t> holders, int64_t ranks) {
+  if (int64_t(holders.size()) == ranks)
+    return "pp";
+  if (holders.size() == 2 && holders.front() == 0 && holders.back() == ranks - 1)
+    return "pp_ends";
+  std::string name = "pp_tied";
+  for (int64_t r : holders)
+    name += "_" + std::to_string(r);
+  return name;
+}
+
+std::optional<SmallVector<int64_t>> tiedGroupMembers(StringRef name, int64_t ranks) {
+  if (name == "pp_ends")
+    return SmallVector<int64_t>{0, ranks - 1};
+  if (!name.consume_front("pp_tied_"))
+    return std::nullopt;
+  SmallVector<int64_t> members;
+  for (StringRef item : llvm::split(name, '_')) {
+    int64_t r = 0;
+    if (item.getAsInteger(10, r) || r < 0 || r >= ranks ||
+        (!members.empty() && r <= members.back()))
+      return std::nullopt;
+    members.push_back(r);
+  }
+  if (members.size() < 2)
+    return std::nullopt;
+  return members;
+}
+
 SmallVector<Value> readsOf(Operation *op) {
   SmallVector<Value> reads(op->getOperands());
   if (op->getNumRegions()) {

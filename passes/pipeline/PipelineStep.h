@@ -36,6 +36,17 @@ struct StageOf {
 };
 std::optional<StageOf> stageOf(mlir::func::FuncOp fn);
 
+/// The process group over which a parameter held by pipeline ranks
+/// `holders` (sorted, at least two, of `ranks`) has its gradient summed:
+/// "pp" when every rank holds it, "pp_ends" for the first and the last
+/// (Megatron's embedding group), else "pp_tied_<r>_<r>...", a group of those
+/// ranks of pp. All of them but "pp" are groups of some ranks of the pp axis
+/// (train.bin's process_groups `of`, `members`: tiedGroupMembers).
+std::string tiedGroupName(llvm::ArrayRef<int64_t> holders, int64_t ranks);
+/// The ranks of pp in a group tiedGroupName names other than "pp"; none for
+/// any other name.
+std::optional<llvm::SmallVector<int64_t>> tiedGroupMembers(llvm::StringRef name, int64_t ranks);
+
 /// Every value `op` reads: its operands and what its regions capture.
 llvm::SmallVector<mlir::Value> readsOf(mlir::Operation *op);
 

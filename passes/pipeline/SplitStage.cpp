@@ -15,6 +15,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCSPLITSTAGEPASS
@@ -81,9 +84,9 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
 
   // Parameters read by several stages (an embedding tied to the head): each
   // rank holding one holds a copy, and their gradients are summed over those
-  // ranks (lcc-build-train-step), over the whole pipeline or its two ends.
-  // Two stages of one rank cannot share one (their gradients would be one
-  // sum the rank's schedule splits).
+  // ranks (lcc-build-train-step) in the group tiedGroupName names: the whole
+  // pipeline, its two ends, or those ranks. Two stages of one rank cannot
+  // share one (their gradients would be one sum the rank's schedule splits).
   llvm::DenseMap<Value, SmallVector<int64_t>> readers;
   for (Operation &op : body.without_terminator())
     for (Value v : readsOf(&op))
@@ -93,7 +96,7 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
         if (!llvm::is_contained(stagesOf, *stageOf(&op)))
           stagesOf.push_back(*stageOf(&op));
       }
-  bool ends = false;
+  std::map<std::string, int64_t> tiedGroups; // beside pp: name -> ranks
   llvm::DenseMap<Value, SmallVector<int64_t>> tiedRanks;
   for (auto &[v, stagesOf] : readers) {
     if (stagesOf.size() < 2)
@@ -111,18 +114,8 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
       holders.push_back(s % ranks);
     }
     llvm::sort(holders);
-    if (int64_t(stagesOf.size()) == stages)
-      continue;
-    if (stagesOf.size() == 2 && stagesOf[0] == 0 && stagesOf[1] == stages - 1) {
-      ends = true;
-      continue;
-    }
-    return fn.emitError() << "lcc-split-stage: parameter '" << name << "' is read by stages "
-                          << llvm::join(llvm::map_range(
-                                            stagesOf, [](int64_t x) { return std::to_string(x); }),
-                                        ", ")
-                          << ": a parameter is shared by every stage or by the first and "
-                             "the last only";
+    if (std::string group = lcc::pipeline::tiedGroupName(holders, ranks); group != "pp")
+      tiedGroups[group] = int64_t(holders.size());
   }
 
   // Values that depend on a parameter: computed by one stage and sent on.
@@ -279,10 +272,11 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   stageFn.setAllArgAttrs(argAttrs);
   stageFn.setAllResultAttrs(resultAttrs);
   fn.erase();
-  if (failed(lcc::shard::declareGroup(module, "pp", ranks, "lcc-split-stage")) ||
-      (ends && ranks > 2 &&
-       failed(lcc::shard::declareGroup(module, "pp_ends", 2, "lcc-split-stage"))))
+  if (failed(lcc::shard::declareGroup(module, "pp", ranks, "lcc-split-stage")))
     return failure();
+  for (auto &[group, size] : tiedGroups)
+    if (failed(lcc::shard::declareGroup(module, group, size, "lcc-split-stage")))
+      return failure();
   return pruneInit(module, keepParam);
 }
 

@@ -410,9 +410,8 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   };
   for (auto [n, p] : llvm::enumerate(trainable))
     if (ArrayRef<int64_t> tied = tiedStages(p); !tied.empty())
-      grads[n] =
-          lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
-                                   int64_t(tied.size()) == pipe->ranks ? "pp" : "pp_ends", "sum");
+      grads[n] = lcc::AllReduceOp::create(b, at(n), grads[n].getType(), grads[n],
+                                          lcc::pipeline::tiedGroupName(tied, pipe->ranks), "sum");
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))

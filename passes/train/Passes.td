@@ -104,8 +104,9 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     micro-batch, the backward's adding the gradients to running sums; the
     transfers between stages lcc.exchange ops on group `pp`), after the schedule is proved not to hang. The loss (the last
     stage's) is broadcast to every stage; a parameter several stages hold
-    (`lcc.pipeline_tied`) has its gradient summed over them (`pp`, or
-    `pp_ends` for the first and last of more than two) and counted once, by
+    (`lcc.pipeline_tied`) has its gradient summed over them (the group
+    pipeline::tiedGroupName names: `pp`, `pp_ends`, `pp_tied_<r>_...`) and
+    counted once, by
     the first, in the clipping norm, whose sum of squares is summed over the
     stages.
   }];

@@ -301,7 +301,8 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
   // Whole tensors from one rank of each pipeline stage (the first of its
   // data- and tensor-parallel groups), as they are the same on all of them.
   bool first = std::all_of(run.groupRanks.begin(), run.groupRanks.end(), [](const auto &g) {
-    return g.first == "pp" || g.first == "pp_ends" || g.second == 0;
+    // (pp, and its groups of some ranks: pp_ends, pp_tied_...)
+    return g.first == "pp" || g.first.rfind("pp_", 0) == 0 || g.second == 0;
   });
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/first);
   if (Status st =
