@@ -61,6 +61,8 @@ std::optional<StageOf> stageOf(func::FuncOp fn) {
     where.recvs.assign(recvs.asArrayRef().begin(), recvs.asArrayRef().end());
     where.sends.assign(sends.asArrayRef().begin(), sends.asArrayRef().end());
   }
+  if (where.rank < 0 || where.rank >= where.ranks)
+    return std::nullopt;
   return where;
 }
 
@@ -344,6 +346,30 @@ Schedule asEmitted(const Schedule &schedule) {
   return out;
 }
 
+/// Whether `where`'s per-stage counts (several stages per rank) cover
+/// `fn`'s received arguments and sent results: a mismatch is IR this file
+/// did not make.
+bool countsCover(func::FuncOp fn, const StageOf &where) {
+  if (where.virtualStages == 1)
+    return true;
+  int64_t recvArgs = llvm::count_if(llvm::seq(fn.getNumArguments()), [&](unsigned i) {
+    return bool(fn.getArgAttr(i, "lcc.pipeline_recv"));
+  });
+  int64_t sendResults = llvm::count_if(llvm::seq(fn.getNumResults()), [&](unsigned i) {
+    return bool(fn.getResultAttr(i, "lcc.pipeline_send"));
+  });
+  auto total = [](ArrayRef<int64_t> counts) -> int64_t {
+    int64_t n = 0;
+    for (int64_t x : counts) {
+      if (x < 0)
+        return -1;
+      n += x;
+    }
+    return n;
+  };
+  return total(where.recvs) == recvArgs && total(where.sends) == sendResults;
+}
+
 } // namespace
 
 FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func::FuncOp gradFn,
@@ -351,7 +377,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
                                                const IRMapping &fixed,
                                                llvm::function_ref<Value(unsigned, int64_t)> input) {
   std::optional<StageOf> where = stageOf(gradFn);
-  if (!where)
+  if (!where || !countsCover(gradFn, *where))
     return emitError(loc) << "@" << gradFn.getSymName() << " is not a pipeline stage";
   if (schedule.virtualStages != where->virtualStages || schedule.ranks != where->ranks)
     return emitError(loc) << "a schedule of " << schedule.ranks << " ranks x "
@@ -656,7 +682,7 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
 
 LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   std::optional<StageOf> where = stageOf(fn);
-  if (!where)
+  if (!where || !countsCover(fn, *where))
     return fn.emitError() << "@" << fn.getSymName() << " is not a pipeline stage";
   Block &body = fn.getBody().front();
   Location loc = fn.getLoc();
@@ -664,26 +690,24 @@ LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
   int64_t v = where->virtualStages, p = where->ranks;
   SmallVector<BlockArgument> recvArgs = numberedArgs(fn, "lcc.pipeline_recv");
   // Chunk by chunk (the body computes the rank's stages one after the
-  // other): receive the stage's inputs before their first reader, send its
-  // outputs after their last writer, so that the rank sends one stage's
+  // other): receive the stage's inputs right after the previous stage's
+  // send (at the start for the first), before any op of the stage, and send
+  // its outputs after their last writer, so that the rank sends one stage's
   // results before it waits for its next stage's inputs.
   OpBuilder b(fn.getContext());
   llvm::BitVector erase(fn.getNumArguments());
   size_t recvAt = 0, sendAt = 0;
+  Operation *lastSend = nullptr;
   for (int64_t c = 0; c < v; ++c) {
     int64_t stage = where->stageOfChunk(c);
     size_t recvs = v > 1 ? size_t(where->recvs[size_t(c)]) : recvArgs.size();
     ArrayRef<BlockArgument> in = ArrayRef(recvArgs).slice(recvAt, recvs);
     recvAt += recvs;
     if (!in.empty()) {
-      Operation *first = ret;
-      for (BlockArgument arg : in)
-        for (Operation *user : arg.getUsers()) {
-          Operation *top = body.findAncestorOpInBlock(*user);
-          if (top->isBeforeInBlock(first))
-            first = top;
-        }
-      b.setInsertionPoint(first);
+      if (lastSend)
+        b.setInsertionPointAfter(lastSend);
+      else
+        b.setInsertionPointToStart(&body);
       SmallVector<Type> types =
           llvm::map_to_vector(in, [](BlockArgument a) { return a.getType(); });
       auto recv = lcc::ExchangeOp::create(
@@ -712,7 +736,7 @@ LogicalResult makeStageEvaluation(func::FuncOp fn, StringRef group) {
       b.setInsertionPointAfter(after);
     else
       b.setInsertionPointToStart(&body);
-    lcc::ExchangeOp::create(
+    lastSend = lcc::ExchangeOp::create(
         b, loc, TypeRange(), out, group,
         b.getDenseI64ArrayAttr(SmallVector<int64_t>(out.size(), (stage + 1) % p)),
         b.getDenseI64ArrayAttr({}));

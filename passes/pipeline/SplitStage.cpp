@@ -91,7 +91,8 @@ LogicalResult LccSplitStagePass::split(ModuleOp module) {
   for (Operation &op : body.without_terminator())
     for (Value v : readsOf(&op))
       if (auto arg = llvm::dyn_cast<BlockArgument>(v);
-          arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "lcc.param")) {
+          arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "lcc.param") &&
+          !fn.getArgAttr(arg.getArgNumber(), "lcc.frozen")) { // frozen: no gradient to sum
         SmallVector<int64_t> &stagesOf = readers[v];
         if (!llvm::is_contained(stagesOf, *stageOf(&op)))
           stagesOf.push_back(*stageOf(&op));

@@ -136,10 +136,11 @@ int main(int argc, char **argv) {
   // OpenBLAS chose its kernels when it was loaded, before main: on a CPU it
   // does not know, SSE3 ones (runtime/cpu/CpuKernels.h). Start again, once,
   // with the ones this CPU runs (the launcher's ranks inherit the choice).
-  if (const char *core = lcc::betterBlasCoreType()) {
-    setenv("OPENBLAS_CORETYPE", core, 1);
+  // (LCC_BLAS_RESTARTED guards against a second restart whatever happens.)
+  if (const char *core = lcc::betterBlasCoreType(); core && !std::getenv("LCC_BLAS_RESTARTED") &&
+                                                    setenv("OPENBLAS_CORETYPE", core, 1) == 0 &&
+                                                    setenv("LCC_BLAS_RESTARTED", "1", 1) == 0)
     execv("/proc/self/exe", argv); // returns only if it failed: run on as we are
-  }
   run::Options opt;
   std::string message;
   bool help = false;
