@@ -17,10 +17,10 @@ namespace lcc {
 
 namespace {
 
-/// What lcc-partition-pipeline left on the rank's model function (per
-/// stage: `stages` = ranks x virtualStages entries).
+/// What lcc-partition-pipeline left on the rank's model function (one
+/// entry per stage: where.stages() of them).
 struct StageInfo {
-  int64_t rank = 0, ranks = 1, virtualStages = 1, stages = 1;
+  StageOf where;
   std::vector<int64_t> costs, inFlight;
   std::vector<std::string> layers;
 };
@@ -34,17 +34,14 @@ std::optional<StageInfo> stageInfo(ModuleOp module) {
   if (!where || !costs || !held || !layers)
     return std::nullopt;
   StageInfo info;
-  info.rank = where->rank;
-  info.ranks = where->ranks;
-  info.virtualStages = where->virtualStages;
-  info.stages = where->stages();
+  info.where = *where;
   for (Attribute a : costs)
     info.costs.push_back(llvm::cast<IntegerAttr>(a).getInt());
   for (Attribute a : held)
     info.inFlight.push_back(llvm::cast<IntegerAttr>(a).getInt());
   for (Attribute a : layers)
     info.layers.push_back(llvm::cast<StringAttr>(a).str());
-  if (int64_t(info.costs.size()) != info.stages)
+  if (int64_t(info.costs.size()) != info.where.stages())
     return std::nullopt;
   return info;
 }
@@ -65,7 +62,7 @@ llvm::Expected<Simulation> simulated(const StageInfo &info, llvm::StringRef sche
   if (!kind)
     return llvm::createStringError("unknown schedule '" + schedule.str() + "'");
   llvm::Expected<Schedule> built =
-      buildSchedule(*kind, info.ranks, microbatches, info.virtualStages);
+      buildSchedule(*kind, info.where.ranks, microbatches, info.where.virtualStages);
   if (!built)
     return built.takeError();
   return simulate(*built, costs);
@@ -79,13 +76,13 @@ std::string pipelinePlanReport(ModuleOp module, llvm::StringRef schedule, int64_
     return "";
   std::string out;
   llvm::raw_string_ostream os(out);
-  if (info->rank == 0) {
+  if (info->where.rank == 0) {
     std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
     double formula =
-        kind ? formulaBubble(*kind, info->ranks, microbatches, info->virtualStages) : 0;
-    os << "pipeline: " << info->stages << " stages";
-    if (info->virtualStages > 1)
-      os << " on " << info->ranks << " ranks (" << info->virtualStages << " each)";
+        kind ? formulaBubble(*kind, info->where.ranks, microbatches, info->where.virtualStages) : 0;
+    os << "pipeline: " << info->where.stages() << " stages";
+    if (info->where.virtualStages > 1)
+      os << " on " << info->where.ranks << " ranks (" << info->where.virtualStages << " each)";
     os << ", " << schedule << ", " << microbatches << " micro-batches: bubble "
        << llvm::format("%.3f", formula) << " (the schedule's formula, balanced stages)";
     if (llvm::Expected<Simulation> sim =
@@ -97,22 +94,22 @@ std::string pipelinePlanReport(ModuleOp module, llvm::StringRef schedule, int64_
   }
   // The rank's stages (one unless interleaved), then what it holds: with
   // several stages, a micro-batch in flight on each counts once per stage.
-  for (int64_t c = 0; c < info->virtualStages; ++c) {
-    size_t s = size_t(c * info->ranks + info->rank);
-    os << "pipeline stage " << s << " of " << info->stages;
-    if (info->virtualStages > 1)
-      os << " (rank " << info->rank << ")";
+  for (int64_t c = 0; c < info->where.virtualStages; ++c) {
+    size_t s = size_t(info->where.stageOfChunk(c));
+    os << "pipeline stage " << s << " of " << info->where.stages();
+    if (info->where.virtualStages > 1)
+      os << " (rank " << info->where.rank << ")";
     os << ": layers " << info->layers[s] << "; "
        << llvm::format("%.3f", double(info->costs[s]) / 1e9)
        << " GFLOP per micro-batch (forward and backward)";
-    if (c + 1 < info->virtualStages)
+    if (c + 1 < info->where.virtualStages)
       os << "\n";
   }
-  int64_t held = info->inFlight[size_t(info->rank)];
+  int64_t held = info->inFlight[size_t(info->where.rank)];
   os << "; activations of " << held
-     << (info->virtualStages > 1 ? held == 1 ? " micro-batch stage" : " micro-batch stages"
-         : held == 1             ? " micro-batch"
-                                 : " micro-batches")
+     << (info->where.virtualStages > 1 ? held == 1 ? " micro-batch stage" : " micro-batch stages"
+         : held == 1                   ? " micro-batch"
+                                       : " micro-batches")
      << " in flight at the peak (in the arena below)\n";
   return out;
 }
@@ -127,15 +124,15 @@ llvm::Error writeSchedulePicture(ModuleOp module, llvm::StringRef schedule, int6
     return sim.takeError();
   // 40 pixels per unit of time (a balanced stage's forward), 30 per rank.
   const double unit = 40, row = 30, left = 60;
-  double width = left + sim->makespan * unit + 10, height = row * double(info->ranks) + 40;
+  double width = left + sim->makespan * unit + 10, height = row * double(info->where.ranks) + 40;
   std::string svg;
   llvm::raw_string_ostream os(svg);
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << int(width) << "\" height=\""
      << int(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  os << "<text x=\"4\" y=\"" << int(height - 10) << "\">" << schedule << ", " << info->stages
-     << " stages on " << info->ranks << " ranks, " << microbatches << " micro-batches: bubble "
-     << llvm::format("%.3f", sim->bubble) << " (blank: idle)</text>\n";
-  for (int64_t r = 0; r < info->ranks; ++r)
+  os << "<text x=\"4\" y=\"" << int(height - 10) << "\">" << schedule << ", "
+     << info->where.stages() << " stages on " << info->where.ranks << " ranks, " << microbatches
+     << " micro-batches: bubble " << llvm::format("%.3f", sim->bubble) << " (blank: idle)</text>\n";
+  for (int64_t r = 0; r < info->where.ranks; ++r)
     os << "<text x=\"4\" y=\"" << int(row * double(r) + 20) << "\">rank " << r << "</text>\n";
   for (const Simulation::Block &b : sim->blocks) {
     const char *fill = "#4e79a7", *label = "F"; // forward: blue
@@ -146,9 +143,10 @@ llvm::Error writeSchedulePicture(ModuleOp module, llvm::StringRef schedule, int6
     else if (b.kind == Action::BackwardWeight)
       fill = "#f28e2b", label = "W"; // orange
     // A rank's later stages (interleaved) paler, as Megatron draws them.
-    int64_t chunk = b.stage / info->ranks;
-    double opacity =
-        info->virtualStages > 1 ? 1.0 - 0.5 * double(chunk) / double(info->virtualStages - 1) : 1.0;
+    int64_t chunk = b.stage / info->where.ranks;
+    double opacity = info->where.virtualStages > 1
+                         ? 1.0 - 0.5 * double(chunk) / double(info->where.virtualStages - 1)
+                         : 1.0;
     double x = left + b.start * unit, w = (b.end - b.start) * unit;
     int y = int(row) * int(b.rank) + 5;
     os << "<rect x=\"" << llvm::format("%.1f", x) << "\" y=\"" << y << "\" width=\""

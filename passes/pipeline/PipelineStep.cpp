@@ -446,18 +446,15 @@ FailureOr<StageResults> buildStageMicroBatches(OpBuilder &b, Location loc, func:
     forward.push_back(ancestors(body, chunk.outputs));
     inputGrad.push_back(ancestors(body, chunk.recvGrads));
   }
-  llvm::DenseMap<Value, int64_t> paramChunk;
+  llvm::DenseMap<Attribute, int64_t> paramChunk; // by the parameter's name
   for (auto [c, ops] : llvm::enumerate(forward))
     for (Operation *op : ops)
       for (Value r : readsOf(op))
         if (auto arg = llvm::dyn_cast<BlockArgument>(r); arg && arg.getOwner() == &body)
-          paramChunk.try_emplace(r, int64_t(c));
+          if (Attribute name = gradFn.getArgAttr(arg.getArgNumber(), "lcc.param"))
+            paramChunk.try_emplace(name, int64_t(c));
   for (auto [n, grad] : llvm::enumerate(paramGrads)) {
-    int64_t c = 0;
-    for (BlockArgument arg : gradFn.getArguments())
-      if (gradFn.getArgAttr(arg.getArgNumber(), "lcc.param") == grad.second)
-        c = paramChunk.lookup(arg);
-    StageBody &chunk = chunks[size_t(c)];
+    StageBody &chunk = chunks[size_t(paramChunk.lookup(grad.second))];
     chunk.paramGrads.push_back(grad.first);
     chunk.paramNames.push_back(grad.second);
     chunk.gradIndex.push_back(unsigned(n));

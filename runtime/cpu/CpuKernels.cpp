@@ -2,6 +2,7 @@
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/Attention.h"
+#include "runtime/cpu/CpuProgram.h"
 #include "runtime/cpu/Parallel.h"
 
 #include <cstdlib>
@@ -23,24 +24,6 @@ void singleThreadedBlas() {
 #if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
-#endif
-}
-
-bool cpuHasAvx512() {
-#if defined(__x86_64__)
-  // compiler-rt's checks include the OS's support (XCR0) for the registers.
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-#else
-  return false;
-#endif
-}
-
-bool cpuHasAvx2Fma() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
 #endif
 }
 
@@ -367,8 +350,14 @@ const char *betterBlasCoreType(const char *current, bool userChose, bool avx512,
 
 const char *betterBlasCoreType() {
 #if defined(LCC_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  // The kernels of the code levels this CPU runs (CpuProgram.h): v4 has
+  // AVX-512, v3 AVX2 and FMA.
+  std::vector<std::string> targets = hostCpuTargets();
+  auto runs = [&](const char *t) {
+    return std::find(targets.begin(), targets.end(), t) != targets.end();
+  };
   return betterBlasCoreType(openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE") != nullptr,
-                            cpuHasAvx512(), cpuHasAvx2Fma());
+                            runs("cpu-x86_64-v4"), runs("cpu-x86_64-v3"));
 #else
   return nullptr;
 #endif

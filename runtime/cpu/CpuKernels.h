@@ -50,7 +50,8 @@ bool cpuKernelsHaveBlas();
 /// model when it is loaded, and falls back to "Prescott" (SSE3) on a model
 /// newer than it knows: Debian 12's 0.3.21 on Emerald Rapids runs GEMMs 3x
 /// slower than with its SkylakeX kernels. The OPENBLAS_CORETYPE to load it
-/// with instead (SkylakeX with AVX-512, Haswell with AVX2 and FMA), or null:
+/// with instead (SkylakeX where the CPU runs x86-64-v4 code, Haswell where it
+/// runs x86-64-v3: hostCpuTargets), or null:
 /// when the pick is not that fallback, the user set OPENBLAS_CORETYPE, or
 /// the BLAS is not OpenBLAS. lcc-run restarts itself with it.
 const char *betterBlasCoreType();

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/lcc/TrainFlags.h"
 
+#include "passes/pipeline/Schedule.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -177,6 +179,10 @@ static int64_t virtualStages() {
     return virtualFlag;
   return ppScheduleFlag == "interleaved" ? 2 : 1;
 }
+/// --microbatches, else 4 per pipeline rank (docs/distributed.md).
+static int64_t microbatches() {
+  return microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
+}
 static std::string pipelineSchedule() {
   return virtualFlag > 1 && !ppScheduleFlag.getNumOccurrences() ? "interleaved"
                                                                 : ppScheduleFlag.getValue();
@@ -201,7 +207,7 @@ lcc::TrainStepOptions trainStepOptions() {
   o.pp = ppFlag;
   o.stage = ppStageFlag;
   if (ppFlag > 1) {
-    o.accum = microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
+    o.accum = microbatches();
     o.pipelineSchedule = pipelineSchedule();
     o.virtualStages = virtualStages();
     if (stagesFlag != "auto")
@@ -242,8 +248,7 @@ std::string checkTrainFlags(bool onePhase) {
     if (microbatchesFlag < 0)
       return "--microbatches must be >= 1";
     std::string schedule = pipelineSchedule();
-    if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved" &&
-        schedule != "zb-h1")
+    if (!lcc::pipeline::parseScheduleKind(schedule))
       return "unknown --pp-schedule=" + schedule + "; expected gpipe, 1f1b, interleaved or zb-h1";
     int64_t v = virtualStages();
     if (virtualFlag.getNumOccurrences() && virtualFlag < 1)
@@ -254,7 +259,7 @@ std::string checkTrainFlags(bool onePhase) {
     if (schedule != "interleaved" && v > 1)
       return "--virtual=" + std::to_string(v) + " needs --pp-schedule=interleaved; " + schedule +
              " runs one stage per rank";
-    int64_t m = microbatchesFlag > 0 ? int64_t(microbatchesFlag) : 4 * ppFlag;
+    int64_t m = microbatches();
     if (schedule == "interleaved" && m % ppFlag)
       return "--pp-schedule=interleaved needs --microbatches (" + std::to_string(m) +
              ") to be a multiple of --pp (" + std::to_string(int64_t(ppFlag)) +

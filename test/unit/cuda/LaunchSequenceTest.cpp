@@ -605,16 +605,21 @@ Exchanges checkExchangeGroups(const char *bin, int64_t rank) {
   return n;
 }
 
+/// checkExchangeGroups on both ranks of `bin`, each with these counts.
+void expectExchanges(const char *bin, int groups, int sends, int recvs) {
+  for (int64_t rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    Exchanges n = checkExchangeGroups(bin, rank);
+    EXPECT_EQ(n.groups, groups);
+    EXPECT_EQ(n.sends, sends);
+    EXPECT_EQ(n.recvs, recvs);
+  }
+}
+
 // --pp=2 on CUDA (1F1B, 4 micro-batches): each stage has 5 groups: 4
 // activations go forward, 4 gradients back.
 TEST(CudaLaunchSequence, PipelineStagesExchangeInGroups) {
-  for (int64_t stage : {0, 1}) {
-    SCOPED_TRACE("stage " + std::to_string(stage));
-    Exchanges n = checkExchangeGroups(LCC_CUDA_PP2_TEST_BIN, stage);
-    EXPECT_EQ(n.groups, 5);
-    EXPECT_EQ(n.sends, 4);
-    EXPECT_EQ(n.recvs, 4);
-  }
+  expectExchanges(LCC_CUDA_PP2_TEST_BIN, 5, 4, 4);
 }
 
 // --pp=2 --virtual=2 (interleaved, 4 micro-batches): each rank runs two of
@@ -623,13 +628,7 @@ TEST(CudaLaunchSequence, PipelineStagesExchangeInGroups) {
 // one's output: 12 sends and 12 receives, in the 11 groups of Megatron's
 // order (a steady-state forward and backward share one).
 TEST(CudaLaunchSequence, InterleavedStagesExchangeInGroups) {
-  for (int64_t rank : {0, 1}) {
-    SCOPED_TRACE("rank " + std::to_string(rank));
-    Exchanges n = checkExchangeGroups(LCC_CUDA_PP2V2_TEST_BIN, rank);
-    EXPECT_EQ(n.groups, 11);
-    EXPECT_EQ(n.sends, 12);
-    EXPECT_EQ(n.recvs, 12);
-  }
+  expectExchanges(LCC_CUDA_PP2V2_TEST_BIN, 11, 12, 12);
 }
 
 TEST(CudaLaunchSequenceDeathTest, HostCodeWithoutABackendStopsWithAMessage) {
