@@ -19,8 +19,10 @@ the same micro-batches (lcc: --accum=M; torch: the same loop eagerly), minus 1: 
 transfers over compute, what the formula (P - 1) / M predicts for 1F1B ((P - 1) / (V M)
 interleaved, with --virtual V stages per rank). Memory per rank: lcc's
 runtime plan (lcc-run prints it per rank), and every rank's peak RSS for both. With --latency,
-LCC_DIST_LATENCY_MS makes each of lcc's transfer groups first wait that long (a network's
-latency); torch has no such knob, so its rows are at loopback latency only.
+LCC_DIST_LATENCY_MS makes each of lcc's messages leave that long after its send was issued (a
+network's latency, paid once per message; receives are posted at once); torch has no such knob,
+so its rows are at loopback latency only. lcc's rows are measured round-robin: every binary is
+compiled first, then each repeat runs every configuration once.
 
 With --compile-times M1,M2,..., it times instead `lcc MODEL --pp=P --microbatches=M` (every
 stage, as a process) against `lcc MODEL --accum=M` (one rank) for each M, interleaved, median of
@@ -47,32 +49,53 @@ from cpu_train_step import CONFIGS, CORPUS, ROOT, ensure_torch  # noqa: E402
 
 # ---------------------------------------------------------------------------------------- lcc
 
-def lcc_row(build, model, sets, flags, ranks, steps, skip, repeats, env=None):
-    """(ms/step median, [plan bytes per rank], max peak RSS) of one lcc configuration."""
+def lcc_compile(build, model, sets, flags, tmp, name):
+    binary = os.path.join(tmp, name + ".bin")
+    subprocess.run([os.path.join(build, "bin", "lcc"), model, "--quiet", f"--set={sets}", "-o",
+                    binary] + flags, check=True)
+    return binary
+
+
+def lcc_once(build, binary, ranks, steps, skip, env=None):
+    """(ms/step, [plan bytes per rank], peak RSS) of one lcc-run of `binary`."""
     with tempfile.TemporaryDirectory() as tmp:
-        binary = os.path.join(tmp, "train.bin")
-        subprocess.run([os.path.join(build, "bin", "lcc"), model, "--quiet", f"--set={sets}",
-                        "-o", binary] + flags, check=True)
-        times, plans, rss = [], [], 0
-        for _ in range(repeats):
-            csv = os.path.join(tmp, "m.csv")
-            run = ["/usr/bin/time", "-f", "maxrss-kb %M", os.path.join(build, "bin", "lcc-run")]
-            if ranks > 1:
-                run += ["-n", str(ranks), "--log-dir", tmp]
-            run += [binary, "--data", CORPUS, "--val-fraction", "0", "--threads", "1", "--steps",
-                    str(skip + steps), "--csv", csv, "--log-every", "1000"]
-            job = subprocess.run(run, capture_output=True, text=True, env=env)
-            if job.returncode:
-                sys.exit("lcc-run failed:\n" + job.stderr)
-            rows = [line.split(",") for line in open(csv).read().splitlines()[1:]]
-            elapsed = {int(r[0]): float(r[6]) for r in rows}
-            times.append(1000 * (elapsed[skip + steps] - elapsed[skip]) / steps)
-            logs = job.stdout + "".join(open(os.path.join(tmp, f)).read()
-                                        for f in sorted(os.listdir(tmp)) if f.endswith(".log"))
-            plans = [int(b) for b in re.findall(r"memory: plan ([0-9]+) bytes", logs)]
-            kb = re.search(r"maxrss-kb ([0-9]+)", job.stderr)
-            rss = max(rss, int(kb.group(1)) * 1024 if kb else 0)
-        return statistics.median(times), plans, rss
+        csv = os.path.join(tmp, "m.csv")
+        run = ["/usr/bin/time", "-f", "maxrss-kb %M", os.path.join(build, "bin", "lcc-run")]
+        if ranks > 1:
+            run += ["-n", str(ranks), "--log-dir", tmp]
+        run += [binary, "--data", CORPUS, "--val-fraction", "0", "--threads", "1", "--steps",
+                str(skip + steps), "--csv", csv, "--log-every", "1000"]
+        job = subprocess.run(run, capture_output=True, text=True, env=env)
+        if job.returncode:
+            sys.exit("lcc-run failed:\n" + job.stderr)
+        rows = [line.split(",") for line in open(csv).read().splitlines()[1:]]
+        elapsed = {int(r[0]): float(r[6]) for r in rows}
+        logs = job.stdout + "".join(open(os.path.join(tmp, f)).read()
+                                    for f in sorted(os.listdir(tmp)) if f.endswith(".log"))
+        plans = [int(b) for b in re.findall(r"memory: plan ([0-9]+) bytes", logs)]
+        kb = re.search(r"maxrss-kb ([0-9]+)", job.stderr)
+        return (1000 * (elapsed[skip + steps] - elapsed[skip]) / steps, plans,
+                int(kb.group(1)) * 1024 if kb else 0)
+
+
+def lcc_rows(args, model, sets, configs):
+    """{name: (ms/step median, plans, max RSS)} for configs [(name, flags, ranks, env)]: every
+    binary compiled first, then the repeats run round-robin over the configurations, so that
+    the machine's slow phases hit every row alike."""
+    with tempfile.TemporaryDirectory() as tmp:
+        binaries = {}
+        for name, flags, _, _ in configs:
+            key = tuple(flags)
+            if key not in binaries:
+                binaries[key] = lcc_compile(args.build, model, sets, flags, tmp,
+                                            f"b{len(binaries)}")
+        runs = {name: [] for name, _, _, _ in configs}
+        for _ in range(args.repeats):
+            for name, flags, ranks, env in configs:
+                runs[name].append(lcc_once(args.build, binaries[tuple(flags)], ranks, args.steps,
+                                           args.skip, env))
+        return {name: (statistics.median(r[0] for r in rs), rs[-1][1], max(r[2] for r in rs))
+                for name, rs in runs.items()}
 
 
 def compile_times(args, model, sets):
@@ -265,25 +288,31 @@ def main():
         return compile_times(args, model, sets)
     print(f"{args.config} (layers {cfg['layers']}, batch {cfg['batch']} x seq {cfg['seq']} per "
           f"micro-batch), {P} stages x 1 thread, {M} micro-batches, Gloo on loopback; "
-          f"{args.steps} steps after {args.skip}, median of {args.repeats}", flush=True)
-    one, _, _ = lcc_row(args.build, model, sets, [f"--accum={M}"], 1, args.steps, args.skip,
-                        args.repeats)
+          f"{args.steps} steps after {args.skip}, median of {args.repeats} (lcc's rows taken "
+          f"round-robin)", flush=True)
+    formula = {"gpipe": (P - 1) / M, "1f1b": (P - 1) / M,
+               "interleaved": (P - 1) / (args.virtual * M), "zb-h1": (P - 1) / (3 * M)}
+    latencies = [float(x) for x in args.latency.split(",")]
+    schedules = args.schedules.split(",")
+    configs = [("one", [f"--accum={M}"], 1, None)]
+    for latency in latencies:
+        env = dict(os.environ, LCC_DIST_LATENCY_MS=str(latency))
+        for s in schedules:
+            flags = [f"--pp={P}", f"--microbatches={M}", f"--pp-schedule={s}"]
+            if s == "interleaved":
+                flags.append(f"--virtual={args.virtual}")
+            configs.append(((s, latency), flags, P, env))
+    lcc = lcc_rows(args, model, sets, configs)
+    one = lcc["one"][0]
     torch_one = None if args.no_torch else torch_row(args, 1, "1f1b")[0]
     print(f"one rank, {M} micro-batches: lcc {one:.1f} ms/step"
           + (f", torch {torch_one:.1f} ms/step" if torch_one else ""), flush=True)
     print(f"{'schedule':8} {'latency':>8} {'lcc ms':>9} {'bubble':>7} {'formula':>7} "
           f"{'plan/rank':>11} {'rss/rank':>9} | {'torch ms':>9} {'bubble':>7} {'rss/rank':>9} "
           f"| {'lcc/torch':>9}")
-    formula = {"gpipe": (P - 1) / M, "1f1b": (P - 1) / M,
-               "interleaved": (P - 1) / (args.virtual * M), "zb-h1": (P - 1) / (3 * M)}
-    for latency in [float(x) for x in args.latency.split(",")]:
-        env = dict(os.environ, LCC_DIST_LATENCY_MS=str(latency))
-        for s in args.schedules.split(","):
-            flags = [f"--pp={P}", f"--microbatches={M}", f"--pp-schedule={s}"]
-            if s == "interleaved":
-                flags.append(f"--virtual={args.virtual}")
-            ms, plans, rss = lcc_row(args.build, model, sets, flags, P, args.steps, args.skip,
-                                     args.repeats, env)
+    for latency in latencies:
+        for s in schedules:
+            ms, plans, rss = lcc[(s, latency)]
             row = (f"{s:8} {latency:>6.0f}ms {ms:>9.1f} {ms / (one / P) - 1:>7.3f} "
                    f"{formula[s]:>7.3f} {max(plans) / 2**20:>9.2f}Mi {rss / 2**20:>7.1f}Mi")
             if latency == 0 and not args.no_torch:
@@ -294,7 +323,6 @@ def main():
                     row += (f" | {tms:>9.1f} {tms / (torch_one / P) - 1:>7.3f} "
                             f"{trss / 2**20:>7.1f}Mi | {ms / tms:>9.2f}")
             print(row, flush=True)
-
 
 if __name__ == "__main__":
     main()

@@ -299,6 +299,10 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
     bool posted = false;
     int64_t waiting = 0; // transfers of the posted group not yet met
     double groupDone = 0;
+    // Without costs.waitForSends: sends not yet met, which the rank's next
+    // group waits for (not its computation), and when the last was.
+    int64_t sending = 0;
+    double sendsDone = 0;
     std::map<std::pair<int64_t, int64_t>, uint8_t> done; // (stage, micro-batch)
     std::set<std::tuple<bool, int64_t, int64_t>> have;   // received (gradient, stage, mb)
     std::vector<std::tuple<bool, int64_t, int64_t>> arriving; // received, not waited for
@@ -340,9 +344,16 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
                        llvm::Twine(ends.second) + ", which receives it as " +
                        dataName(b.gradient, b.stage, b.microbatch) +
                        " (sends and receives between two ranks pair in order)");
-        double at = std::max(out.at, in.at) + costs.transfer;
+        // The data leaves when its send is posted and arrives `transfer`
+        // later; a receive posted after that takes it at once.
+        double at = std::max(out.at + costs.transfer, in.at);
         for (int64_t r : {out.rank, in.rank}) {
           Rank &k = rs[size_t(r)];
+          if (r == out.rank && !costs.waitForSends) {
+            --k.sending;
+            k.sendsDone = std::max(k.sendsDone, at);
+            continue;
+          }
           --k.waiting;
           k.groupDone = std::max(k.groupDone, at);
         }
@@ -418,10 +429,13 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
           k.have.insert(k.arriving.begin(), k.arriving.end());
           k.arriving.clear();
         } else if (a.kind == Action::Transfers) {
+          if (k.sending > 0)
+            break; // its earlier sends go first
+          k.time = std::max(k.time, k.sendsDone);
           k.posted = a.wait;
-          k.waiting += int64_t(a.transfers.size());
           k.groupDone = std::max(k.groupDone, k.time);
           for (const Transfer &t : a.transfers) {
+            (t.send && !costs.waitForSends ? k.sending : k.waiting) += 1;
             if (t.peer < 0 || t.peer >= ranks || t.peer == r)
               return error("rank " + llvm::Twine(r) + ": " + describe(a) + " names no other rank");
             if (t.send && !has(r, t.gradient, t.stage, t.microbatch))
@@ -453,6 +467,10 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
     if (k.pc == s.program[size_t(r)].size() && k.started)
       return error("rank " + llvm::Twine(r) +
                    " ends with transfers it started and never waited for");
+    if (k.pc == s.program[size_t(r)].size() && k.sending > 0) {
+      blocked += "\n  rank " + std::to_string(r) + " waits for its last sends";
+      continue;
+    }
     if (k.pc == s.program[size_t(r)].size())
       continue;
     blocked +=
@@ -472,7 +490,8 @@ llvm::Expected<Simulation> simulate(const Schedule &s, const Costs &costs) {
       }
   double busiest = 0;
   for (int64_t r = 0; r < ranks; ++r) {
-    sim.makespan = std::max(sim.makespan, rs[size_t(r)].time);
+    // (A step ends with its sends done: the runtime's next call waits.)
+    sim.makespan = std::max({sim.makespan, rs[size_t(r)].time, rs[size_t(r)].sendsDone});
     busiest = std::max(busiest, sim.busy[size_t(r)]);
   }
   sim.bubble = busiest > 0 ? (sim.makespan - busiest) / busiest : 0;

@@ -87,10 +87,19 @@ llvm::Expected<Schedule> buildSchedule(ScheduleKind kind, int64_t ranks, int64_t
 /// text that is no such order; whether it can run is simulate()'s question.
 llvm::Expected<Schedule> parseSchedule(llvm::StringRef text, int64_t microbatches);
 
-/// Compute costs of one stage (a backward that is not split costs
-/// backwardInput + backwardWeight); transfers take `transfer` each.
+/// The timing model: compute costs of one stage (a backward that is not
+/// split costs backwardInput + backwardWeight). A transfer's data arrives
+/// `transfer` after its send is posted (a network's latency, paid once per
+/// message) and is received once it has and the receive is posted.
 struct Costs {
   double forward = 1, backwardInput = 1, backwardWeight = 1, transfer = 0;
+  /// Whether a rank waits at a group for its sends too (NCCL, the CUDA
+  /// target: one group on one stream) or, as lcc-run's CPU ranks, only for
+  /// its receives, its sends completing while it computes, before its next
+  /// group is posted. A schedule that cannot hang waiting for its sends
+  /// cannot hang without (each rank posts every transfer no later), so the
+  /// compile-time proof waits for them.
+  bool waitForSends = true;
   /// Per stage, a factor on its computations' costs (unbalanced stages);
   /// empty: 1 for all.
   std::vector<double> stageScale;

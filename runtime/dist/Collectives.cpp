@@ -1,6 +1,7 @@
 //===- Collectives.cpp - the collectives compiled code calls --------------===//
 #include "runtime/dist/Collectives.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -184,7 +186,8 @@ std::vector<Communicator::PointToPoint> closeGroup(Communicator &c, int64_t grou
 /// when the communication thread gets to it: messages in flight at once
 /// overlap their latencies, as on a network (a queued collective, or a
 /// pipeline's posted sends followed by the next transfers, do not pay it
-/// twice).
+/// twice). In a send/recv group only the sends wait: a receive gets its
+/// data at once if the peer sent it long enough ago.
 std::chrono::microseconds emulatedLatency() {
   static const std::chrono::microseconds latency = [] {
     const char *v = std::getenv("LCC_DIST_LATENCY_MS");
@@ -199,12 +202,13 @@ void emulateLatency(std::chrono::steady_clock::time_point issued) {
     std::this_thread::sleep_until(issued + emulatedLatency());
 }
 
-/// Queues `run` for the communication thread (the engine's lock held):
-/// under a ticket a wait will ask for, or (`detachedRank` >= 0) for nobody
-/// to wait for.
-void enqueue(Engine &e, int64_t ticket, std::function<Status()> run, int detachedRank) {
+/// Queues `run`, issued by the rank at `issued`, for the communication
+/// thread (the engine's lock held): under a ticket a wait will ask for, or
+/// (`detachedRank` >= 0) for nobody to wait for.
+void enqueue(Engine &e, int64_t ticket, std::function<Status()> run, int detachedRank,
+             std::chrono::steady_clock::time_point issued = std::chrono::steady_clock::now()) {
   e.queue.push_back({ticket,
-                     [run = std::move(run), issued = std::chrono::steady_clock::now()] {
+                     [run = std::move(run), issued] {
                        emulateLatency(issued);
                        return run();
                      },
@@ -229,10 +233,35 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::functi
 
 /// Queues `run` for the communication thread with nothing to wait for it:
 /// what comes after it (a synchronous call drains the queue) waits.
-void detach(Communicator &c, std::function<Status()> run) {
+void detach(Communicator &c, std::function<Status()> run,
+            std::chrono::steady_clock::time_point issued = std::chrono::steady_clock::now()) {
   Engine &e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
-  enqueue(e, -1, std::move(run), c.worldRank());
+  enqueue(e, -1, std::move(run), c.worldRank(), issued);
+}
+
+/// Detaches the sends of `transfers` (taken out of it), on copies the job
+/// owns: the compiled code may reuse its buffers as soon as the group call
+/// returns. The copies are the runtime's, outside the memory plan, and live
+/// until the sends complete.
+void detachSends(Communicator &c, std::vector<Communicator::PointToPoint> &transfers,
+                 std::chrono::steady_clock::time_point issued) {
+  auto data = std::make_shared<std::vector<std::vector<char>>>();
+  std::vector<Communicator::PointToPoint> sends;
+  for (Communicator::PointToPoint &t : transfers) {
+    if (!t.send)
+      continue;
+    const char *from = static_cast<const char *>(t.data);
+    data->emplace_back(from, from + size_t(t.count) * elementSize(t.type));
+    sends.push_back(t);
+    sends.back().data = data->back().data();
+  }
+  transfers.erase(std::remove_if(transfers.begin(), transfers.end(),
+                                 [](const Communicator::PointToPoint &t) { return t.send; }),
+                  transfers.end());
+  if (!sends.empty())
+    detach(
+        c, [&c, sends, data] { return c.sendRecv(sends, {}); }, issued);
 }
 
 /// Collectives that run on the caller's thread go after all started ones.
@@ -360,24 +389,28 @@ void lcc_group_start(int64_t group) {
 }
 
 void lcc_group_end(int64_t group) {
-  Communicator &c = syncLookup(group, "send/recv");
-  check(c, c.sendRecv(closeGroup(c, group)));
+  auto issued = std::chrono::steady_clock::now();
+  engine().drain(); // earlier groups' sends first, in order (as on NCCL's stream)
+  Communicator &c = lookup(group, "send/recv");
+  std::vector<Communicator::PointToPoint> transfers = closeGroup(c, group);
+  // The rank waits for what it receives, not for its sends: they complete
+  // on the communication thread while it computes (before its next
+  // transfers), so a send's latency delays only its receiver. Its
+  // receives are posted at once: their data is late only when the peer's
+  // send is (the emulated latency counts from when the peer issued it).
+  if (c.concurrentSendRecv())
+    detachSends(c, transfers, issued);
+  check(c, c.sendRecv(transfers, issued + emulatedLatency()));
 }
 
 void lcc_group_end_posted(int64_t group) {
   Communicator &c = lookup(group, "send/recv");
   std::vector<Communicator::PointToPoint> transfers = closeGroup(c, group);
-  // The sends' own copies, owned by the job: the compiled code may reuse
-  // its buffers at once.
-  auto data = std::make_shared<std::vector<std::vector<char>>>();
-  for (Communicator::PointToPoint &t : transfers) {
-    if (!t.send)
-      die(c.worldRank(), "a posted send/recv group receives");
-    const char *from = static_cast<const char *>(t.data);
-    data->emplace_back(from, from + size_t(t.count) * elementSize(t.type));
-    t.data = data->back().data();
-  }
-  detach(c, [&c, transfers, data] { return c.sendRecv(transfers); });
+  if (std::any_of(transfers.begin(), transfers.end(),
+                  [](const Communicator::PointToPoint &t) { return !t.send; }))
+    die(c.worldRank(), "a posted send/recv group receives");
+  // Its latency is the communication thread's wait before it runs.
+  detachSends(c, transfers, std::chrono::steady_clock::now());
 }
 
 int64_t lcc_group_rank(int64_t group) { return lookup(group, "group_rank").rank(); }

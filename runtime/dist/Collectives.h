@@ -59,7 +59,11 @@ void lcc_broadcast(int64_t group, int64_t dtype, int64_t root, int64_t in, int64
 void lcc_send(int64_t group, int64_t dtype, int64_t peer, int64_t in, int64_t count);
 void lcc_recv(int64_t group, int64_t dtype, int64_t peer, int64_t out, int64_t count);
 /// The sends and receives on `group` between these two are posted together
-/// at the end (Communicator::sendRecv): an lcc.exchange.
+/// at the end (Communicator::sendRecv): an lcc.exchange. lcc_group_end
+/// returns when the receives are done; where the backend can
+/// (Communicator::concurrentSendRecv, Gloo), the sends are copied and
+/// complete on the communication thread, before the next synchronous call,
+/// as a posted group's do.
 void lcc_group_start(int64_t group);
 void lcc_group_end(int64_t group);
 /// The same for a group of sends only, returning once they are posted: the

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <set>
+#include <thread>
 
 namespace lcc {
 namespace dist {
@@ -175,7 +176,13 @@ const char *streamCollectiveName(StreamCollective::Kind kind) {
   return "collective";
 }
 
-Status Communicator::sendRecv(const std::vector<PointToPoint> &transfers) {
+Status Communicator::sendRecv(const std::vector<PointToPoint> &transfers,
+                              std::chrono::steady_clock::time_point sendsAt) {
+  for (const PointToPoint &t : transfers)
+    if (t.send) {
+      std::this_thread::sleep_until(sendsAt);
+      break;
+    }
   for (bool sends : {true, false})
     for (const PointToPoint &t : transfers) {
       if (t.send != sends)

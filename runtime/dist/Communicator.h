@@ -40,6 +40,7 @@
 
 #include "runtime/support/HostTensor.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -134,8 +135,11 @@ public:
   /// Sends and receives posted together, done when every one is (NCCL's
   /// ncclGroupStart/End): two ranks that each send to and receive from the
   /// other in one group cannot wait on each other. Matched as send/recv
-  /// are, in order. The default runs the sends, then the receives, one by
-  /// one: right for a group of one rank, whose receives take what it sent.
+  /// are, in order. The sends are posted no earlier than `sendsAt` (an
+  /// emulated network's latency, LCC_DIST_LATENCY_MS: paid once per
+  /// message, by the sender), the receives at once. The default runs the
+  /// sends, then the receives, one by one: right for a group of one rank,
+  /// whose receives take what it sent.
   struct PointToPoint {
     bool send = false;
     void *data = nullptr; // read by a send
@@ -143,7 +147,13 @@ public:
     ElementType type = ElementType::F32;
     int peer = 0;
   };
-  virtual Status sendRecv(const std::vector<PointToPoint> &transfers);
+  virtual Status sendRecv(const std::vector<PointToPoint> &transfers,
+                          std::chrono::steady_clock::time_point sendsAt);
+  /// Whether a group's sends and its receives may be two sendRecv calls
+  /// running at once on two threads (the runtime then waits only for the
+  /// receives where the group ends). Not for the default's 1-rank groups,
+  /// whose receives take what the sends queued.
+  virtual bool concurrentSendRecv() const { return false; }
   virtual Status barrier() = 0;
 
   /// Stream-ordered collectives on device buffers, for the CUDA target's

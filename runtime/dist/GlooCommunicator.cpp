@@ -39,6 +39,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <cmath>
@@ -46,6 +47,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -215,7 +218,11 @@ public:
   Status broadcast(const void *in, void *out, int64_t count, ElementType type, int root) override;
   Status send(const void *in, int64_t count, ElementType type, int peer) override;
   Status recv(void *out, int64_t count, ElementType type, int peer) override;
-  Status sendRecv(const std::vector<PointToPoint> &transfers) override;
+  Status sendRecv(const std::vector<PointToPoint> &transfers,
+                  std::chrono::steady_clock::time_point sendsAt) override;
+  /// Gloo's pairs lock their own state; this communicator's counters are
+  /// per direction (sendSeq_, recvSeq_) and its failure is locked.
+  bool concurrentSendRecv() const override { return true; }
   Status barrier() override;
   Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &tag,
                   std::unique_ptr<Communicator> &out) override;
@@ -234,12 +241,20 @@ private:
     size_t bytes;
     uint64_t slot = 0; // its own slot (point to point), else exchange's
   };
-  /// Posts every transfer, then waits for each (one deadline for all); the
-  /// first failure names its peer.
-  Status exchange(const char *op, const std::vector<Transfer> &transfers, uint64_t slot);
+  /// Posts every transfer, the receives first and the sends no earlier
+  /// than `sendsAt`, then waits for each (one deadline for all); the first
+  /// failure names its peer.
+  Status exchange(const char *op, const std::vector<Transfer> &transfers, uint64_t slot,
+                  Clock::time_point sendsAt = {});
   uint64_t nextCollectiveSlot() { return kCollectiveSlot | (collectiveSeq_++ & kSlotMask); }
+  /// Empty while the group works (read and set by the communication
+  /// thread's sends and the caller's receives alike).
+  std::string brokenCause() const {
+    std::lock_guard<std::mutex> lock(brokenMutex_);
+    return brokenCause_;
+  }
   Status broken(const char *op) const {
-    return failure(op, "the group failed earlier (" + brokenCause_ + ")");
+    return failure(op, "the group failed earlier (" + brokenCause() + ")");
   }
   /// Reduce-scatter of `parts` (offset, count per rank, in elements) of
   /// `in`; rank r's reduced part goes to `out`.
@@ -253,13 +268,14 @@ private:
   double timeout_;
   uint64_t collectiveSeq_ = 0;
   std::vector<uint64_t> sendSeq_, recvSeq_;
+  mutable std::mutex brokenMutex_;
   std::string brokenCause_;
   std::vector<char> scratch_;
 };
 
 Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &transfers,
-                                  uint64_t slot) {
-  if (!brokenCause_.empty())
+                                  uint64_t slot, Clock::time_point sendsAt) {
+  if (!brokenCause().empty())
     return broken(op);
   Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(timeout_));
@@ -267,13 +283,21 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
   size_t i = 0;
   std::string cause;
   try {
-    for (i = 0; i < transfers.size(); ++i) {
-      const Transfer &t = transfers[i];
-      buffers[i] = context_->createUnboundBuffer(t.data, t.bytes);
-      if (t.isSend)
-        buffers[i]->send(t.peer, t.slot ? t.slot : slot);
-      else
-        buffers[i]->recv(t.peer, t.slot ? t.slot : slot);
+    for (bool sends : {false, true}) {
+      bool any = std::any_of(transfers.begin(), transfers.end(),
+                             [](const Transfer &t) { return t.isSend; });
+      if (sends && any)
+        std::this_thread::sleep_until(sendsAt);
+      for (i = 0; i < transfers.size(); ++i) {
+        const Transfer &t = transfers[i];
+        if (t.isSend != sends)
+          continue;
+        buffers[i] = context_->createUnboundBuffer(t.data, t.bytes);
+        if (t.isSend)
+          buffers[i]->send(t.peer, t.slot ? t.slot : slot);
+        else
+          buffers[i]->recv(t.peer, t.slot ? t.slot : slot);
+      }
     }
     for (i = 0; i < transfers.size(); ++i) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -300,7 +324,10 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
     cause = "peer " + peer + " closed the connection";
   else
     cause = peer + ": " + cause;
-  brokenCause_ = cause;
+  {
+    std::lock_guard<std::mutex> lock(brokenMutex_);
+    brokenCause_ = cause;
+  }
   return failure(op, cause);
 }
 
@@ -384,7 +411,7 @@ Status GlooCommunicator::allGather(const void *in, void *out, int64_t countPerRa
   const int n = size(), r = rank();
   const size_t bytes = size_t(countPerRank) * elementSize(type);
   char *o = static_cast<char *>(out);
-  if (!brokenCause_.empty())
+  if (!brokenCause().empty())
     return broken("all_gather");
   if (bytes)
     std::memcpy(o + size_t(r) * bytes, in, bytes);
@@ -404,7 +431,7 @@ Status GlooCommunicator::broadcast(const void *in, void *out, int64_t count, Ele
     return s;
   const size_t bytes = size_t(count) * elementSize(type);
   std::vector<Transfer> transfers;
-  if (!brokenCause_.empty())
+  if (!brokenCause().empty())
     return broken("broadcast");
   if (rank() == root) {
     if (bytes && in != out)
@@ -439,7 +466,8 @@ Status GlooCommunicator::recv(void *out, int64_t count, ElementType type, int pe
   return exchange("recv", {{peer, false, static_cast<char *>(out), bytes}}, slot);
 }
 
-Status GlooCommunicator::sendRecv(const std::vector<PointToPoint> &transfers) {
+Status GlooCommunicator::sendRecv(const std::vector<PointToPoint> &transfers,
+                                  Clock::time_point sendsAt) {
   std::vector<Transfer> posted;
   for (const PointToPoint &t : transfers) {
     const char *op = t.send ? "send" : "recv";
@@ -452,7 +480,7 @@ Status GlooCommunicator::sendRecv(const std::vector<PointToPoint> &transfers) {
     posted.push_back({t.peer, t.send, static_cast<char *>(t.data), bytes,
                       kPointToPointSlot | (seq++ & kSlotMask)});
   }
-  return posted.empty() ? Status() : exchange("send/recv", posted, 0);
+  return posted.empty() ? Status() : exchange("send/recv", posted, 0, sendsAt);
 }
 
 Status GlooCommunicator::barrier() {

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <chrono>
 #include <gtest/gtest.h>
+#include <thread>
 #include <sstream>
 
 using namespace lcc;
@@ -276,6 +278,55 @@ std::pair<int, std::string> withLostPeer(const std::function<void()> &call) {
   });
   return {results[0].exitCode,
           results[1].exitCode == 0 ? err.text() : "rank 1: " + results[1].error};
+}
+
+// On Gloo an exchange returns when its receives are done: its sends are
+// copied and complete on the communication thread. Rank 0 sends and
+// receives in one group while rank 1 receives only 300 ms later: rank 0's
+// group returns before that, and overwriting its send buffer at once does
+// not change what rank 1 gets.
+TEST(DistAbi, ExchangeWaitsOnlyForItsReceives) {
+  const int n = 2, port = freePort();
+  auto now = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
+    if (std::string error = installWorldAsDp(rank, n, port); !error.empty())
+      return error;
+    std::vector<int64_t> msg = {7 + rank, 8 + rank}, got(2, 0);
+    std::vector<double> t;
+    if (rank == 0) {
+      lcc_group_start(0);
+      lcc_send(0, kI64, 1, addr(msg.data()), 2);
+      lcc_recv(0, kI64, 1, addr(got.data()), 2);
+      lcc_group_end(0);
+      t.push_back(now());
+      msg = {-1, -1};
+    } else {
+      lcc_group_start(0);
+      lcc_send(0, kI64, 0, addr(msg.data()), 2);
+      lcc_group_end(0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      t.push_back(now());
+      lcc_group_start(0);
+      lcc_recv(0, kI64, 0, addr(got.data()), 2);
+      lcc_group_end(0);
+    }
+    append(payload, got);
+    append(payload, t);
+    clearGroups();
+    return "";
+  });
+  std::vector<double> at;
+  for (int r = 0; r < n; ++r) {
+    const auto &res = results[size_t(r)];
+    ASSERT_EQ(res.exitCode, 0) << "rank " << r << ": " << res.error;
+    size_t off = 0;
+    EXPECT_EQ(take<int64_t>(res.payload, off, 2), (std::vector<int64_t>{8 - r, 9 - r}));
+    at.push_back(take<double>(res.payload, off, 1)[0]);
+  }
+  EXPECT_LT(at[0], at[1]) << "rank 0's exchange waited for rank 1 to receive";
 }
 
 // A peer that is gone: the survivor's collective ends the process with 4,

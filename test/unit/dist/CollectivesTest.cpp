@@ -306,6 +306,50 @@ TEST(DistCollectives, SendRecvRing) {
   }
 }
 
+// A send/recv group posts its receives at once and its sends at `sendsAt`
+// (LCC_DIST_LATENCY_MS's emulated latency, paid by the sender only): rank 1
+// sends to rank 0, whose group also sends 300 ms later. Rank 1's send
+// completes long before rank 0's group does, and both get the data.
+TEST(DistCollectives, SendRecvDelaysOnlyTheSends) {
+  const int n = 2, port = freePort();
+  auto now = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
+    std::unique_ptr<Communicator> world;
+    Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
+    if (!s || !(s = world->barrier()))
+      return s.message();
+    std::vector<float> mine = inputs<float>(rank, 5), theirs(5);
+    using P = Communicator::PointToPoint;
+    P out{true, mine.data(), 5, ElementType::F32, 1 - rank};
+    P in{false, theirs.data(), 5, ElementType::F32, 1 - rank};
+    std::vector<double> t = {now()};
+    auto later = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    if (rank == 0)
+      s = world->sendRecv({in, out}, later);
+    else if ((s = world->sendRecv({out}, {})))
+      t.push_back(now()), s = world->sendRecv({in}, {});
+    if (!s)
+      return s.message();
+    t.push_back(now());
+    append(payload, t);
+    append(payload, theirs);
+    return "";
+  });
+  std::vector<std::vector<double>> times;
+  for (int r = 0; r < n; ++r) {
+    const auto &res = results[size_t(r)];
+    ASSERT_EQ(res.exitCode, 0) << "rank " << r << ": " << res.error;
+    size_t off = 0;
+    times.push_back(take<double>(res.payload, off, r == 0 ? 2 : 3));
+    EXPECT_EQ(take<float>(res.payload, off, 5), inputs<float>(1 - r, 5));
+  }
+  EXPECT_GE(times[0][1] - times[0][0], 0.3) << "rank 0's send went out before sendsAt";
+  EXPECT_LT(times[1][1], times[0][0] + 0.2) << "rank 0 posted its receive late";
+}
+
 // Nobody leaves the barrier before the last rank entered it.
 TEST(DistCollectives, Barrier) {
   const int n = 3, port = freePort();

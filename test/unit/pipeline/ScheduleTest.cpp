@@ -301,6 +301,49 @@ TEST(Schedule, TransferLatencyOnlyDelays) {
   }
 }
 
+// A message's latency counts from its send, once: GPipe on 2 ranks, 2
+// micro-batches, latency 0.5, stage 1 four times as fast (F 0.25, B 0.5;
+// stage 0: F 1, B 2). Rank 1 sends gradient 1 at 4.75 (it arrives at
+// 5.25), but rank 0 posts its receive only at 6.25, after B0 (4.25 to
+// 6.25), and takes it at once: B1 runs 6.25 to 8.25. Charging the latency
+// from the receive instead (the old model) would end at 8.75.
+TEST(Schedule, LatencyCountsFromTheSend) {
+  Costs costs;
+  costs.forward = 1;
+  costs.backwardInput = costs.backwardWeight = 1;
+  costs.transfer = 0.5;
+  costs.stageScale = {1, 0.25};
+  Simulation sim = run(build(ScheduleKind::GPipe, 2, 2), costs);
+  EXPECT_DOUBLE_EQ(sim.makespan, 8.25);
+  auto b1 = llvm::find_if(sim.blocks, [](const Simulation::Block &b) {
+    return b.rank == 0 && b.kind == Action::Backward && b.microbatch == 1;
+  });
+  ASSERT_NE(b1, sim.blocks.end());
+  EXPECT_DOUBLE_EQ(b1->start, 6.25);
+}
+
+// Where a rank waits only for what it receives (lcc-run's CPU ranks), ZB-H1's
+// deferred weight gradients cover the latency of its steady state: only the
+// warm-up and the cool-down pay it, the same at 8 and 16 micro-batches on
+// 2 ranks. 1F1B pays it per micro-batch, and so does ZB-H1 where a rank also
+// waits for its sends (one NCCL group).
+TEST(Schedule, ZeroBubbleH1HidesLatencyWhereSendsDoNotBlock) {
+  auto latencyCost = [](ScheduleKind kind, int64_t m, bool waitForSends) {
+    Costs slow;
+    slow.transfer = 0.4;
+    slow.waitForSends = waitForSends;
+    Costs free = slow;
+    free.transfer = 0;
+    Schedule s = build(kind, 2, m);
+    return run(s, slow).makespan - run(s, free).makespan;
+  };
+  const auto zb = ScheduleKind::ZeroBubbleH1, oneF = ScheduleKind::OneFOneB;
+  EXPECT_NEAR(latencyCost(zb, 8, false), latencyCost(zb, 16, false), 1e-9);
+  EXPECT_LT(latencyCost(zb, 8, false), latencyCost(oneF, 8, false));
+  EXPECT_GT(latencyCost(oneF, 16, false), latencyCost(oneF, 8, false) + 8 * 0.1);
+  EXPECT_GT(latencyCost(zb, 16, true), latencyCost(zb, 8, true) + 8 * 0.1);
+}
+
 // A hand-made order gets the transfers buildSchedule adds: 1F1B written
 // out is 1F1B; text that is no order says where.
 TEST(Schedule, ParsedOrderGetsTheSameTransfers) {
