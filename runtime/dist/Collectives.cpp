@@ -234,7 +234,7 @@ void start(Communicator &c, int64_t ticket, int64_t in, int64_t out, std::functi
 /// Queues `run` for the communication thread with nothing to wait for it:
 /// what comes after it (a synchronous call drains the queue) waits.
 void detach(Communicator &c, std::function<Status()> run,
-            std::chrono::steady_clock::time_point issued = std::chrono::steady_clock::now()) {
+            std::chrono::steady_clock::time_point issued) {
   Engine &e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
   enqueue(e, -1, std::move(run), c.worldRank(), issued);

@@ -283,10 +283,10 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
   size_t i = 0;
   std::string cause;
   try {
+    bool anySends =
+        std::any_of(transfers.begin(), transfers.end(), [](const Transfer &t) { return t.isSend; });
     for (bool sends : {false, true}) {
-      bool any = std::any_of(transfers.begin(), transfers.end(),
-                             [](const Transfer &t) { return t.isSend; });
-      if (sends && any)
+      if (sends && anySends)
         std::this_thread::sleep_until(sendsAt);
       for (i = 0; i < transfers.size(); ++i) {
         const Transfer &t = transfers[i];

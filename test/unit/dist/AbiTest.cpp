@@ -21,6 +21,7 @@ using namespace lcc::dist;
 using lcc::test::append;
 using lcc::test::freePort;
 using lcc::test::loopbackEnv;
+using lcc::test::nowSeconds;
 using lcc::test::runRanks;
 using lcc::test::take;
 
@@ -287,10 +288,6 @@ std::pair<int, std::string> withLostPeer(const std::function<void()> &call) {
 // not change what rank 1 gets.
 TEST(DistAbi, ExchangeWaitsOnlyForItsReceives) {
   const int n = 2, port = freePort();
-  auto now = [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     if (std::string error = installWorldAsDp(rank, n, port); !error.empty())
       return error;
@@ -301,14 +298,14 @@ TEST(DistAbi, ExchangeWaitsOnlyForItsReceives) {
       lcc_send(0, kI64, 1, addr(msg.data()), 2);
       lcc_recv(0, kI64, 1, addr(got.data()), 2);
       lcc_group_end(0);
-      t.push_back(now());
+      t.push_back(nowSeconds());
       msg = {-1, -1};
     } else {
       lcc_group_start(0);
       lcc_send(0, kI64, 0, addr(msg.data()), 2);
       lcc_group_end(0);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      t.push_back(now());
+      t.push_back(nowSeconds());
       lcc_group_start(0);
       lcc_recv(0, kI64, 0, addr(got.data()), 2);
       lcc_group_end(0);

@@ -19,6 +19,7 @@ using namespace lcc::dist;
 using lcc::test::append;
 using lcc::test::freePort;
 using lcc::test::loopbackEnv;
+using lcc::test::nowSeconds;
 using lcc::test::runRanks;
 using lcc::test::take;
 
@@ -312,10 +313,6 @@ TEST(DistCollectives, SendRecvRing) {
 // completes long before rank 0's group does, and both get the data.
 TEST(DistCollectives, SendRecvDelaysOnlyTheSends) {
   const int n = 2, port = freePort();
-  auto now = [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
     Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
@@ -325,15 +322,15 @@ TEST(DistCollectives, SendRecvDelaysOnlyTheSends) {
     using P = Communicator::PointToPoint;
     P out{true, mine.data(), 5, ElementType::F32, 1 - rank};
     P in{false, theirs.data(), 5, ElementType::F32, 1 - rank};
-    std::vector<double> t = {now()};
+    std::vector<double> t = {nowSeconds()};
     auto later = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
     if (rank == 0)
       s = world->sendRecv({in, out}, later);
     else if ((s = world->sendRecv({out}, {})))
-      t.push_back(now()), s = world->sendRecv({in}, {});
+      t.push_back(nowSeconds()), s = world->sendRecv({in}, {});
     if (!s)
       return s.message();
-    t.push_back(now());
+    t.push_back(nowSeconds());
     append(payload, t);
     append(payload, theirs);
     return "";
@@ -353,20 +350,16 @@ TEST(DistCollectives, SendRecvDelaysOnlyTheSends) {
 // Nobody leaves the barrier before the last rank entered it.
 TEST(DistCollectives, Barrier) {
   const int n = 3, port = freePort();
-  auto now = [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
   auto results = runRanks(n, [&](int rank, std::string &payload) -> std::string {
     std::unique_ptr<Communicator> world;
     Status s = createWorld(loopbackEnv(rank, n, port), "gloo", world);
     if (!s)
       return s.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(100 * rank));
-    std::vector<double> t = {now()};
+    std::vector<double> t = {nowSeconds()};
     if (!(s = world->barrier()))
       return s.message();
-    t.push_back(now());
+    t.push_back(nowSeconds());
     append(payload, t);
     return "";
   });

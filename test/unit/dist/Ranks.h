@@ -35,6 +35,12 @@ namespace lcc::test {
 /// A port nothing listens on right now (runtime/dist/Store.h).
 inline int freePort() { return dist::pickLoopbackPort(); }
 
+/// Seconds on the monotonic clock, which forked ranks share: their times
+/// compare across processes.
+inline double nowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 inline dist::DistEnv loopbackEnv(int rank, int n, int port, double timeout = 20) {
   dist::DistEnv env;
   env.rank = rank;
