@@ -25,6 +25,9 @@ enum class Precision { FP32, BF16, FP16 };
 enum class ShardMode { None, DP, Zero1, Zero2, Zero3 };
 /// attentionMinScores (passes/Pipelines.h).
 enum class AttentionMode { Auto, Decomposed, Fused };
+/// What the backward computes again instead of keeping from the forward
+/// (lcc-recompute, docs/memory.md); auto: the driver picks for --mem.
+enum class RecomputeMode { None, Selective, Full, Auto };
 
 /// How a CUDA kernel's threads cover its loops (passes/gpu/GpuKernelBodies.h);
 /// lcc --report counts kernels by it.
@@ -60,6 +63,13 @@ template <> struct ModeNames<AttentionMode> {
       {AttentionMode::Auto, "auto"},
       {AttentionMode::Decomposed, "decomposed"},
       {AttentionMode::Fused, "fused"}};
+};
+template <> struct ModeNames<RecomputeMode> {
+  static constexpr std::pair<RecomputeMode, std::string_view> table[] = {
+      {RecomputeMode::None, "none"},
+      {RecomputeMode::Selective, "selective"},
+      {RecomputeMode::Full, "full"},
+      {RecomputeMode::Auto, "auto"}};
 };
 
 template <> struct ModeNames<GpuMapping> {

@@ -87,6 +87,15 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
   // Loss scaling seeds the backward with the scale (lcc-build-train-step).
   autodiff.seedArg = parseMode<LossScale>(options.lossScale) == LossScale::Dynamic;
   pm.addPass(createLccAutodiffPass(autodiff));
+  // Recomputation chooses what the backward reads again from the forward,
+  // before the step (micro-batch loop, pipeline parts) is built around it.
+  if (options.recompute != RecomputeMode::None) {
+    LccRecomputePassOptions recompute;
+    recompute.function = options.function;
+    recompute.mode = std::string(modeName(options.recompute));
+    recompute.layers = options.recomputeLayers;
+    pm.addPass(createLccRecomputePass(recompute));
+  }
   // Sharded steps reduce gradients while the last micro-batch's backward
   // still runs (lcc-overlap-collectives), so that one is not in the loop.
   LccBuildTrainStepPassOptions step = options;

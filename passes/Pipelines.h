@@ -51,6 +51,11 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// lcc.attention whole: the runtime's fused kernels, runtime/cpu/Attention.h),
   /// or auto (attentionMinScores).
   AttentionMode attention = AttentionMode::Auto;
+  /// What the backward makes again (lcc-recompute) for the first
+  /// `recomputeLayers` layers (-1: all; with full, the rest selective). The
+  /// driver resolves auto to one of the others before building.
+  RecomputeMode recompute = RecomputeMode::None;
+  int64_t recomputeLayers = -1;
 };
 
 /// Which attentions stay whole for the fused kernels (lcc-decompose's

@@ -302,6 +302,16 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     code.report["layer_functions"] = layers.getAs<IntegerAttr>("functions").getInt();
     code.report["layer_calls"] = layers.getAs<IntegerAttr>("calls").getInt();
   }
+  // What lcc-recompute made again, per layer instance: [ops, FLOPs, bytes].
+  if (auto recompute = (*clone)->getAttrOfType<DictionaryAttr>("lcc.recompute"))
+    if (auto layers = recompute.getAs<DictionaryAttr>("layers"))
+      for (NamedAttribute layer : layers) {
+        ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(layer.getValue()).asArrayRef();
+        std::string key = "recompute:" + layer.getName().str() + ":";
+        code.report[key + "ops"] = v[0];
+        code.report[key + "flops"] = v[1];
+        code.report[key + "bytes"] = v[2];
+      }
   if (auto n = (*clone)->getAttrOfType<IntegerAttr>("lcc.split_reductions"))
     code.report["split_reductions"] = n.getInt();
   // Layer functions (lcc-outline-layers): their GEMMs are counted once per

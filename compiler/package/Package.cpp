@@ -312,6 +312,31 @@ std::string compileReportText(const json::Value &manifest) {
      << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n")
      << "    overwriting C (beta 0)  " << std::max(0LL, get("gemm_overwrites"))
      << "   (no zero fill before them)\n";
+  // Per layer (lcc-recompute): "recompute:<layer>:ops|flops|bytes".
+  std::vector<std::string> layers;
+  for (const auto &m : r->members())
+    if (llvm::StringRef(m.first).starts_with("recompute:") &&
+        llvm::StringRef(m.first).ends_with(":ops"))
+      layers.push_back(m.first.substr(10, m.first.size() - 14));
+  llvm::sort(layers, [](const std::string &a, const std::string &b) {
+    return llvm::StringRef(a).compare_numeric(b) < 0; // h.2 before h.10
+  });
+  if (!layers.empty()) {
+    long long ops = 0, flops = 0, bytes = 0;
+    for (const std::string &l : layers) {
+      ops += get("recompute:" + l + ":ops");
+      flops += get("recompute:" + l + ":flops");
+      bytes += get("recompute:" + l + ":bytes");
+    }
+    os << "  recomputed                " << ops << " ops, " << flops
+       << " FLOPs per micro-batch, forward values of " << bytes
+       << " B no longer kept   (lcc-recompute)\n";
+    for (const std::string &l : layers)
+      os << "    " << llvm::left_justify(l, 22) << get("recompute:" + l + ":ops") << " ops, "
+         << get("recompute:" + l + ":flops") << " FLOPs, " << get("recompute:" + l + ":bytes")
+         << " B\n";
+  }
+  os.flush();
   return out;
 }
 

@@ -1,7 +1,7 @@
 //===- Passes.h - lcc train passes ------------------------------*- C++ -*-===//
 //
-// Passes of the training step (autodiff, optimizer, precision); each is described in Passes.td
-// beside this file.
+// Passes of the training step (autodiff, recomputation, optimizer, precision); each is described in
+// Passes.td beside this file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_PASSES_TRAIN_PASSES_H

@@ -187,4 +187,51 @@ def LccPrecisionPass : Pass<"lcc-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect"];
 }
 
+def LccRecomputePass : Pass<"lcc-recompute", "::mlir::ModuleOp"> {
+  let summary = "The backward computes forward values again instead of keeping them";
+  let description = [{
+    Runs on `@<function>_grad` right after `lcc-autodiff`, which reads forward
+    values directly (everything it reads is kept from the forward to the
+    backward). Per layer instance (the DSL's `h.3.`, ONNX's module path;
+    the names `lcc-outline-layers` groups by), the backward ops of the layer
+    that read a chosen forward value of the same layer read a copy made again
+    right before the layer's backward needs it, so the original dies with the
+    forward. What is chosen (`mode`; docs/memory.md states it per op):
+
+    - `full`: every effect-free op of the layer's forward. Only what the layer
+      reads from outside (its input, parameters, a collective's result) is
+      kept: Chen et al.'s checkpointing, Megatron's full recomputation.
+    - `selective`: the cheap ops (everything except GEMMs and whole
+      attentions; a batched product of two activations at least as large as
+      both, attention scores, counts as cheap) whose operands are kept anyway
+      (read by the backward directly, chosen themselves, arguments or
+      constants), so recomputation never keeps more than before: a norm's
+      output from its input, GELU's output from its input.
+    - `none`: nothing (the pass does nothing).
+
+    `layers = k` (>= 0) applies the mode to the first k layer instances in
+    forward order; with `full` the others are then `selective`. Collectives
+    are never made again. The module records what was chosen for `lcc --report`:
+    `lcc.recompute = {mode, layers = {<instance> = [ops, flops, bytes]}}`,
+    the ops made again, their FLOPs per step, and the bytes of the forward
+    values no longer kept.
+
+    ```mlir
+    // full: the backward of h.0 makes %h again from %x instead of keeping it
+    %h = lcc.gelu %x loc("h.0.mlp")           // forward
+    %h2 = lcc.gelu %x loc("h.0.mlp")          // backward of h.0
+    %dw = lcc.matmul %h2, %g {transpose_lhs = true} loc("h.0.mlp")
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function; @<function>_grad is rewritten">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"none\"", "none, selective or full">,
+    Option<"layers", "layers", "int64_t", /*default=*/"-1",
+           "Layer instances (in forward order) the mode applies to; -1: all. With full, "
+           "the others are selective">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 #endif // LCC_PASSES_TRAIN_PASSES_TD

@@ -119,6 +119,17 @@ cl::opt<std::string> attentionFlag(
              "forward and the backward, never storing the [Tq, Tk] scores; on CUDA with "
              "--precision=bf16|fp16)"),
     cl::init("auto"), cl::cat(distCat));
+cl::opt<std::string> recomputeFlag(
+    "recompute",
+    cl::desc("What the backward computes again instead of keeping from the forward "
+             "(lcc-recompute, docs/memory.md): none (default), selective (cheap ops whose "
+             "inputs are kept anyway: norms, GELU, ...), full (each layer from its input) or "
+             "auto (the least extra FLOPs that fit --mem)"),
+    cl::init("none"), cl::cat(distCat));
+cl::opt<int64_t> recomputeLayersFlag(
+    "recompute-layers",
+    cl::desc("--recompute=selective|full: only the first N layers (full: the rest selective)"),
+    cl::init(-1), cl::cat(distCat));
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
     cl::init(65536.0), cl::cat(distCat));
@@ -220,6 +231,8 @@ lcc::TrainStepOptions trainStepOptions() {
   o.bucketMb = bucketFlag;
   o.precision = modes.precision;
   o.attention = modes.attention;
+  o.recompute = modes.recompute;
+  o.recomputeLayers = recomputeLayersFlag;
   // fp16's narrow range needs loss scaling; bf16 has f32's exponent range.
   if (modes.precision == lcc::Precision::FP16) {
     o.lossScale = std::string(lcc::modeName(lcc::LossScale::Dynamic));
@@ -303,9 +316,14 @@ std::string checkTrainFlags(bool onePhase) {
     return "--train-steps runs one process on whole tensors; a sharded step runs with lcc-run "
            "-n N (compile it with -o)";
   for (std::string e :
-       {parseFlag(precisionFlag, modes.precision), parseFlag(attentionFlag, modes.attention)})
+       {parseFlag(precisionFlag, modes.precision), parseFlag(attentionFlag, modes.attention),
+        parseFlag(recomputeFlag, modes.recompute)})
     if (!e.empty())
       return e;
+  if (recomputeLayersFlag.getNumOccurrences() &&
+      (recomputeLayersFlag < 0 || modes.recompute == lcc::RecomputeMode::None ||
+       modes.recompute == lcc::RecomputeMode::Auto))
+    return "--recompute-layers=N (N >= 0) applies to --recompute=selective or full";
   if ((lossScaleInitFlag.getNumOccurrences() || lossScaleWindowFlag.getNumOccurrences()) &&
       modes.precision != lcc::Precision::FP16)
     return "--loss-scale-init and --loss-scale-window apply to --precision=fp16 only";

@@ -23,6 +23,7 @@ extern llvm::cl::opt<int64_t> tpFlag;
 extern llvm::cl::opt<int64_t> ppFlag;
 extern llvm::cl::opt<std::string> precisionFlag;
 extern llvm::cl::opt<std::string> attentionFlag;
+extern llvm::cl::opt<std::string> recomputeFlag;
 extern llvm::cl::opt<int64_t> overlapFlag;
 extern llvm::cl::opt<bool> inlineLayersFlag;
 
@@ -34,6 +35,7 @@ struct Modes {
   ShardMode shard = ShardMode::None;
   Precision precision = Precision::FP32;
   AttentionMode attention = AttentionMode::Auto;
+  RecomputeMode recompute = RecomputeMode::None;
 };
 extern Modes modes;
 
