@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,6 +27,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lcc {
 /// Marks the `scf.for` over micro-batches that lcc-build-train-step builds
@@ -39,6 +41,9 @@ inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
 /// On a layer function whose calls lcc-loop-layer-calls made loops: how many
 /// times its callers run it (lcc --report counts its GEMMs that often).
 inline constexpr llvm::StringLiteral kLayerRunsAttr = "lcc.layer_runs";
+
+/// On an op lcc-recompute cloned from the forward into a layer's backward.
+inline constexpr llvm::StringLiteral kRecomputedAttr = "lcc.recomputed";
 
 /// On a public function whose only argument lcc-loop-layer-calls made the
 /// runtime's array of its buffers (one address per former argument, in
@@ -73,6 +78,19 @@ inline std::optional<LayerKey> layerOf(mlir::Location loc) {
     start = i + 1;
   }
   return std::nullopt;
+}
+
+/// The layer instances of `fn`'s top-level ops, in order of first use
+/// (lcc-recompute's `layers` counts these); none for a null function.
+inline std::vector<std::string> layerInstances(mlir::func::FuncOp fn) {
+  std::vector<std::string> out;
+  if (!fn || fn.isExternal())
+    return out;
+  for (mlir::Operation &op : fn.getBody().front())
+    if (std::optional<LayerKey> key = layerOf(op.getLoc());
+        key && llvm::find(out, key->instance) == out.end())
+      out.push_back(key->instance);
+  return out;
 }
 
 /// Whether `op` is such a loop.

@@ -340,6 +340,16 @@ std::string compileReportText(const json::Value &manifest) {
   return out;
 }
 
+int64_t recomputedFlops(const json::Value &manifest) {
+  int64_t flops = 0;
+  if (const json::Value *r = manifest.get("compile_report"))
+    for (const auto &m : r->members())
+      if (llvm::StringRef(m.first).starts_with("recompute:") &&
+          llvm::StringRef(m.first).ends_with(":flops") && m.second.isInt())
+        flops += m.second.asInt();
+  return flops;
+}
+
 llvm::Error writePackage(const std::vector<Package> &packages, const std::string &path) {
   if (packages.empty())
     return error("nothing to write");

@@ -66,6 +66,10 @@ llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptio
 /// and the GEMM library calls did (the manifest's compile_report).
 std::string compileReportText(const json::Value &manifest);
 
+/// The FLOPs lcc-recompute added per micro-batch (the report's
+/// "recompute:<layer>:flops", summed); 0 without recomputation.
+int64_t recomputedFlops(const json::Value &manifest);
+
 /// Writes compiled packages (one per world size; the first one's params and
 /// onnx sections serve all) to `path` atomically.
 llvm::Error writePackage(const std::vector<Package> &packages, const std::string &path);

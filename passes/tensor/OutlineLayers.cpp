@@ -221,6 +221,15 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
   /// The outlined runs' ops.
   SmallVector<Operation *> dead;
 
+  /// Whether a class becomes a function: min-repeats runs, or one holding
+  /// recomputed copies (lcc-recompute), which only a function boundary
+  /// keeps apart from the forward values they copy.
+  bool outlines(ArrayRef<Run *> members) const {
+    return members.size() >= size_t(minRepeats) ||
+           llvm::any_of(members.front()->ops,
+                        [](Operation *op) { return op->hasAttr(lcc::kRecomputedAttr); });
+  }
+
   /// `explain`: a remark at the first op of each run that stays inline
   /// (its structure has fewer than min-repeats runs), against the structure
   /// most runs of its layer kind and phase share.
@@ -231,8 +240,8 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
         common = &c;
     const Run &model = *common->front();
     for (const SmallVector<Run *> &c : byShape) {
-      if (c.size() >= size_t(minRepeats))
-        continue; // outlined
+      if (outlines(c))
+        continue;
       for (Run *run : c) {
         InFlightDiagnostic d = run->ops.front()->emitRemark()
                                << "layer '" << run->layer.instance << "' (phase " << run->phase
@@ -345,7 +354,7 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
     int64_t calls = 0;
     for (auto &[key, byShape] : classes)
       for (SmallVector<Run *> &members : byShape) {
-        if (members.size() < size_t(minRepeats))
+        if (!outlines(members))
           continue;
         outline(members, fn, moduleBuilder, symbols, key.first, key.second, outlined++);
         calls += int64_t(members.size());

@@ -43,7 +43,9 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
     transposed, flattened form) computes the chain itself, so the earlier
     run returns one of the two. Names only propose runs: a
     near-twin (one more op) is another class. Classes of fewer than
-    `min-repeats` runs stay inline. `lcc.layers = {functions, calls}` on the
+    `min-repeats` runs stay inline, unless a run holds an op
+    `{lcc.recomputed}` (lcc-recompute's copies of forward values: inline,
+    CSE would merge them back into the forward's). `lcc.layers = {functions, calls}` on the
     module counts them (lcc --report). On the lcc dialect, `inline`,
     `symbol-dce` and `cse` undo it exactly (same ops, same order). With
     `explain`, the first op of every run left inline gets a remark saying

@@ -111,15 +111,10 @@ void LccRecomputePass::runOnOperation() {
   enum class Treat { None, Selective, Full };
   Treat first = *parsed == lcc::RecomputeMode::Full ? Treat::Full : Treat::Selective;
   Treat rest = first == Treat::Full ? Treat::Selective : Treat::None;
+  std::vector<std::string> instances = lcc::layerInstances(fwd);
   llvm::StringMap<Treat> treatment;
-  std::vector<std::string> instances;
-  for (size_t i = 0; i < numForward; ++i) {
-    std::string instance = instanceOf(ops[i]);
-    if (instance.empty() || treatment.count(instance))
-      continue;
-    treatment[instance] = layers < 0 || int64_t(instances.size()) < layers ? first : rest;
-    instances.push_back(instance);
-  }
+  for (auto [k, instance] : llvm::enumerate(instances))
+    treatment[instance] = layers < 0 || int64_t(k) < layers ? first : rest;
   if (instances.empty()) {
     fwd.emitWarning() << "lcc-recompute: @" << function
                       << " has no named layers (a DSL loop's h.0., an ONNX module path); "
@@ -194,6 +189,7 @@ void LccRecomputePass::runOnOperation() {
       for (Value operand : def->getOperands())
         remake(operand);
       Operation *copy = b.clone(*def, copies);
+      copy->setAttr(lcc::kRecomputedAttr, b.getUnitAttr());
       s.ops++;
       s.flops += flopsOf(copy);
       return copies.lookup(v);

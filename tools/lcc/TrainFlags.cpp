@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/lcc/TrainFlags.h"
+#include "compiler/package/RecomputeChoice.h"
 
 #include "passes/pipeline/Schedule.h"
 
@@ -130,6 +131,13 @@ cl::opt<int64_t> recomputeLayersFlag(
     "recompute-layers",
     cl::desc("--recompute=selective|full: only the first N layers (full: the rest selective)"),
     cl::init(-1), cl::cat(distCat));
+static cl::opt<std::string>
+    memFlag("mem",
+            cl::desc("Memory per rank the step's plan must fit (80GB = 80e9 bytes, 16GiB, "
+                     "512MB, or bytes): --recompute=auto (the default with --mem) picks the "
+                     "least recomputation that fits; other modes are checked against it"),
+            cl::init(""), cl::cat(distCat));
+int64_t memBudget = 0;
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
     cl::init(65536.0), cl::cat(distCat));
@@ -320,6 +328,21 @@ std::string checkTrainFlags(bool onePhase) {
         parseFlag(recomputeFlag, modes.recompute)})
     if (!e.empty())
       return e;
+  memBudget = 0;
+  if (memFlag.getNumOccurrences()) {
+    std::optional<int64_t> bytes = lcc::parseByteSize(memFlag);
+    if (!bytes)
+      return "--mem expects a size per rank like 80GB, 16GiB, 512MB or a number of bytes, got '" +
+             memFlag + "'";
+    memBudget = *bytes;
+    if (!recomputeFlag.getNumOccurrences())
+      modes.recompute = lcc::RecomputeMode::Auto;
+  }
+  if (modes.recompute == lcc::RecomputeMode::Auto && !memBudget)
+    return "--recompute=auto needs --mem=BYTES, the memory per rank to fit (e.g. --mem=16GB)";
+  if (memBudget && onePhase)
+    return "--mem is checked against the compiled plan: use it with -o or --plan, not "
+           "--compile-to or --emit=mlir";
   if (recomputeLayersFlag.getNumOccurrences() &&
       (recomputeLayersFlag < 0 || modes.recompute == lcc::RecomputeMode::None ||
        modes.recompute == lcc::RecomputeMode::Auto))

@@ -2,6 +2,7 @@
 #ifndef LCC_TOOLS_LCC_TRAINFLAGS_H
 #define LCC_TOOLS_LCC_TRAINFLAGS_H
 
+#include "compiler/package/Package.h"
 #include "passes/Pipelines.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -27,6 +28,9 @@ extern llvm::cl::opt<std::string> recomputeFlag;
 extern llvm::cl::opt<int64_t> overlapFlag;
 extern llvm::cl::opt<bool> inlineLayersFlag;
 
+/// --mem in bytes (0: none), set by checkTrainFlags.
+extern int64_t memBudget;
+
 /// The world sizes to compile for (--world), set by checkTrainFlags.
 extern std::vector<int64_t> worlds;
 
@@ -46,6 +50,16 @@ std::string checkTrainFlags(bool onePhase);
 
 /// lcc-build-train-step's options and the distribution, from the flags.
 TrainStepOptions trainStepOptions();
+
+/// --recompute=auto for the step `t` of `module` (one world and stage,
+/// `where` names it in messages, or empty): the cheapest recomputation
+/// whose compiled plan fits --mem (compiler/package/RecomputeChoice.h),
+/// each candidate built by `compile` on a copy of `module`. Sets
+/// t.recompute and t.recomputeLayers and prints the choice; the error
+/// message (without "lcc: error: ") when none fits, else empty.
+std::string chooseRecompute(
+    mlir::ModuleOp module, TrainStepOptions &t, const std::string &where,
+    llvm::function_ref<llvm::Expected<Package>(mlir::ModuleOp, const TrainStepOptions &)> compile);
 
 } // namespace lcc::driver
 

@@ -16,6 +16,7 @@
 #include "compiler/package/DistributedPlan.h"
 #include "compiler/package/Package.h"
 #include "compiler/package/PipelinePlan.h"
+#include "compiler/package/RecomputeChoice.h"
 #include "runtime/cpu/CpuProgram.h"
 #include "runtime/support/Format.h"
 #include "dialects/lcc/LccDialect.h"
@@ -387,6 +388,25 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   return 0;
 }
 
+/// What a train.bin records of how it was compiled (with the step's options).
+static lcc::PackageOptions packageOptions(const lcc::TrainStepOptions &t) {
+  lcc::PackageOptions options;
+  options.cpu = aotOptions();
+  options.seed = seed;
+  options.source = inputFile;
+  options.sharding = modes.shard;
+  options.training =
+      lcc::json::Value::object({{"optimizer", t.optimizer},
+                                {"lr", double(t.lr)},
+                                {"weight_decay", double(t.weightDecay)},
+                                {"clip", double(t.clip)},
+                                {"schedule", t.schedule},
+                                {"warmup", static_cast<long long>(t.warmup)},
+                                {"decay_steps", static_cast<long long>(t.decaySteps)},
+                                {"accum", static_cast<long long>(t.accum)}});
+  return options;
+}
+
 /// Builds the training step and writes the train.bin (-o).
 static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string &diagnostics) {
   // Fail before a long compilation, not after it.
@@ -410,23 +430,39 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
   for (int64_t world : worlds)
     for (int64_t stage = 0; stage < ppFlag; ++stage)
       variants.push_back({world, ppFlag > 1 ? stage : -1});
+  // The step of `t` on `variant` (the train-step phase), or an error message.
+  auto buildStep = [&](ModuleOp variant, const lcc::TrainStepOptions &t) -> std::string {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return "lcc: error: bad pass manager options";
+    if (timing)
+      pm.enableTiming();
+    lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
+    if (failed(pm.run(variant)))
+      return diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics;
+    return "";
+  };
   for (auto [world, stage] : variants) {
     lcc::TrainStepOptions t = trainStepOptions();
     t.world = world;
     t.stage = std::max<int64_t>(stage, 0);
+    std::string where = (variants.size() > 1 ? "world " + std::to_string(world) : "") +
+                        (stage >= 0 ? " stage " + std::to_string(stage) : "");
+    if (modes.recompute == lcc::RecomputeMode::Auto) {
+      auto compile = [&](ModuleOp trial,
+                         const lcc::TrainStepOptions &r) -> llvm::Expected<lcc::Package> {
+        if (std::string e = buildStep(trial, r); !e.empty())
+          return llvm::createStringError(e);
+        return lcc::compilePackage(trial, packageOptions(r));
+      };
+      if (std::string e = chooseRecompute(module, t, where, compile); !e.empty())
+        return fail("lcc: error: " + e);
+    }
     OwningOpRef<ModuleOp> copy = variants.size() > 1 ? module.clone() : nullptr;
     ModuleOp variant = copy ? *copy : module;
     auto start = std::chrono::steady_clock::now();
-    {
-      PassManager pm(&context);
-      if (failed(applyPassManagerCLOptions(pm)))
-        return fail("lcc: error: bad pass manager options");
-      if (timing)
-        pm.enableTiming();
-      lcc::buildPipelineUpTo(pm, lcc::Phase::TrainStep, t);
-      if (failed(pm.run(variant)))
-        return fail(diagnostics.empty() ? "lcc: error: cannot build the train step" : diagnostics);
-    }
+    if (std::string e = buildStep(variant, t); !e.empty())
+      return fail(e);
     // The sharded step alone says what each rank holds and sends: --plan
     // without -o stops here, so it works for models too large to compile.
     bool distributedPlan = planFlag && (modes.shard != lcc::ShardMode::None || tpFlag > 1 ||
@@ -443,22 +479,18 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       continue;
     trainStepSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    lcc::PackageOptions options;
-    options.cpu = aotOptions();
-    options.seed = seed;
-    options.source = inputFile;
-    options.sharding = modes.shard;
-    options.training = lcc::json::Value::object(
-        {{"optimizer", t.optimizer}, {"lr", double(t.lr)},
-         {"weight_decay", double(t.weightDecay)}, {"clip", double(t.clip)},
-         {"schedule", t.schedule}, {"warmup", static_cast<long long>(t.warmup)},
-         {"decay_steps", static_cast<long long>(t.decaySteps)},
-         {"accum", static_cast<long long>(t.accum)}});
-    auto compiled = lcc::compilePackage(variant, options);
+    auto compiled = lcc::compilePackage(variant, packageOptions(t));
     if (!compiled) {
       llvm::errs() << llvm::toString(compiled.takeError()) << "\n";
       return 3;
     }
+    // A mode the user named is checked against --mem (auto's fits).
+    if (int64_t plan = lcc::memoryPlanBytes(compiled->manifest);
+        lcc::driver::memBudget && plan > lcc::driver::memBudget)
+      return fail("lcc: error: " + (where.empty() ? "" : where + ": ") + "the plan needs " +
+                  lcc::formatBytes(plan) + " per rank (" + std::to_string(plan) +
+                  " bytes), more than --mem=" + lcc::formatBytes(lcc::driver::memBudget) +
+                  " with --recompute=" + recomputeFlag + "; --recompute=auto picks what fits");
     compiled->world = worlds.size() > 1 || stage >= 0 ? world : 0;
     compiled->stage = stage;
     packages.push_back(std::move(*compiled));

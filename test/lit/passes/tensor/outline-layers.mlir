@@ -184,3 +184,24 @@ func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a1 = lcc.mul %a0, %c1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.1.")
   return %a1 : tensor<4xf32>
 }
+
+// -----
+
+// A run holding copies lcc-recompute made ({lcc.recomputed}) becomes a
+// function even alone: inline, CSE would merge the copy (%c) with the
+// forward value it copies (%a0). h.1's lone run has none and stays inline.
+// CHECK-LABEL: func.func @forward(
+// CHECK:         lcc.mul %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK:         call @forward_layer0(
+// CHECK-NOT:     call
+// CHECK:         return
+// CHECK:       func.func private @forward_layer0(
+// CHECK-NEXT:    lcc.mul {{.*}} {lcc.recomputed}
+func.func @forward(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %a0 = lcc.mul %x, %w : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %g = lcc.add %a0, %a0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("head")
+  %c = lcc.mul %x, %w {lcc.recomputed} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %d = lcc.mul %c, %g : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.0.")
+  %e = lcc.sub %d, %g : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("h.1.")
+  return %e : tensor<4xf32>
+}

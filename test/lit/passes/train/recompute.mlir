@@ -16,18 +16,19 @@
 
 // full: each layer's backward makes its forward again from the layer's
 // input (h.1's: h.0's output %[[R0]]; h.0's: the argument) right before
-// the first op that reads it, GEMM included, and reads only the copies.
+// the first op that reads it, GEMM included, and reads only the copies
+// (marked {lcc.recomputed}: lcc-outline-layers outlines their runs even alone).
 // The head (loc "head") is left alone. Per layer: [ops, FLOPs, bytes].
 // FULL:         module attributes {lcc.recompute = {layers = {h.0 = array<i64: 2, 72, 64>, h.1 = array<i64: 2, 72, 64>}, mode = "full"}}
 // FULL-LABEL:   func.func @forward_grad(
 // FULL:           %[[R0:.*]] = lcc.add %{{.*}}, %arg0
 // FULL:           lcc.reduce_sum
-// FULL:           %[[C1:.*]] = lcc.tanh %[[R0]]
-// FULL-NEXT:      %[[M1:.*]] = lcc.matmul %[[C1]], %arg2 :
+// FULL:           %[[C1:.*]] = lcc.tanh %[[R0]] {lcc.recomputed}
+// FULL-NEXT:      %[[M1:.*]] = lcc.matmul %[[C1]], %arg2 {lcc.recomputed} :
 // FULL-NEXT:      lcc.mul %[[M1]],
 // FULL:           lcc.matmul %[[C1]], %{{.*}} {transpose_lhs = true}
-// FULL:           %[[C0:.*]] = lcc.tanh %arg0
-// FULL-NEXT:      %[[M0:.*]] = lcc.matmul %[[C0]], %arg1 :
+// FULL:           %[[C0:.*]] = lcc.tanh %arg0 {lcc.recomputed}
+// FULL-NEXT:      %[[M0:.*]] = lcc.matmul %[[C0]], %arg1 {lcc.recomputed} :
 // FULL-NEXT:      lcc.mul %[[M0]],
 // FULL:           lcc.matmul %[[C0]], %{{.*}} {transpose_lhs = true}
 // FULL-NEXT:      return
@@ -38,10 +39,10 @@
 // SEL-LABEL:    func.func @forward_grad(
 // SEL:            %[[M1:.*]] = lcc.matmul %{{.*}}, %arg2 :
 // SEL:            lcc.mul %[[M1]], %{{.*}} : tensor<2x4xf32>, tensor<f32>
-// SEL:            %[[C1:.*]] = lcc.tanh %{{.*}}
+// SEL:            %[[C1:.*]] = lcc.tanh %{{.*}} {lcc.recomputed}
 // SEL-NEXT:       lcc.matmul %[[C1]], %{{.*}} {transpose_lhs = true}
 // SEL-NOT:        lcc.matmul {{.*}}, %arg
-// SEL:            %[[C0:.*]] = lcc.tanh %arg0
+// SEL:            %[[C0:.*]] = lcc.tanh %arg0 {lcc.recomputed}
 // SEL-NEXT:       lcc.matmul %[[C0]], %{{.*}} {transpose_lhs = true}
 
 // layers=1 with full: h.0 full, the others (h.1) selective.
