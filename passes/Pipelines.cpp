@@ -56,6 +56,13 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     vocab.function = options.function;
     vocab.tp = options.tp;
     pm.addPass(createLccShardVocabParallelPass(vocab));
+    // After both: it splits what their regions leave whole between them.
+    if (options.sequenceParallel) {
+      LccSequenceParallelPassOptions sequence;
+      sequence.function = options.function;
+      sequence.tp = options.tp;
+      pm.addPass(createLccSequenceParallelPass(sequence));
+    }
   }
   // The precision policy on the forward; autodiff derives the backward's.
   if (options.precision != Precision::FP32) {

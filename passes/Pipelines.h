@@ -32,6 +32,9 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t world = 1;
   /// Tensor-parallel ranks (lcc-shard-tp; 1: none).
   int64_t tp = 1;
+  /// With tp: the residual stream between tp regions split by tokens
+  /// (lcc-sequence-parallel).
+  bool sequenceParallel = false;
   /// Pipeline stages (lcc-partition-pipeline, lcc-split-stage; 1: none):
   /// the step is the one of `stage`, its micro-batches `accum` in
   /// `pipelineSchedule`'s order; `stageStarts` the user's cut (layers that

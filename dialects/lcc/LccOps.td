@@ -456,7 +456,8 @@ def Lcc_AllReduceOp : Lcc_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "r
   let hasVerifier = 1;
 }
 
-def Lcc_AllGatherOp : Lcc_CollectiveOp<"all_gather"> {
+def Lcc_AllGatherOp : Lcc_CollectiveOp<"all_gather",
+    [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = "Concatenate every rank's `input` along `axis`, in rank order, on every rank";
   let arguments = (ins Lcc_AnyTensor:$input, StrAttr:$group,
                        DefaultValuedAttr<I64Attr, "0">:$axis,
@@ -470,7 +471,8 @@ def Lcc_AllGatherOp : Lcc_CollectiveOp<"all_gather"> {
   let hasVerifier = 1;
 }
 
-def Lcc_ReduceScatterOp : Lcc_CollectiveOp<"reduce_scatter"> {
+def Lcc_ReduceScatterOp : Lcc_CollectiveOp<"reduce_scatter",
+    [DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = "Reduce over the ranks of `group`, then rank r keeps part r of the result along `axis`";
   let description = [{
     The input's size along `axis` is N * k for a group of N ranks; rank r
@@ -559,7 +561,8 @@ def Lcc_ExchangeOp : Lcc_CollectiveOp<"exchange"> {
   let hasVerifier = 1;
 }
 
-def Lcc_ShardSliceOp : Lcc_Op<"shard_slice", [Pure, Lcc_CostOpInterface]> {
+def Lcc_ShardSliceOp : Lcc_Op<"shard_slice", [Pure, Lcc_CostOpInterface,
+    DeclareOpInterfaceMethods<Lcc_VjpOpInterface, ["buildVjp"]>]> {
   let summary = "This rank's part of a tensor every rank of `group` holds (no communication)";
   let description = [{
     The input's size along `axis` is N * k for a group of N ranks; rank r

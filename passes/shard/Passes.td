@@ -79,6 +79,41 @@ def LccShardVocabParallelPass : Pass<"lcc-shard-vocab", "::mlir::ModuleOp"> {
   let dependentDialects = ["::lcc::LccDialect"];
 }
 
+def LccSequenceParallelPass : Pass<"lcc-sequence-parallel", "::mlir::ModuleOp"> {
+  let summary = "Megatron sequence parallelism: the residual stream between tp regions split by tokens";
+  let description = [{
+    Runs on `@<function>` after lcc-shard-tp and lcc-shard-vocab, before
+    autodiff (Korthikanti et al. 2022). Between tensor-parallel regions every
+    rank of `tp` holds the whole residual stream and computes the same norms
+    and residual adds on it. This pass splits that stream by tokens instead:
+    the values of the stream's type (what the regions read through
+    `parallel_copy` and write through `all_reduce`) are viewed as
+    [tokens, features] and each rank keeps tokens [r N/tp, (r+1) N/tp).
+
+    - `all_reduce` (sum) of the stream's type becomes `reduce_scatter`
+      (axis 0): each rank receives only its tokens' sums.
+    - Token-wise ops on the stream (elementwise, `layer_norm`, `rms_norm`,
+      `convert`) run on the rank's tokens; an operand broadcast over the
+      tokens (a norm's weight, a bias) goes through `parallel_copy`, whose
+      gradient sums the ranks' shares; an operand with its own tokens (a
+      position table) is broadcast to the stream and cut with `shard_slice`.
+    - `parallel_copy` of the stream (a region's input) becomes `all_gather`
+      (axis 0) back to the whole tokens.
+
+    Autodiff then derives the backward (all_gather's VJP is reduce_scatter
+    and the reverse). The losses are those of tensor parallelism; what the
+    regions between tp blocks keep is divided by tp. A stream value read by
+    any other op (a loss computed without the vocab-parallel head), a token
+    count not divisible by tp, or a module without tp regions is an error.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect"];
+}
+
 def LccShardZeroPass : Pass<"lcc-shard-zero", "::mlir::ModuleOp"> {
   let summary = "ZeRO stage 1/2/3: optimizer state, gradients and parameters partitioned over dp ranks";
   let description = [{

@@ -120,6 +120,12 @@ cl::opt<std::string> attentionFlag(
              "forward and the backward, never storing the [Tq, Tk] scores; on CUDA with "
              "--precision=bf16|fp16)"),
     cl::init("auto"), cl::cat(distCat));
+static cl::opt<bool> sequenceParallelFlag(
+    "sequence-parallel",
+    cl::desc("With --tp: norms, residual adds and the other token-wise ops between tensor-parallel "
+             "regions run on 1/tp of the tokens per rank (Megatron sequence parallelism; "
+             "lcc-sequence-parallel)"),
+    cl::init(false), cl::cat(distCat));
 cl::opt<std::string> recomputeFlag(
     "recompute",
     cl::desc("What the backward computes again instead of keeping from the forward "
@@ -223,6 +229,7 @@ lcc::TrainStepOptions trainStepOptions() {
   o.unrollAccum = unrollAccumFlag;
   o.shard = modes.shard;
   o.tp = tpFlag;
+  o.sequenceParallel = sequenceParallelFlag;
   o.pp = ppFlag;
   o.stage = ppStageFlag;
   if (ppFlag > 1) {
@@ -261,6 +268,8 @@ std::string checkTrainFlags(bool onePhase) {
     return e;
   if (tpFlag < 1)
     return "--tp must be >= 1, got " + std::to_string(int64_t(tpFlag));
+  if (sequenceParallelFlag && tpFlag < 2)
+    return "--sequence-parallel splits the tokens over the --tp ranks: it needs --tp >= 2";
   if (ppFlag < 1)
     return "--pp must be >= 1, got " + std::to_string(int64_t(ppFlag));
   if (ppFlag > 1) {

@@ -1,10 +1,18 @@
-//===- Collectives.cpp - VJPs of tensor parallelism's two operators -------===//
+//===- Collectives.cpp - VJPs of tensor parallelism's operators -----------===//
 //
 // Megatron's pair: `parallel_copy` (f) is the identity where a replicated
 // value enters work split over a group, and its gradient is the sum of every
 // rank's share; `all_reduce` (g) sums the split work's partial results, and
 // because every rank then computes the same loss from the same sum, the
 // gradient of its input is the (replicated) gradient of its result.
+//
+// Sequence parallelism (lcc-sequence-parallel) splits g into reduce_scatter
+// (each rank keeps its part of the sum: the gradient of every rank's partial
+// input is every part's gradient, all_gather) and f into all_gather (each
+// rank's split work yields its share of the whole value's gradient: summed
+// and cut back into parts, reduce_scatter). `shard_slice` takes a rank's part
+// of a replicated value; the parts' gradients together are the value's
+// (all_gather).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/lcc/vjp/VjpUtils.h"
@@ -35,6 +43,35 @@ LogicalResult AllReduceOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<b
     int64_t n = groups ? groups.getAs<IntegerAttr>(getGroup()).getInt() : 1;
     out[0] = vjp::scale(b, getLoc(), rg[0], 1.0 / double(n));
   }
+  return success();
+}
+
+LogicalResult AllGatherOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  if (needed[0] && rg[0])
+    out[0] = ReduceScatterOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
+                                     uint64_t(getAxis()), "sum");
+  return success();
+}
+
+LogicalResult ReduceScatterOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  if (getReduction() != "sum")
+    return emitOpError() << "has no VJP for reduction '" << getReduction() << "'";
+  if (needed[0] && rg[0])
+    out[0] = AllGatherOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
+                                 uint64_t(getAxis()));
+  return success();
+}
+
+LogicalResult ShardSliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                                     SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  if (needed[0] && rg[0])
+    out[0] = AllGatherOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
+                                 uint64_t(getAxis()));
   return success();
 }
 
