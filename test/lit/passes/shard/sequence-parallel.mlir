@@ -1,4 +1,5 @@
 // RUN: lcc-opt %s --lcc-sequence-parallel="tp=2" | FileCheck %s
+// RUN: lcc-opt %s --lcc-sequence-parallel="tp=2" --lcc-autodiff | FileCheck %s --check-prefix=BWD
 // Tests passes/shard/SequenceParallel.cpp on the form lcc-shard-tp leaves: a
 // region's input through parallel_copy, its partial result through
 // all_reduce, the residual stream [2, 2, 4] (4 tokens of 4 features) whole
@@ -29,6 +30,20 @@
 // CHECK-NEXT:    lcc.all_gather %[[Z]] {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
 // CHECK-NOT:     lcc.all_reduce
 // CHECK-NOT:     lcc.parallel_copy %{{.*}} : tensor<2x2x4xf32>
+// The backward autodiff derives (vjp/Collectives.cpp): the all_gathers'
+// gradients are reduce-scattered (the second region's input, then the
+// first's), the reduce_scatters' gathered (the second region's sum), the
+// norm weights' gradients all-reduced, and the position table's part
+// gathered back to its whole [4, 4] view.
+// BWD-LABEL:   func.func @forward_grad(
+// BWD:           lcc.reduce_sum
+// BWD:           lcc.reduce_scatter %{{.*}} {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
+// BWD:           lcc.all_gather %{{.*}} {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
+// BWD:           lcc.reduce_scatter %{{.*}} {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
+// BWD-DAG:       lcc.all_reduce %{{.*}} {group = "tp"} : tensor<4xf32>
+// BWD-DAG:       lcc.all_reduce %{{.*}} {group = "tp"} : tensor<4xf32>
+// BWD-DAG:       lcc.all_gather %{{.*}} {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
+// BWD:           return
 module attributes {lcc.process_groups = {tp = 2 : i64}} {
   func.func @forward(%x: tensor<2x2x4xf32> {lcc.input = "x"}, %pos: tensor<2x4xf32> {lcc.param = "pos"},
                      %s: tensor<4xf32> {lcc.param = "s"}, %b: tensor<4xf32> {lcc.param = "b"},
