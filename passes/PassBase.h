@@ -42,6 +42,11 @@ inline constexpr llvm::StringLiteral kLayerAttr = "lcc.layer";
 /// times its callers run it (lcc --report counts its GEMMs that often).
 inline constexpr llvm::StringLiteral kLayerRunsAttr = "lcc.layer_runs";
 
+/// On a parameter argument whose gradient each rank of the named group
+/// holds a share of (lcc-sequence-parallel: norm weights applied to a rank's
+/// tokens): lcc-build-train-step sums it over the group once per step.
+inline constexpr llvm::StringLiteral kPartialGradAttr = "lcc.partial_grad";
+
 /// On an op lcc-recompute cloned from the forward into a layer's backward.
 inline constexpr llvm::StringLiteral kRecomputedAttr = "lcc.recomputed";
 

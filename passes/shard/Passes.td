@@ -93,10 +93,13 @@ def LccSequenceParallelPass : Pass<"lcc-sequence-parallel", "::mlir::ModuleOp"> 
     - `all_reduce` (sum) of the stream's type becomes `reduce_scatter`
       (axis 0): each rank receives only its tokens' sums.
     - Token-wise ops on the stream (elementwise, `layer_norm`, `rms_norm`,
-      `convert`) run on the rank's tokens; an operand broadcast over the
-      tokens (a norm's weight, a bias) goes through `parallel_copy`, whose
-      gradient sums the ranks' shares; an operand with its own tokens (a
-      position table) is broadcast to the stream and cut with `shard_slice`.
+      `convert`) run on the rank's tokens. An operand broadcast over the
+      tokens (a norm's weight, a bias) has a share of its gradient on each
+      rank: a parameter only such ops read gets `{lcc.partial_grad = "tp"}`
+      (lcc-build-train-step sums all of them once per step, in one
+      all-reduce), any other such operand goes through `parallel_copy`
+      (summed where it is used). An operand with its own tokens (a position
+      table) is broadcast to the stream and cut with `shard_slice`.
     - `parallel_copy` of the stream (a region's input) becomes `all_gather`
       (axis 0) back to the whole tokens.
 

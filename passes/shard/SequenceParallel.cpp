@@ -149,8 +149,19 @@ void LccSequenceParallelPass::runOnOperation() {
         if (vt.getRank() > 1)
           fit = lcc::ReshapeOp::create(b, loc,
                                        RankedTensorType::get({features}, vt.getElementType()), v);
-        if (!constant(v) && llvm::isa<FloatType>(vt.getElementType()))
-          fit = lcc::ParallelCopyOp::create(b, loc, fit, kGroup);
+        if (!constant(v) && llvm::isa<FloatType>(vt.getElementType())) {
+          // A parameter only the stream's ops read: its gradient is summed
+          // over the group once per step, with the others in one
+          // all-reduce (lcc-build-train-step); anything else per use.
+          auto arg = llvm::dyn_cast<BlockArgument>(v);
+          if (arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "lcc.param") &&
+              llvm::all_of(v.getUsers(), [&](Operation *u) {
+                return u->getNumResults() && split.contains(u->getResult(0));
+              }))
+            fn.setArgAttr(arg.getArgNumber(), lcc::kPartialGradAttr, b.getStringAttr(kGroup));
+          else
+            fit = lcc::ParallelCopyOp::create(b, loc, fit, kGroup);
+        }
       } else {
         // Its own tokens (a position table): the rank's rows of it, whose
         // gradients together are the whole one's (shard_slice's VJP).

@@ -108,7 +108,10 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
     pipeline::tiedGroupName names: `pp`, `pp_ends`, `pp_tied_<r>_...`) and
     counted once, by
     the first, in the clipping norm, whose sum of squares is summed over the
-    stages.
+    stages. A parameter `{lcc.partial_grad = "<group>"}` (lcc-sequence-parallel)
+    has a share of its gradient on each rank of the group: all such
+    gradients are summed over it once per step, after accumulation, as one
+    all-reduce of their concatenation.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",

@@ -1,11 +1,15 @@
 // RUN: lcc-opt %s --lcc-sequence-parallel="tp=2" | FileCheck %s
 // RUN: lcc-opt %s --lcc-sequence-parallel="tp=2" --lcc-autodiff | FileCheck %s --check-prefix=BWD
+// RUN: lcc-opt %s --lcc-sequence-parallel="tp=2" --lcc-autodiff --lcc-build-train-step | FileCheck %s --check-prefix=STEP
 // Tests passes/shard/SequenceParallel.cpp on the form lcc-shard-tp leaves: a
 // region's input through parallel_copy, its partial result through
 // all_reduce, the residual stream [2, 2, 4] (4 tokens of 4 features) whole
 // on both ranks between them.
 
+// The norm's weights, read only by the stream's ops, are applied to a rank's
+// tokens: each rank's gradient is a share, summed once per step.
 // CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %arg2: tensor<4xf32> {lcc.param = "s", lcc.partial_grad = "tp"}, %arg3: tensor<4xf32> {lcc.param = "b", lcc.partial_grad = "tp"}
 // The region's sum: each rank keeps its 2 tokens of it.
 // CHECK:         %[[F:.*]] = lcc.reshape %{{.*}} : tensor<2x2x4xf32> -> tensor<4x4xf32>
 // CHECK-NEXT:    %[[E:.*]] = lcc.reduce_scatter %[[F]] {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
@@ -14,10 +18,7 @@
 // CHECK-NEXT:    %[[PF:.*]] = lcc.reshape %[[PB]] : tensor<2x2x4xf32> -> tensor<4x4xf32>
 // CHECK-NEXT:    %[[PS:.*]] = lcc.shard_slice %[[PF]] {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
 // CHECK-NEXT:    %[[H:.*]] = lcc.add %[[E]], %[[PS]] : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
-// A norm's weights are broadcast over the tokens: their gradients are summed.
-// CHECK-NEXT:    %[[S:.*]] = lcc.parallel_copy %arg2 {group = "tp"} : tensor<4xf32>
-// CHECK-NEXT:    %[[B:.*]] = lcc.parallel_copy %arg3 {group = "tp"} : tensor<4xf32>
-// CHECK-NEXT:    %[[N:.*]] = lcc.layer_norm %[[H]], %[[S]], %[[B]] : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:    %[[N:.*]] = lcc.layer_norm %[[H]], %arg2, %arg3 : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>
 // The region's input: every token again.
 // CHECK-NEXT:    %[[G:.*]] = lcc.all_gather %[[N]] {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
 // CHECK-NEXT:    %[[C:.*]] = lcc.reshape %[[G]] : tensor<4x4xf32> -> tensor<2x2x4xf32>
@@ -32,18 +33,23 @@
 // CHECK-NOT:     lcc.parallel_copy %{{.*}} : tensor<2x2x4xf32>
 // The backward autodiff derives (vjp/Collectives.cpp): the all_gathers'
 // gradients are reduce-scattered (the second region's input, then the
-// first's), the reduce_scatters' gathered (the second region's sum), the
-// norm weights' gradients all-reduced, and the position table's part
-// gathered back to its whole [4, 4] view.
+// first's), the reduce_scatters' gathered (the second region's sum), and
+// the position table's part gathered back to its whole [4, 4] view. The
+// norm weights' shares stay per rank here.
 // BWD-LABEL:   func.func @forward_grad(
 // BWD:           lcc.reduce_sum
 // BWD:           lcc.reduce_scatter %{{.*}} {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
 // BWD:           lcc.all_gather %{{.*}} {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
 // BWD:           lcc.reduce_scatter %{{.*}} {group = "tp"} : tensor<4x4xf32> -> tensor<2x4xf32>
-// BWD-DAG:       lcc.all_reduce %{{.*}} {group = "tp"} : tensor<4xf32>
-// BWD-DAG:       lcc.all_reduce %{{.*}} {group = "tp"} : tensor<4xf32>
-// BWD-DAG:       lcc.all_gather %{{.*}} {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
+// BWD:           lcc.all_gather %{{.*}} {group = "tp"} : tensor<2x4xf32> -> tensor<4x4xf32>
+// BWD-NOT:       lcc.all_reduce
 // BWD:           return
+// The step sums them once, both in one all-reduce, before the optimizer.
+// STEP-LABEL:  func.func @train_step(
+// STEP:          %[[J:.*]] = lcc.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<8xf32>
+// STEP-NEXT:     lcc.all_reduce %[[J]] {group = "tp"} : tensor<8xf32>
+// STEP-NOT:      lcc.all_reduce {{.*}} : tensor<4xf32>
+// STEP:          lcc.gradient %{{.*}} {param = "s"}
 module attributes {lcc.process_groups = {tp = 2 : i64}} {
   func.func @forward(%x: tensor<2x2x4xf32> {lcc.input = "x"}, %pos: tensor<2x4xf32> {lcc.param = "pos"},
                      %s: tensor<4xf32> {lcc.param = "s"}, %b: tensor<4xf32> {lcc.param = "b"},
