@@ -36,8 +36,8 @@ Cluster gpuNode(const char *name, double flops, double memory, double hbm, doubl
 
 /// This machine: each rank one process on its share of the cores (AVX-512:
 /// 2 FMA units x 16 f32 lanes x 2 FLOPs per cycle at about 2.5 GHz), DRAM
-/// shared, ranks talking over loopback TCP (Gloo). Rough: the planner's
-/// ranking on it is what benchmarks/cpu_planner.py checks.
+/// shared, ranks talking over loopback TCP (Gloo). Rough, and not yet
+/// checked against measured steps (issue 25's on-machine validation).
 Cluster thisCpu() {
   Cluster c;
   c.name = "cpu";
