@@ -9,6 +9,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace lcc {
@@ -282,6 +284,29 @@ llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &op
   return p;
 }
 
+/// The compile report's "recompute:<layer>:ops|flops|bytes" (AotCompiler),
+/// one row per layer in numeric order (h.2 before h.10).
+std::vector<RecomputedLayer> recomputedLayers(const json::Value &manifest) {
+  std::map<std::string, RecomputedLayer> byName;
+  if (const json::Value *r = manifest.get("compile_report"))
+    for (const auto &[key, value] : r->members()) {
+      llvm::StringRef rest = key;
+      if (!rest.consume_front("recompute:") || !value.isInt())
+        continue;
+      auto [layer, what] = rest.rsplit(':');
+      RecomputedLayer &l = byName[layer.str()];
+      l.layer = layer.str();
+      (what == "ops" ? l.ops : what == "flops" ? l.flops : l.bytes) = value.asInt();
+    }
+  std::vector<RecomputedLayer> out;
+  for (auto &[name, l] : byName)
+    out.push_back(l);
+  llvm::sort(out, [](const RecomputedLayer &a, const RecomputedLayer &b) {
+    return llvm::StringRef(a.layer).compare_numeric(b.layer) < 0;
+  });
+  return out;
+}
+
 std::string compileReportText(const json::Value &manifest) {
   const json::Value *r = manifest.get("compile_report");
   if (!r)
@@ -312,41 +337,28 @@ std::string compileReportText(const json::Value &manifest) {
      << (cuda ? "   (cuBLASLt, lcc-gemm-to-library)\n" : "   (OpenBLAS, lcc-gemm-to-library)\n")
      << "    overwriting C (beta 0)  " << std::max(0LL, get("gemm_overwrites"))
      << "   (no zero fill before them)\n";
-  // Per layer (lcc-recompute): "recompute:<layer>:ops|flops|bytes".
-  std::vector<std::string> layers;
-  for (const auto &m : r->members())
-    if (llvm::StringRef(m.first).starts_with("recompute:") &&
-        llvm::StringRef(m.first).ends_with(":ops"))
-      layers.push_back(m.first.substr(10, m.first.size() - 14));
-  llvm::sort(layers, [](const std::string &a, const std::string &b) {
-    return llvm::StringRef(a).compare_numeric(b) < 0; // h.2 before h.10
-  });
+  std::vector<RecomputedLayer> layers = recomputedLayers(manifest);
   if (!layers.empty()) {
-    long long ops = 0, flops = 0, bytes = 0;
-    for (const std::string &l : layers) {
-      ops += get("recompute:" + l + ":ops");
-      flops += get("recompute:" + l + ":flops");
-      bytes += get("recompute:" + l + ":bytes");
+    RecomputedLayer all;
+    for (const RecomputedLayer &l : layers) {
+      all.ops += l.ops;
+      all.flops += l.flops;
+      all.bytes += l.bytes;
     }
-    os << "  recomputed                " << ops << " ops, " << flops
-       << " FLOPs per micro-batch, forward values of " << bytes
+    os << "  recomputed                " << all.ops << " ops, " << all.flops
+       << " FLOPs per micro-batch, forward values of " << all.bytes
        << " B no longer kept   (lcc-recompute)\n";
-    for (const std::string &l : layers)
-      os << "    " << llvm::left_justify(l, 22) << get("recompute:" + l + ":ops") << " ops, "
-         << get("recompute:" + l + ":flops") << " FLOPs, " << get("recompute:" + l + ":bytes")
-         << " B\n";
+    for (const RecomputedLayer &l : layers)
+      os << "    " << llvm::left_justify(l.layer, 22) << l.ops << " ops, " << l.flops << " FLOPs, "
+         << l.bytes << " B\n";
   }
-  os.flush();
   return out;
 }
 
 int64_t recomputedFlops(const json::Value &manifest) {
   int64_t flops = 0;
-  if (const json::Value *r = manifest.get("compile_report"))
-    for (const auto &m : r->members())
-      if (llvm::StringRef(m.first).starts_with("recompute:") &&
-          llvm::StringRef(m.first).ends_with(":flops") && m.second.isInt())
-        flops += m.second.asInt();
+  for (const RecomputedLayer &l : recomputedLayers(manifest))
+    flops += l.flops;
   return flops;
 }
 

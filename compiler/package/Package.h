@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace lcc {
 
@@ -66,8 +67,16 @@ llvm::Expected<Package> compilePackage(mlir::ModuleOp module, const PackageOptio
 /// and the GEMM library calls did (the manifest's compile_report).
 std::string compileReportText(const json::Value &manifest);
 
-/// The FLOPs lcc-recompute added per micro-batch (the report's
-/// "recompute:<layer>:flops", summed); 0 without recomputation.
+/// What lcc-recompute made again in one layer: ops, their FLOPs per
+/// micro-batch, bytes of forward values no longer kept.
+struct RecomputedLayer {
+  std::string layer;
+  int64_t ops = 0, flops = 0, bytes = 0;
+};
+/// Per layer, from the manifest's compile_report, in layer order; empty
+/// without recomputation.
+std::vector<RecomputedLayer> recomputedLayers(const json::Value &manifest);
+/// Their FLOPs summed.
 int64_t recomputedFlops(const json::Value &manifest);
 
 /// Writes compiled packages (one per world size; the first one's params and

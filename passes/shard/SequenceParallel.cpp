@@ -103,6 +103,22 @@ void LccSequenceParallelPass::runOnOperation() {
     }
   }
 
+  // Parameters broadcast over the tokens (one row: a norm's weight, a bias)
+  // that only the stream's ops read: each rank's gradient is a share,
+  // summed over the group once per step with the others, in one all-reduce
+  // (lcc-build-train-step). Decided before the rewrite adds readers.
+  auto oneRow = [](Type t) {
+    auto type = llvm::dyn_cast<RankedTensorType>(t);
+    return type && type.getRank() && type.getNumElements() == type.getDimSize(type.getRank() - 1);
+  };
+  for (BlockArgument arg : body.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(), "lcc.param") && oneRow(arg.getType()) &&
+        !arg.use_empty() && llvm::all_of(arg.getUsers(), [&](Operation *u) {
+          return u->getNumResults() && split.contains(u->getResult(0));
+        }))
+      fn.setArgAttr(arg.getArgNumber(), lcc::kPartialGradAttr,
+                    StringAttr::get(&getContext(), kGroup));
+
   // Rewrite in order: each split value gets its part [N / tp, D].
   llvm::DenseMap<Value, Value> part;
   auto rows = [&](RankedTensorType t, int64_t n) {
@@ -149,19 +165,12 @@ void LccSequenceParallelPass::runOnOperation() {
         if (vt.getRank() > 1)
           fit = lcc::ReshapeOp::create(b, loc,
                                        RankedTensorType::get({features}, vt.getElementType()), v);
-        if (!constant(v) && llvm::isa<FloatType>(vt.getElementType())) {
-          // A parameter only the stream's ops read: its gradient is summed
-          // over the group once per step, with the others in one
-          // all-reduce (lcc-build-train-step); anything else per use.
-          auto arg = llvm::dyn_cast<BlockArgument>(v);
-          if (arg && arg.getOwner() == &body && fn.getArgAttr(arg.getArgNumber(), "lcc.param") &&
-              llvm::all_of(v.getUsers(), [&](Operation *u) {
-                return u->getNumResults() && split.contains(u->getResult(0));
-              }))
-            fn.setArgAttr(arg.getArgNumber(), lcc::kPartialGradAttr, b.getStringAttr(kGroup));
-          else
-            fit = lcc::ParallelCopyOp::create(b, loc, fit, kGroup);
-        }
+        // Any other (not a parameter marked above): summed where it is used.
+        auto arg = llvm::dyn_cast<BlockArgument>(v);
+        bool marked = arg && arg.getOwner() == &body &&
+                      fn.getArgAttr(arg.getArgNumber(), lcc::kPartialGradAttr);
+        if (!marked && !constant(v) && llvm::isa<FloatType>(vt.getElementType()))
+          fit = lcc::ParallelCopyOp::create(b, loc, fit, kGroup);
       } else {
         // Its own tokens (a position table): the rank's rows of it, whose
         // gradients together are the whole one's (shard_slice's VJP).

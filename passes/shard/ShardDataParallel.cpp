@@ -55,25 +55,9 @@ struct LccShardDataParallelPass
         grads.push_back(m.getInput());
       lcc::shard::setInsertionAfterAll(b, block, grads);
       Location loc = bucket.front().getLoc();
-      if (bucket.size() == 1) {
-        Value g = grads[0];
-        Value mean = lcc::AllReduceOp::create(b, loc, g.getType(), g, "dp", "mean");
-        bucket[0].getResult().replaceAllUsesWith(mean);
-        continue;
-      }
-      // One flat buffer: the gradients end to end, reduced once, cut again.
-      SmallVector<Value> flat;
-      for (Value g : grads)
-        flat.push_back(vjp::reshape(b, loc, g, {vjp::tensorType(g).getNumElements()}));
-      Value all = vjp::concat(b, loc, flat, 0);
-      Value mean = lcc::AllReduceOp::create(b, loc, all.getType(), all, "dp", "mean");
-      int64_t offset = 0;
-      for (auto [m, g] : llvm::zip(bucket, grads)) {
-        auto type = vjp::tensorType(g);
-        Value part = vjp::sliceAxis(b, loc, mean, 0, offset, offset + type.getNumElements());
-        offset += type.getNumElements();
-        m.getResult().replaceAllUsesWith(vjp::reshape(b, loc, part, type.getShape()));
-      }
+      for (auto [m, mean] :
+           llvm::zip(bucket, lcc::shard::allReduceTogether(b, loc, grads, "dp", "mean")))
+        m.getResult().replaceAllUsesWith(mean);
     }
     for (lcc::GradientOp m : markers)
       m.erase();

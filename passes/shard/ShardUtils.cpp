@@ -201,6 +201,26 @@ void setInsertionAfterAll(OpBuilder &b, Block *block, ValueRange values) {
     b.setInsertionPointToStart(block);
 }
 
+SmallVector<Value> allReduceTogether(OpBuilder &b, Location loc, ValueRange values, StringRef group,
+                                     StringRef reduction) {
+  if (values.size() == 1)
+    return {AllReduceOp::create(b, loc, values[0].getType(), values[0], group, reduction)};
+  SmallVector<Value> flat;
+  for (Value v : values)
+    flat.push_back(vjp::reshape(b, loc, v, {vjp::tensorType(v).getNumElements()}));
+  Value all = vjp::concat(b, loc, flat, 0);
+  Value reduced = AllReduceOp::create(b, loc, all.getType(), all, group, reduction);
+  SmallVector<Value> out;
+  int64_t offset = 0;
+  for (Value v : values) {
+    auto type = vjp::tensorType(v);
+    Value part = vjp::sliceAxis(b, loc, reduced, 0, offset, offset + type.getNumElements());
+    offset += type.getNumElements();
+    out.push_back(vjp::reshape(b, loc, part, type.getShape()));
+  }
+  return out;
+}
+
 void averageLoss(func::FuncOp fn, StringRef group) {
   auto ret = llvm::cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   int64_t index = -1;

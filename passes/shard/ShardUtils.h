@@ -95,6 +95,13 @@ llvm::SmallVector<llvm::SmallVector<GradientOp>> buckets(llvm::ArrayRef<Gradient
 /// be issued as soon as they are all computed.
 void setInsertionAfterAll(mlir::OpBuilder &b, mlir::Block *block, mlir::ValueRange values);
 
+/// `values` all-reduced (`reduction`) over `group` in one collective: one
+/// value as it is; several flattened end to end into one buffer, reduced
+/// once and cut again (a bucket of gradients). The results, in order.
+llvm::SmallVector<mlir::Value> allReduceTogether(mlir::OpBuilder &b, mlir::Location loc,
+                                                 mlir::ValueRange values, llvm::StringRef group,
+                                                 llvm::StringRef reduction);
+
 /// Replaces `fn`'s result tagged {lcc.output = "loss"} (or its only rank-0
 /// result) with its mean over `group`, so every rank reports the global loss.
 void averageLoss(mlir::func::FuncOp fn, llvm::StringRef group);

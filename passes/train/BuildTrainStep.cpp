@@ -11,6 +11,7 @@
 #include "dialects/lcc/LccOps.h"
 #include "dialects/lcc/vjp/VjpUtils.h"
 #include "passes/pipeline/PipelineStep.h"
+#include "passes/shard/ShardUtils.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,36 +81,6 @@ Value sumOfSquares(OpBuilder &b, Location loc, Value g, Type element) {
 /// cos(pi r) = -sin(u) with u = pi (r - 1/2) in [-pi/2, pi/2], and sin's
 /// Taylor series to u^21 there has a truncation error below 2e-18 (the first
 /// omitted term, (pi/2)^23 / 23!), under f64 rounding.
-/// grads[n] for n in `members` summed over `group`: flattened, concatenated,
-/// one all-reduce, cut back.
-void sumOverGroup(OpBuilder &b, Location loc, StringRef group, ArrayRef<unsigned> members,
-                  SmallVectorImpl<Value> &grads) {
-  SmallVector<Value> flat;
-  int64_t total = 0;
-  Type element = vjp::tensorType(grads[members.front()]).getElementType();
-  for (unsigned n : members) {
-    auto t = vjp::tensorType(grads[n]);
-    flat.push_back(lcc::ReshapeOp::create(
-        b, loc, RankedTensorType::get({t.getNumElements()}, t.getElementType()), grads[n]));
-    total += t.getNumElements();
-  }
-  auto all = RankedTensorType::get({total}, element);
-  Value joined = flat.size() == 1
-                     ? flat.front()
-                     : lcc::ConcatOp::create(b, loc, all, flat, b.getI64IntegerAttr(0)).getResult();
-  Value sum = lcc::AllReduceOp::create(b, loc, all, joined, group, "sum");
-  int64_t offset = 0;
-  for (auto [k, n] : llvm::enumerate(members)) {
-    auto t = vjp::tensorType(grads[n]);
-    int64_t size = t.getNumElements();
-    Value part =
-        lcc::SliceOp::create(b, loc, flat[k].getType(), sum, b.getDenseI64ArrayAttr({offset}),
-                             b.getDenseI64ArrayAttr({offset + size}), DenseI64ArrayAttr());
-    grads[n] = lcc::ReshapeOp::create(b, loc, t, part);
-    offset += size;
-  }
-}
-
 Value cosPi(OpBuilder &b, Location loc, Value r, Type element) {
   Value u = vjp::mul(b, loc, vjp::sub(b, loc, r, constant(b, loc, element, 0.5)),
                      constant(b, loc, element, M_PI));
@@ -450,8 +421,12 @@ LogicalResult LccBuildTrainStepPass::build(ModuleOp module) {
   for (auto [n, p] : llvm::enumerate(trainable))
     if (auto group = gradFn.getArgAttrOfType<StringAttr>(p.arg, lcc::kPartialGradAttr))
       partial[group.getValue()].push_back(unsigned(n));
-  for (auto &[group, members] : partial)
-    sumOverGroup(b, loc, group, members, grads);
+  for (auto &[group, members] : partial) {
+    SmallVector<Value> shares = llvm::map_to_vector(members, [&](unsigned n) { return grads[n]; });
+    for (auto [n, sum] :
+         llvm::zip(members, lcc::shard::allReduceTogether(b, loc, shares, group, "sum")))
+      grads[n] = sum;
+  }
   // Where gradients meet the optimizer: the sharding passes all-reduce or
   // reduce-scatter them here (lcc.gradient folds away otherwise).
   for (auto [n, p] : llvm::enumerate(trainable))

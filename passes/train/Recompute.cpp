@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -101,9 +100,14 @@ void LccRecomputePass::runOnOperation() {
     auto it = index.find(op);
     return it != index.end() && it->second < numForward;
   };
-  auto instanceOf = [](Operation *op) -> std::string {
-    std::optional<lcc::LayerKey> key = lcc::layerOf(op->getLoc());
-    return key ? key->instance : std::string();
+  // Each top-level op's layer instance ("" for none), named once.
+  llvm::DenseMap<Operation *, std::string> instanceAt;
+  for (Operation *op : ops)
+    if (std::optional<lcc::LayerKey> key = lcc::layerOf(op->getLoc()))
+      instanceAt[op] = key->instance;
+  auto instanceOf = [&](Operation *op) -> StringRef {
+    auto it = instanceAt.find(op);
+    return it == instanceAt.end() ? StringRef() : StringRef(it->second);
   };
 
   // Layer instances in forward order, each with its treatment: the mode for
@@ -133,7 +137,7 @@ void LccRecomputePass::runOnOperation() {
   llvm::DenseSet<Operation *> chosen;
   for (size_t i = 0; i < numForward; ++i) {
     Operation *op = ops[i];
-    std::string instance = instanceOf(op);
+    StringRef instance = instanceOf(op);
     Treat treat = instance.empty() ? Treat::None : treatment.lookup(instance);
     if (treat == Treat::None || !isMemoryEffectFree(op) || op->getNumRegions())
       continue;
@@ -156,10 +160,9 @@ void LccRecomputePass::runOnOperation() {
   struct Stats {
     int64_t ops = 0, flops = 0, bytes = 0;
   };
-  llvm::MapVector<StringRef, Stats> stats;
   llvm::StringMap<SmallVector<Operation *>> readers;
   for (size_t i = numForward; i < ops.size(); ++i) {
-    std::string instance = instanceOf(ops[i]);
+    StringRef instance = instanceOf(ops[i]);
     bool reads = false;
     ops[i]->walk([&](Operation *nested) {
       for (Value v : nested->getOperands())
@@ -170,6 +173,8 @@ void LccRecomputePass::runOnOperation() {
     if (reads)
       readers[instance].push_back(ops[i]);
   }
+  Builder attrs(module.getContext());
+  SmallVector<NamedAttribute> perLayer;
   for (const std::string &instance : instances) {
     auto it = readers.find(instance);
     if (it == readers.end())
@@ -184,7 +189,7 @@ void LccRecomputePass::runOnOperation() {
       if (Value done = copies.lookupOrNull(v))
         return done;
       Operation *def = v.getDefiningOp();
-      if (!def || !chosen.contains(def) || instanceOf(def) != instance)
+      if (!def || !chosen.contains(def) || instanceOf(def) != StringRef(instance))
         return v;
       for (Value operand : def->getOperands())
         remake(operand);
@@ -210,16 +215,13 @@ void LccRecomputePass::runOnOperation() {
     for (Value v : replaced)
       if (!readByBackward(v))
         s.bytes += bytes(v);
-    stats[StringRef(instance)] = s;
+    perLayer.push_back(
+        attrs.getNamedAttr(instance, attrs.getDenseI64ArrayAttr({s.ops, s.flops, s.bytes})));
   }
-
-  Builder b(module.getContext());
-  SmallVector<NamedAttribute> perLayer;
-  for (auto &[instance, s] : stats)
-    perLayer.push_back(b.getNamedAttr(instance, b.getDenseI64ArrayAttr({s.ops, s.flops, s.bytes})));
-  module->setAttr("lcc.recompute",
-                  b.getDictionaryAttr({b.getNamedAttr("mode", b.getStringAttr(mode)),
-                                       b.getNamedAttr("layers", b.getDictionaryAttr(perLayer))}));
+  module->setAttr(
+      "lcc.recompute",
+      attrs.getDictionaryAttr({attrs.getNamedAttr("mode", attrs.getStringAttr(mode)),
+                               attrs.getNamedAttr("layers", attrs.getDictionaryAttr(perLayer))}));
 }
 
 } // namespace

@@ -55,11 +55,13 @@ TrainStepOptions trainStepOptions();
 /// `where` names it in messages, or empty): the cheapest recomputation
 /// whose compiled plan fits --mem (compiler/package/RecomputeChoice.h),
 /// each candidate built by `compile` on a copy of `module`. Sets
-/// t.recompute and t.recomputeLayers and prints the choice; the error
+/// t.recompute and t.recomputeLayers, `chosen` to the package compiled for
+/// them (so it is not compiled again), and prints the choice; the error
 /// message (without "lcc: error: ") when none fits, else empty.
 std::string chooseRecompute(
     mlir::ModuleOp module, TrainStepOptions &t, const std::string &where,
-    llvm::function_ref<llvm::Expected<Package>(mlir::ModuleOp, const TrainStepOptions &)> compile);
+    llvm::function_ref<llvm::Expected<Package>(mlir::ModuleOp, const TrainStepOptions &)> compile,
+    std::optional<Package> &chosen);
 
 } // namespace lcc::driver
 

@@ -448,6 +448,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
     t.stage = std::max<int64_t>(stage, 0);
     std::string where = (variants.size() > 1 ? "world " + std::to_string(world) : "") +
                         (stage >= 0 ? " stage " + std::to_string(stage) : "");
+    // --recompute=auto compiles rungs; the chosen one's package is kept.
+    std::optional<lcc::Package> measured;
     if (modes.recompute == lcc::RecomputeMode::Auto) {
       auto compile = [&](ModuleOp trial,
                          const lcc::TrainStepOptions &r) -> llvm::Expected<lcc::Package> {
@@ -455,7 +457,7 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
           return llvm::createStringError(e);
         return lcc::compilePackage(trial, packageOptions(r));
       };
-      if (std::string e = chooseRecompute(module, t, where, compile); !e.empty())
+      if (std::string e = chooseRecompute(module, t, where, compile, measured); !e.empty())
         return fail("lcc: error: " + e);
     }
     OwningOpRef<ModuleOp> copy = variants.size() > 1 ? module.clone() : nullptr;
@@ -479,7 +481,8 @@ static int writeTrainBinFile(MLIRContext &context, ModuleOp module, std::string 
       continue;
     trainStepSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto compiled = lcc::compilePackage(variant, packageOptions(t));
+    auto compiled = measured ? llvm::Expected<lcc::Package>(std::move(*measured))
+                             : lcc::compilePackage(variant, packageOptions(t));
     if (!compiled) {
       llvm::errs() << llvm::toString(compiled.takeError()) << "\n";
       return 3;

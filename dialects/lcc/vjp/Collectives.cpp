@@ -46,33 +46,39 @@ LogicalResult AllReduceOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<b
   return success();
 }
 
+/// The gradient of `input` from a parted result's: every rank's part, on
+/// every rank (all_gather), or the parts' gradients summed and cut back into
+/// parts (reduce_scatter), along the op's axis.
+template <typename Gradient, typename Op>
+LogicalResult partedVjp(Op op, OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
+                        SmallVectorImpl<Value> &out) {
+  out.assign(1, Value());
+  if (!needed[0] || !rg[0])
+    return success();
+  if constexpr (std::is_same_v<Gradient, ReduceScatterOp>)
+    out[0] = ReduceScatterOp::create(b, op.getLoc(), op.getInput().getType(), rg[0], op.getGroup(),
+                                     uint64_t(op.getAxis()), "sum");
+  else
+    out[0] = AllGatherOp::create(b, op.getLoc(), op.getInput().getType(), rg[0], op.getGroup(),
+                                 uint64_t(op.getAxis()));
+  return success();
+}
+
 LogicalResult AllGatherOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
                                     SmallVectorImpl<Value> &out) {
-  out.assign(1, Value());
-  if (needed[0] && rg[0])
-    out[0] = ReduceScatterOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
-                                     uint64_t(getAxis()), "sum");
-  return success();
+  return partedVjp<ReduceScatterOp>(*this, b, rg, needed, out);
 }
 
 LogicalResult ReduceScatterOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
                                         SmallVectorImpl<Value> &out) {
-  out.assign(1, Value());
   if (getReduction() != "sum")
     return emitOpError() << "has no VJP for reduction '" << getReduction() << "'";
-  if (needed[0] && rg[0])
-    out[0] = AllGatherOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
-                                 uint64_t(getAxis()));
-  return success();
+  return partedVjp<AllGatherOp>(*this, b, rg, needed, out);
 }
 
 LogicalResult ShardSliceOp::buildVjp(OpBuilder &b, ArrayRef<Value> rg, ArrayRef<bool> needed,
                                      SmallVectorImpl<Value> &out) {
-  out.assign(1, Value());
-  if (needed[0] && rg[0])
-    out[0] = AllGatherOp::create(b, getLoc(), getInput().getType(), rg[0], getGroup(),
-                                 uint64_t(getAxis()));
-  return success();
+  return partedVjp<AllGatherOp>(*this, b, rg, needed, out);
 }
 
 } // namespace lcc
