@@ -373,6 +373,8 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
     if (bytes.getInt() > 0)
       shapes[fn.getName().str()].push_back({bytes.getInt()});
   }
+  if (options.planOnly)
+    return code;
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmContext, "lcc");

@@ -155,7 +155,10 @@ llvm::Expected<PipelineTime> pipelineTime(pipeline::ScheduleKind kind, int64_t r
   auto sim = pipeline::simulate(*schedule, costs);
   if (!sim)
     return sim.takeError();
-  return PipelineTime{sim->makespan, sim->bubble};
+  int64_t inFlight = 0;
+  for (int64_t n : sim->inFlight)
+    inFlight = std::max(inFlight, n);
+  return PipelineTime{sim->makespan, sim->bubble, inFlight};
 }
 
 } // namespace lcc::planner

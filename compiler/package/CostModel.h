@@ -85,6 +85,7 @@ double collectiveSeconds(Collective kind, int64_t size, double bytes, const Link
 /// schedule splits it) and a transfer time per message.
 struct PipelineTime {
   double makespan = 0, bubble = 0;
+  int64_t inFlight = 0; ///< the most (virtual) stage activations any rank holds
 };
 llvm::Expected<PipelineTime> pipelineTime(pipeline::ScheduleKind kind, int64_t ranks,
                                           int64_t microbatches, int64_t virtualStages,

@@ -66,12 +66,7 @@ int64_t slotBytes(const json::Value &slot) {
   return n;
 }
 
-struct PlanLines {
-  int64_t params = 0, frozen = 0, state = 0, io = 0, total = 0;
-  std::vector<std::pair<std::string, int64_t>> arenas;
-};
-
-bool planOf(const json::Value &manifest, PlanLines &p) {
+bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
   const json::Value *params = manifest.get("params"), *state = manifest.get("state"),
                     *functions = manifest.get("functions");
   if (!params || !state || !functions || !params->isArray() || !state->isArray() ||
@@ -248,7 +243,7 @@ Status openSharedObject(const uint8_t *data, size_t size, int &keepFd, void *&ha
 } // namespace
 
 std::string memoryPlanReport(const json::Value &manifest) {
-  PlanLines p;
+  MemoryPlanLines p;
   if (!planOf(manifest, p))
     return "";
   char line[160];
@@ -270,8 +265,13 @@ std::string memoryPlanReport(const json::Value &manifest) {
   return out;
 }
 
+bool memoryPlanLines(const json::Value &manifest, MemoryPlanLines &lines) {
+  lines = MemoryPlanLines();
+  return planOf(manifest, lines);
+}
+
 int64_t memoryPlanBytes(const json::Value &manifest) {
-  PlanLines p;
+  MemoryPlanLines p;
   return planOf(manifest, p) ? p.total : 0;
 }
 

@@ -120,6 +120,15 @@ private:
 std::string memoryPlanReport(const json::Value &manifest);
 /// The total of memoryPlanReport, in bytes.
 int64_t memoryPlanBytes(const json::Value &manifest);
+/// memoryPlanReport's lines, in bytes: parameters, frozen parameters and
+/// optimizer state once (the total counts them twice), inputs and outputs,
+/// each arena, and the total.
+struct MemoryPlanLines {
+  int64_t params = 0, frozen = 0, state = 0, io = 0, total = 0;
+  std::vector<std::pair<std::string, int64_t>> arenas;
+};
+/// False when the manifest lacks what the plan needs.
+bool memoryPlanLines(const json::Value &manifest, MemoryPlanLines &lines);
 
 /// The world sizes a train.bin has variants for (sorted; empty when it has
 /// one program for whatever world it was compiled for).

@@ -65,10 +65,13 @@ cl::opt<int64_t> trainSteps("train-steps",
                                    cl::init(0), cl::cat(trainCat));
 
 cl::OptionCategory distCat("lcc options for distributed training");
-cl::opt<std::string> shardFlag(
-    "shard", cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
-                      "zero3 (docs/distributed.md)"),
-    cl::init("none"), cl::cat(distCat));
+cl::opt<std::string>
+    shardFlag("shard",
+              cl::desc("Distribute the step over data-parallel ranks: none, dp, zero1, zero2, "
+                       "zero3 (docs/distributed.md), or auto (the planner picks the sharding, "
+                       "tp, pp, micro-batches, schedule, recomputation and sequence parallelism "
+                       "for --world, --mem and --cluster; docs/memory.md)"),
+              cl::init("none"), cl::cat(distCat));
 cl::opt<std::string> worldFlag(
     "world",
     cl::desc("Data-parallel ranks to compile the step for: N, or a list (1,2,4,8, the default "
@@ -144,6 +147,19 @@ static cl::opt<std::string>
                      "least recomputation that fits; other modes are checked against it"),
             cl::init(""), cl::cat(distCat));
 int64_t memBudget = 0;
+cl::opt<std::string> clusterFlag(
+    "cluster",
+    cl::desc("--shard=auto: the machines, a preset (h100-node, h200-node, a100-node, cpu: this "
+             "machine, the default) or a JSON file (docs/memory.md)"),
+    cl::init("cpu"), cl::cat(distCat));
+cl::opt<int64_t> globalBatchFlag(
+    "global-batch",
+    cl::desc("--shard=auto: sequences per step over all ranks (default: the model's batch x "
+             "--world)"),
+    cl::init(0), cl::cat(distCat));
+bool autoShard = false;
+/// Whether applyPlan set the flags (its choices count as given).
+static bool planApplied = false;
 static cl::opt<double> lossScaleInitFlag(
     "loss-scale-init", cl::desc("fp16: the first loss scale (default 65536, as torch's GradScaler)"),
     cl::init(65536.0), cl::cat(distCat));
@@ -260,12 +276,18 @@ lcc::TrainStepOptions trainStepOptions() {
 std::string checkTrainFlags(bool onePhase) {
   lcc::Optimizer optimizer;
   lcc::Schedule schedule;
+  autoShard = shardFlag == "auto";
   for (std::string e : {parseFlag(optimizerFlag, optimizer), parseFlag(decayFlag, schedule),
-                        parseFlag(shardFlag, modes.shard)})
+                        autoShard ? "" : parseFlag(shardFlag, modes.shard)})
     if (!e.empty())
       return e;
   if (std::string e = parseWorlds(); !e.empty())
     return e;
+  if (autoShard && (worlds.size() != 1 || onePhase || trainSteps > 0))
+    return "--shard=auto plans for one --world=N and compiles a train.bin (-o) or --plan";
+  if (!autoShard && !planApplied &&
+      (clusterFlag.getNumOccurrences() || globalBatchFlag.getNumOccurrences()))
+    return "--cluster and --global-batch apply to --shard=auto";
   if (tpFlag < 1)
     return "--tp must be >= 1, got " + std::to_string(int64_t(tpFlag));
   if (sequenceParallelFlag && tpFlag < 2)
@@ -316,7 +338,7 @@ std::string checkTrainFlags(bool onePhase) {
            "only";
   }
   int64_t model = tpFlag * ppFlag;
-  for (int64_t w : worlds)
+  for (int64_t w : autoShard ? std::vector<int64_t>{} : worlds)
     if (w % model != 0)
       return "--world=" + std::to_string(w) + " is not a multiple of " +
              (ppFlag > 1 ? "--tp x --pp = " + std::to_string(model)
@@ -324,7 +346,7 @@ std::string checkTrainFlags(bool onePhase) {
              (ppFlag > 1 ? " (ranks = data-parallel x tensor-parallel x pipeline)"
                          : " (ranks = data-parallel x tensor-parallel)");
   if (llvm::any_of(worlds, [&](int64_t w) { return w > model; }) &&
-      modes.shard == lcc::ShardMode::None)
+      modes.shard == lcc::ShardMode::None && !autoShard)
     return "--world=" + worldFlag + " needs a --shard mode (dp, zero1, zero2 or zero3)";
   if (worlds.size() > 1 && onePhase)
     return "--compile-to/--emit=mlir print one step: give one --world (the default with --shard "
@@ -344,10 +366,15 @@ std::string checkTrainFlags(bool onePhase) {
       return "--mem expects a size per rank like 80GB, 16GiB, 512MB or a number of bytes, got '" +
              memFlag + "'";
     memBudget = *bytes;
-    if (!recomputeFlag.getNumOccurrences())
+    if (!recomputeFlag.getNumOccurrences() && !planApplied)
       modes.recompute = lcc::RecomputeMode::Auto;
   }
-  if (modes.recompute == lcc::RecomputeMode::Auto && !memBudget)
+  if (autoShard && !recomputeFlag.getNumOccurrences() && !planApplied)
+    modes.recompute = lcc::RecomputeMode::Auto; // the planner's choice (uniform over layers)
+  if (autoShard && recomputeLayersFlag.getNumOccurrences())
+    return "--shard=auto chooses the recomputation of every layer; --recompute-layers is not "
+           "searched";
+  if (modes.recompute == lcc::RecomputeMode::Auto && !memBudget && !autoShard)
     return "--recompute=auto needs --mem=BYTES, the memory per rank to fit (e.g. --mem=16GB)";
   if (memBudget && onePhase)
     return "--mem is checked against the compiled plan: use it with -o or --plan, not "
@@ -373,6 +400,40 @@ std::string checkTrainFlags(bool onePhase) {
     return "--decay=cosine needs --decay-steps (the step at which lr reaches --min-lr) greater "
            "than --warmup";
   return "";
+}
+
+lcc::planner::Problem plannerChoices() {
+  lcc::planner::Problem p;
+  p.world = worlds.front();
+  p.memBudget = memBudget;
+  if (tpFlag.getNumOccurrences())
+    p.tp = tpFlag;
+  if (ppFlag.getNumOccurrences())
+    p.pp = ppFlag;
+  if (modes.recompute != lcc::RecomputeMode::Auto)
+    p.recompute = modes.recompute;
+  if (sequenceParallelFlag.getNumOccurrences())
+    p.sequenceParallel = bool(sequenceParallelFlag);
+  if (ppScheduleFlag.getNumOccurrences())
+    p.schedule = lcc::pipeline::parseScheduleKind(ppScheduleFlag);
+  return p;
+}
+
+std::string applyPlan(const lcc::planner::Plan &plan) {
+  shardFlag = std::string(lcc::modeName(plan.shard));
+  tpFlag = plan.tp;
+  ppFlag = plan.pp;
+  sequenceParallelFlag = plan.sequenceParallel;
+  recomputeFlag = std::string(lcc::modeName(plan.recompute));
+  if (plan.pp > 1) {
+    microbatchesFlag = plan.microbatches;
+    ppScheduleFlag = lcc::pipeline::scheduleName(plan.schedule).str();
+    virtualFlag = plan.virtualStages;
+  } else {
+    accumFlag = plan.microbatches;
+  }
+  planApplied = true;
+  return checkTrainFlags(false);
 }
 
 } // namespace lcc::driver

@@ -3,6 +3,7 @@
 #define LCC_TOOLS_LCC_TRAINFLAGS_H
 
 #include "compiler/package/Package.h"
+#include "compiler/package/Planner.h"
 #include "passes/Pipelines.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -27,6 +28,11 @@ extern llvm::cl::opt<std::string> attentionFlag;
 extern llvm::cl::opt<std::string> recomputeFlag;
 extern llvm::cl::opt<int64_t> overlapFlag;
 extern llvm::cl::opt<bool> inlineLayersFlag;
+
+extern llvm::cl::opt<std::string> clusterFlag;
+extern llvm::cl::opt<int64_t> globalBatchFlag;
+/// --shard=auto (set by checkTrainFlags): the planner picks the distribution.
+extern bool autoShard;
 
 /// --mem in bytes (0: none), set by checkTrainFlags.
 extern int64_t memBudget;
@@ -62,6 +68,23 @@ std::string chooseRecompute(
     mlir::ModuleOp module, TrainStepOptions &t, const std::string &where,
     llvm::function_ref<llvm::Expected<Package>(mlir::ModuleOp, const TrainStepOptions &)> compile,
     std::optional<Package> &chosen);
+
+/// --shard=auto: the choices the flags fix (--tp, --pp, --recompute,
+/// --sequence-parallel, --pp-schedule), the world and --mem.
+planner::Problem plannerChoices();
+/// Sets the flags to `plan`'s choices and checks them again; an error
+/// message or empty.
+std::string applyPlan(const planner::Plan &plan);
+
+/// --shard=auto: plans the model `import` makes (with config overrides:
+/// `layers` for the probes, `batch` for the micro-batch), prints the ranked
+/// table and the planning time, applies the best plan to the flags and its
+/// micro-batch to `overrides`. The error message (without "lcc: error: ")
+/// or empty.
+std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides,
+                          llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(
+                              const std::map<std::string, int64_t> &)>
+                              import);
 
 } // namespace lcc::driver
 

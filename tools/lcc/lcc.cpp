@@ -690,6 +690,19 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  // --shard=auto sets the distribution flags and the micro-batch first.
+  if (autoShard && isOnnx)
+    return fail("lcc: error: --shard=auto plans .lcc models (it sets their layers and batch)");
+  if (autoShard)
+    if (std::string e = planShardAuto(aotOptions(), options.overrides,
+                                      [&](const auto &o) {
+                                        lcc::dsl::ImportOptions probe = options;
+                                        probe.overrides = o;
+                                        return lcc::dsl::importDsl(source->getBuffer(), inputFile,
+                                                                   context, probe);
+                                      });
+        !e.empty())
+      return fail("lcc: error: " + e);
   auto parseStart = std::chrono::steady_clock::now();
   auto module = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
     if (!isOnnx)

@@ -1,0 +1,79 @@
+//===- PlannerProbe.cpp - what the planner measures of a compiled probe ---===//
+#include "compiler/package/PlannerProbe.h"
+
+#include "dialects/lcc/LccOps.h"
+#include "runtime/cpu/CpuProgram.h"
+
+using namespace mlir;
+
+namespace lcc::planner {
+
+FunctionCost functionCost(func::FuncOp fn, const Cluster &cluster, int64_t groupSize) {
+  FunctionCost cost;
+  if (!fn)
+    return cost;
+  Link link = groupLink(cluster, groupSize, 1);
+  double n = double(groupSize), share = groupSize > 1 ? (n - 1) / n : 0;
+  fn.walk([&](Operation *op) {
+    // A collective's bytes: the whole tensor (an all-gather's result).
+    auto collective = [&](Collective kind, Type whole, double sends) {
+      double bytes = double(staticBytes(whole));
+      cost.seconds += collectiveSeconds(kind, groupSize, bytes, link);
+      cost.sentBytes += sends * share * bytes;
+    };
+    if (auto ar = dyn_cast<AllReduceOp>(op))
+      return collective(Collective::AllReduce, ar.getInput().getType(), 2);
+    if (auto ag = dyn_cast<AllGatherOp>(op))
+      return collective(Collective::AllGather, ag.getType(), 1);
+    if (auto rs = dyn_cast<ReduceScatterOp>(op))
+      return collective(Collective::ReduceScatter, rs.getInput().getType(), 1);
+    if (isa<WaitOp>(op))
+      return;
+    if (auto c = dyn_cast<CostOpInterface>(op)) {
+      double flops = double(c.getFlops());
+      cost.flops += flops;
+      cost.seconds += rooflineSeconds(cluster, flops, double(c.getBytesAccessed()));
+    }
+  });
+  return cost;
+}
+
+llvm::Expected<Measurement> measureProbe(ModuleOp module, const Cluster &cluster, int64_t tp,
+                                         double streamBytes, bool plan, PackageOptions options) {
+  Measurement m;
+  auto fn = [&](llvm::StringRef name) { return module.lookupSymbol<func::FuncOp>(name); };
+  if (!fn("forward") || !fn("forward_grad") || !fn("train_step"))
+    return llvm::createStringError("the probe has no @forward, @forward_grad or @train_step");
+  FunctionCost forward = functionCost(fn("forward"), cluster, tp),
+               both = functionCost(fn("forward_grad"), cluster, tp),
+               step = functionCost(fn("train_step"), cluster, tp);
+  m.forwardSeconds = forward.seconds;
+  m.forwardGradSeconds = both.seconds;
+  m.stepSeconds = step.seconds;
+  m.forwardFlops = forward.flops;
+  m.tpBytes = both.sentBytes;
+  m.streamBytes = streamBytes;
+  // The model states from the step's own buffers, without compiling.
+  auto manifest = buildManifest(module, options);
+  if (!manifest)
+    return manifest.takeError();
+  MemoryPlanLines lines;
+  if (!memoryPlanLines(*manifest, lines))
+    return llvm::createStringError("the probe's manifest has no memory plan");
+  m.params = lines.params + lines.frozen;
+  m.state = lines.state;
+  if (!plan)
+    return m;
+  options.cpu.planOnly = true;
+  auto package = compilePackage(module, options);
+  if (!package)
+    return package.takeError();
+  if (!memoryPlanLines(package->manifest, lines))
+    return llvm::createStringError("the probe's manifest has no memory plan");
+  m.io = lines.io;
+  for (auto &[name, bytes] : lines.arenas)
+    m.arena += (bytes + 63) / 64 * 64;
+  return m;
+}
+
+} // namespace lcc::planner
