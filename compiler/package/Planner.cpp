@@ -38,10 +38,13 @@ struct Fitted {
   // Bytes of one copy: the parameters of a tp rank (what dp reduces) and
   // the parameters and state a rank holds under the candidate's sharding.
   double layerParams = 0, baseParams = 0, layerHeld = 0, baseHeld = 0;
-  // arena(L, b) = arena0 + b (arenaSample + L arenaLayer): what does not
-  // grow with the batch, what grows with it outside the layers, and in them;
-  // plus what sharding adds, shardBase + L shardLayer.
-  double arena0 = 0, arenaSample = 0, arenaLayer = 0, shardBase = 0, shardLayer = 0, io = 0;
+  // arena(L, b) = arena0 + b arenaSample + L arenaLayer + L b arenaLayerSample:
+  // what grows with neither the batch nor the layers, with the batch outside
+  // the layers, with the layers alone (their gradients, live once per step)
+  // and with both (activations, held once per micro-batch in flight); plus
+  // what sharding adds, shardBase + L shardLayer.
+  double arena0 = 0, arenaSample = 0, arenaLayer = 0, arenaLayerSample = 0;
+  double shardBase = 0, shardLayer = 0, io = 0;
 };
 
 /// Measures each probe once.
@@ -86,12 +89,12 @@ public:
     const Measurement *optOne = get(plainOpt, 1, micro, false),
                       *optTwo = get(plainOpt, 2, micro, false);
     const Measurement *m11 = get(key, 1, 1, true), *m21 = get(key, 2, 1, true),
-                      *m12 = get(key, 1, 2, true);
+                      *m12 = get(key, 1, 2, true), *m22 = get(key, 2, 2, true);
     const Measurement *held1 = get(sharded, 1, 1, false), *held2 = get(sharded, 2, 1, false);
     const Measurement *z1 = get(two, 1, 1, true), *z2 = get(two, 2, 1, true);
     const Measurement *r1 = get(plain, 1, 1, true), *r2 = get(plain, 2, 1, true);
     for (const Measurement *m :
-         {one, both, optOne, optTwo, m11, m21, m12, held1, held2, z1, z2, r1, r2})
+         {one, both, optOne, optTwo, m11, m21, m12, m22, held1, held2, z1, z2, r1, r2})
       if (!m)
         return std::nullopt;
     Fitted f;
@@ -112,9 +115,10 @@ public:
     f.baseParams = double(m11->params) - f.layerParams;
     f.layerHeld = double(held2->params + held2->state - held1->params - held1->state);
     f.baseHeld = double(held1->params + held1->state) - f.layerHeld;
-    f.arenaLayer = double(m21->arena - m11->arena);
-    f.arenaSample = double(m12->arena - m11->arena) - f.arenaLayer;
-    f.arena0 = double(m11->arena) - f.arenaSample - f.arenaLayer;
+    f.arenaLayerSample = double((m22->arena - m12->arena) - (m21->arena - m11->arena));
+    f.arenaLayer = double(m21->arena - m11->arena) - f.arenaLayerSample;
+    f.arenaSample = double(m12->arena - m11->arena) - f.arenaLayerSample;
+    f.arena0 = double(m11->arena) - f.arenaSample - f.arenaLayer - f.arenaLayerSample;
     f.shardLayer = double((z2->arena - r2->arena) - (z1->arena - r1->arena));
     f.shardBase = double(z1->arena - r1->arena) - f.shardLayer;
     f.io = double(m11->io) + double(micro - 1) * double(m12->io - m11->io);
@@ -127,12 +131,40 @@ private:
   std::string firstError_;
 };
 
+/// The schedule simulator, played once per shape: its times are sums and
+/// maxima of the costs, so scaling every cost scales them. Keyed by the
+/// backward's and the transfer's ratio to the forward (to 1e-4).
+class Pipelines {
+public:
+  llvm::Expected<PipelineTime> time(pipeline::ScheduleKind kind, int64_t p, int64_t m, int64_t v,
+                                    double forward, double backward, double transfer) {
+    if (!(forward > 0))
+      return pipelineTime(kind, p, m, v, forward, backward, transfer);
+    long long b = std::llround(backward / forward * 1e4),
+              x = std::llround(transfer / forward * 1e4);
+    auto key = std::make_tuple(int(kind), p, m, v, b, x);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      auto pt = pipelineTime(kind, p, m, v, 1.0, double(b) * 1e-4, double(x) * 1e-4);
+      if (!pt)
+        return pt.takeError();
+      it = cache_.emplace(key, *pt).first;
+    }
+    PipelineTime out = it->second;
+    out.makespan *= forward;
+    return out;
+  }
+
+private:
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, long long, long long>, PipelineTime> cache_;
+};
+
 bool shardsState(ShardMode m) {
   return m == ShardMode::Zero1 || m == ShardMode::Zero2 || m == ShardMode::Zero3;
 }
 
 /// Fills `plan`'s predictions from `f`; false when the choice cannot run.
-llvm::Error predict(const Problem &problem, const Fitted &f, Plan &plan) {
+llvm::Error predict(const Problem &problem, const Fitted &f, Pipelines &pipelines, Plan &plan) {
   const Cluster &c = problem.cluster;
   int64_t t = plan.tp, p = plan.pp, d = plan.dp, b = plan.micro, m = plan.microbatches;
   int64_t stageLayers = (problem.layers + p - 1) / p;
@@ -149,8 +181,8 @@ llvm::Error predict(const Problem &problem, const Fitted &f, Plan &plan) {
   } else {
     double v = double(plan.virtualStages);
     double transfer = collectiveSeconds(Collective::SendRecv, 2, f.stream, ppLink);
-    auto pt =
-        pipelineTime(plan.schedule, p, m, plan.virtualStages, forward / v, backward / v, transfer);
+    auto pt = pipelines.time(plan.schedule, p, m, plan.virtualStages, forward / v, backward / v,
+                             transfer);
     if (!pt)
       return pt.takeError();
     plan.computeSeconds = pt->makespan;
@@ -177,6 +209,9 @@ llvm::Error predict(const Problem &problem, const Fitted &f, Plan &plan) {
     }
   }
   plan.commSeconds = dpSeconds;
+  plan.forwardSeconds = forward;
+  plan.backwardSeconds = backward;
+  plan.optimizerSeconds = optimizer;
   plan.commBytes = dpBytes + double(m) * (double(stageLayers) * f.layerTp + f.baseTp) +
                    (p > 1 ? 2 * double(m) * f.stream : 0);
   plan.stepSeconds = plan.computeSeconds + optimizer + dpSeconds;
@@ -187,8 +222,8 @@ llvm::Error predict(const Problem &problem, const Fitted &f, Plan &plan) {
   plan.mfu = plan.modelFlops / (plan.stepSeconds * double(problem.world) * c.peakFlops);
   // Memory: the plan's lines for the stage's share, the activations of
   // every micro-batch stage in flight.
-  double arena = f.arena0 + double(b) * (f.arenaSample + heldLayers * f.arenaLayer) + f.shardBase +
-                 double(stageLayers) * f.shardLayer;
+  double arena = f.arena0 + double(b) * (f.arenaSample + heldLayers * f.arenaLayerSample) +
+                 double(stageLayers) * (f.arenaLayer + f.shardLayer) + f.shardBase;
   plan.memoryBytes = 2 * held + std::max(0.0, arena) + f.io;
   double budget = problem.memBudget ? double(problem.memBudget) : c.memoryBytes;
   plan.fits = plan.memoryBytes <= budget;
@@ -245,12 +280,14 @@ llvm::Error evaluatePlan(const Problem &problem, MeasureFn measure, Plan &plan) 
       probes.fit({plan.tp, plan.sequenceParallel, plan.recompute}, plan.shard, plan.dp, plan.micro);
   if (!f)
     return fail(describePlan(plan) + ": " + probes.firstError());
-  return predict(problem, *f, plan);
+  Pipelines pipelines;
+  return predict(problem, *f, pipelines, plan);
 }
 
 llvm::Expected<std::vector<Plan>> searchPlans(const Problem &problem, MeasureFn measure) {
   using pipeline::ScheduleKind;
   Probes probes(measure);
+  Pipelines pipelines;
   std::vector<Plan> plans;
   auto choices = [](int64_t fixed, std::vector<int64_t> all) {
     return fixed > 0 ? std::vector<int64_t>{fixed} : all;
@@ -306,7 +343,7 @@ llvm::Expected<std::vector<Plan>> searchPlans(const Problem &problem, MeasureFn 
                 plan.sequenceParallel = sp;
                 if (!invalid(problem, plan).empty())
                   continue;
-                if (llvm::Error e = predict(problem, *f, plan)) {
+                if (llvm::Error e = predict(problem, *f, pipelines, plan)) {
                   llvm::consumeError(std::move(e));
                   continue;
                 }
@@ -319,7 +356,7 @@ llvm::Expected<std::vector<Plan>> searchPlans(const Problem &problem, MeasureFn 
   if (plans.empty())
     return fail("no way to run the model on " + std::to_string(problem.world) + " ranks" +
                 (probes.firstError().empty() ? "" : ": " + probes.firstError()));
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan &a, const Plan &b) {
+  std::sort(plans.begin(), plans.end(), [](const Plan &a, const Plan &b) {
     if (a.fits != b.fits)
       return a.fits;
     if (a.stepSeconds != b.stepSeconds)
@@ -347,6 +384,20 @@ std::string planTable(const std::vector<Plan> &plans, size_t rows) {
                        formatBytes(int64_t(p.commBytes)).c_str(), 100 * p.bubble)
        << (p.fits ? "" : "  (over budget)") << "\n";
   }
+  return out;
+}
+
+std::string planBreakdown(const Plan &plan) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::format("a micro-batch's forward %.4g s and backward %.4g s", plan.forwardSeconds,
+                     plan.backwardSeconds)
+     << (plan.pp > 1 ? " on the busiest stage" : "") << " x " << plan.microbatches
+     << llvm::format(" = %.4g s of computation", plan.computeSeconds);
+  if (plan.pp > 1)
+    os << llvm::format(" (bubble %.1f%%)", 100 * plan.bubble);
+  os << llvm::format(", the optimizer %.4g s, data-parallel communication %.4g s",
+                     plan.optimizerSeconds, plan.commSeconds);
   return out;
 }
 

@@ -100,6 +100,8 @@ struct Plan {
   bool sequenceParallel = false;
 
   double stepSeconds = 0, computeSeconds = 0, commSeconds = 0;
+  /// A micro-batch on the busiest stage, and the optimizer once per step.
+  double forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0;
   double tokensPerSecond = 0, mfu = 0, bubble = 0;
   double memoryBytes = 0; ///< per rank, the busiest
   double commBytes = 0;   ///< sent per rank per step
@@ -121,6 +123,8 @@ llvm::Expected<std::vector<Plan>> searchPlans(const Problem &problem, MeasureFn 
 
 /// The ranked table `lcc --shard=auto` prints: the first `rows` plans.
 std::string planTable(const std::vector<Plan> &plans, size_t rows);
+/// Where `plan`'s predicted step time goes, one line.
+std::string planBreakdown(const Plan &plan);
 
 } // namespace lcc::planner
 

@@ -8,6 +8,32 @@ using namespace mlir;
 
 namespace lcc::planner {
 
+/// Ops lcc-fuse makes one kernel with their elementwise neighbours (or
+/// that are views): a chain of them reads its inputs and writes its
+/// outputs once, not once per op.
+static bool fusible(Operation *op) {
+  return op && isa<NegOp, ExpOp, LogOp, TanhOp, ErfOp, SqrtOp, RsqrtOp, ReluOp, SigmoidOp, SiluOp,
+                   GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CmpOp, WhereOp,
+                   ConvertOp, StopGradientOp, ReshapeOp, BroadcastToOp, TransposeOp, SliceOp,
+                   FillOp, IotaOp, ConstantOp, CausalMaskOp, ParallelCopyOp, GradientOp>(op);
+}
+
+/// The bytes a fused execution of `op` moves: what the default cost counts
+/// (each operand read, each result written), less, for an op of a fused
+/// chain, the operands its chain made and the results only its chain reads.
+static double fusedBytes(Operation *op, CostOpInterface cost) {
+  if (!fusible(op))
+    return double(cost.getBytesAccessed());
+  double bytes = 0;
+  for (Value v : op->getOperands())
+    if (!fusible(v.getDefiningOp()))
+      bytes += double(staticBytes(v.getType()));
+  for (Value v : op->getResults())
+    if (llvm::any_of(v.getUsers(), [](Operation *user) { return !fusible(user); }))
+      bytes += double(staticBytes(v.getType()));
+  return bytes;
+}
+
 FunctionCost functionCost(func::FuncOp fn, const Cluster &cluster, int64_t groupSize) {
   FunctionCost cost;
   if (!fn)
@@ -32,7 +58,7 @@ FunctionCost functionCost(func::FuncOp fn, const Cluster &cluster, int64_t group
     if (auto c = dyn_cast<CostOpInterface>(op)) {
       double flops = double(c.getFlops());
       cost.flops += flops;
-      cost.seconds += rooflineSeconds(cluster, flops, double(c.getBytesAccessed()));
+      cost.seconds += rooflineSeconds(cluster, flops, fusedBytes(op, c));
     }
   });
   return cost;

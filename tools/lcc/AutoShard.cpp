@@ -16,7 +16,7 @@ using namespace mlir;
 
 namespace lcc::driver {
 
-std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides,
+std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides, bool verify,
                           llvm::function_ref<llvm::Expected<OwningOpRef<ModuleOp>>(
                               const std::map<std::string, int64_t> &)>
                               import) {
@@ -46,6 +46,7 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
   double elementBytes = modes.precision == Precision::FP32 ? 4 : 2;
   double features = double(constant("dim"));
   int64_t builds = 0, plans = 0;
+  double planSeconds = 0; // of the probes compiled to their memory plan
   auto measure = [&](const planner::ProbeKey &key, int64_t probeLayers, int64_t micro,
                      bool plan) -> llvm::Expected<planner::Measurement> {
     std::map<std::string, int64_t> o = overrides;
@@ -85,7 +86,12 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
     PackageOptions options;
     options.cpu = aot;
     plans += plan;
-    return planner::measureProbe(**probe, *cluster, key.tp, stream, plan, options);
+    auto planStart = std::chrono::steady_clock::now();
+    auto m = planner::measureProbe(**probe, *cluster, key.tp, stream, plan, options);
+    if (plan)
+      planSeconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - planStart).count();
+    return m;
   };
   auto ranked = planner::searchPlans(problem, measure);
   if (!ranked)
@@ -98,12 +104,15 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
      << cluster->name << ", " << problem.globalBatch << " x " << seq
      << " tokens per step, memory per rank " << formatBytes(int64_t(budget))
      << (problem.memBudget ? " (--mem)" : " (the device's)") << "\n"
-     << planner::planTable(*ranked, 8)
-     << llvm::format("planned in %.2f s (%lld probes built, %lld memory plans compiled)\n", seconds,
-                     (long long)builds, (long long)plans);
+     << planner::planTable(*ranked, size_t(std::max<int64_t>(1, planRowsFlag)))
+     << "plan 1: " << planner::planBreakdown(ranked->front()) << "\n"
+     << llvm::format("planned in %.2f s (%lld probes built, %lld memory plans compiled in "
+                     "%.2f s)\n",
+                     seconds, (long long)builds, (long long)plans, planSeconds);
   // The prediction extrapolates probes; the promise is the compiled plan's.
-  // Each candidate, best first, is compiled to its memory plan (every
-  // pipeline stage's) until one fits.
+  // With a train.bin to write (`verify`), each candidate, best first, is
+  // compiled to its memory plan (every pipeline stage's) until one fits;
+  // --plan alone reports the prediction (models too large to compile here).
   auto compiledBytes = [&](const planner::Plan &plan) -> llvm::Expected<int64_t> {
     if (std::string e = applyPlan(plan); !e.empty())
       return llvm::createStringError("lcc refuses " + planner::describePlan(plan) + ": " + e);
@@ -136,6 +145,10 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
   for (planner::Plan &plan : *ranked) {
     if (!plan.fits || tried == 4)
       break;
+    if (!verify) {
+      best = &plan;
+      break;
+    }
     ++tried;
     auto bytes = compiledBytes(plan);
     if (!bytes)

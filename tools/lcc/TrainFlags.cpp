@@ -157,6 +157,9 @@ cl::opt<int64_t> globalBatchFlag(
     cl::desc("--shard=auto: sequences per step over all ranks (default: the model's batch x "
              "--world)"),
     cl::init(0), cl::cat(distCat));
+cl::opt<int64_t> planRowsFlag("plan-rows",
+                              cl::desc("--shard=auto: plans the table shows (default 8)"),
+                              cl::init(8), cl::cat(distCat));
 bool autoShard = false;
 /// Whether applyPlan set the flags (its choices count as given).
 static bool planApplied = false;
@@ -286,8 +289,9 @@ std::string checkTrainFlags(bool onePhase) {
   if (autoShard && (worlds.size() != 1 || onePhase || trainSteps > 0))
     return "--shard=auto plans for one --world=N and compiles a train.bin (-o) or --plan";
   if (!autoShard && !planApplied &&
-      (clusterFlag.getNumOccurrences() || globalBatchFlag.getNumOccurrences()))
-    return "--cluster and --global-batch apply to --shard=auto";
+      (clusterFlag.getNumOccurrences() || globalBatchFlag.getNumOccurrences() ||
+       planRowsFlag.getNumOccurrences()))
+    return "--cluster, --global-batch and --plan-rows apply to --shard=auto";
   if (tpFlag < 1)
     return "--tp must be >= 1, got " + std::to_string(int64_t(tpFlag));
   if (sequenceParallelFlag && tpFlag < 2)

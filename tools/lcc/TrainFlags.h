@@ -31,6 +31,7 @@ extern llvm::cl::opt<bool> inlineLayersFlag;
 
 extern llvm::cl::opt<std::string> clusterFlag;
 extern llvm::cl::opt<int64_t> globalBatchFlag;
+extern llvm::cl::opt<int64_t> planRowsFlag;
 /// --shard=auto (set by checkTrainFlags): the planner picks the distribution.
 extern bool autoShard;
 
@@ -79,9 +80,10 @@ std::string applyPlan(const planner::Plan &plan);
 /// --shard=auto: plans the model `import` makes (with config overrides:
 /// `layers` for the probes, `batch` for the micro-batch), prints the ranked
 /// table and the planning time, applies the best plan to the flags and its
-/// micro-batch to `overrides`. The error message (without "lcc: error: ")
+/// micro-batch to `overrides`; with `verify` (-o), the plan chosen is the
+/// best whose compiled memory plan fits. The error message (without "lcc: error: ")
 /// or empty.
-std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides,
+std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides, bool verify,
                           llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(
                               const std::map<std::string, int64_t> &)>
                               import);

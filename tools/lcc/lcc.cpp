@@ -694,7 +694,7 @@ int main(int argc, char **argv) {
   if (autoShard && isOnnx)
     return fail("lcc: error: --shard=auto plans .lcc models (it sets their layers and batch)");
   if (autoShard)
-    if (std::string e = planShardAuto(aotOptions(), options.overrides,
+    if (std::string e = planShardAuto(aotOptions(), options.overrides, outputFile != "-",
                                       [&](const auto &o) {
                                         lcc::dsl::ImportOptions probe = options;
                                         probe.overrides = o;
