@@ -279,6 +279,12 @@ static void addAotLinalg(OpPassManager &pm, const std::optional<TrainStepOptions
                              outlineLayers, train ? train->virtualStages : 1);
 }
 
+void buildAotMemoryPlanPipeline(OpPassManager &pm, int64_t overlap, AttentionMode attention,
+                                bool outlineLayers) {
+  addAotLinalg(pm, std::nullopt, attention, /*cuda=*/false, outlineLayers);
+  addAotBuffers(pm, overlap);
+}
+
 void buildAotCpuPipeline(OpPassManager &pm, const std::optional<TrainStepOptions> &train,
                          int64_t overlap, AttentionMode attention, bool outlineLayers) {
   addAotLinalg(pm, train, attention, /*cuda=*/false, outlineLayers);

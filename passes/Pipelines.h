@@ -92,6 +92,11 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
                        const std::optional<TrainStepOptions> &train = std::nullopt);
 
+/// buildAotCpuPipeline up to the memory plan (lcc-plan-memory sets each
+/// function's `lcc.arena_bytes`): the planner's probes need the plan only.
+void buildAotMemoryPlanPipeline(mlir::OpPassManager &pm, int64_t overlap, AttentionMode attention,
+                                bool outlineLayers);
+
 /// The ahead-of-time CPU pipeline (train.bin): train step (when `train` is
 /// given), linalg, then destination-passing ABI (lcc-out-params), bufferization
 /// and LLVM with bare-pointer arguments (compiler/cpu/AotCompiler.h). `overlap`:

@@ -212,6 +212,8 @@ llvm::Error buildAotPipeline(OpPassManager &pm, const AotOptions &options) {
       return target.takeError();
     buildAotCudaPipeline(pm, *target, std::nullopt, options.overlap, options.attention,
                          options.outlineLayers);
+  } else if (options.planOnly) {
+    buildAotMemoryPlanPipeline(pm, options.overlap, options.attention, options.outlineLayers);
   } else {
     buildAotCpuPipeline(pm, std::nullopt, options.overlap, options.attention,
                         options.outlineLayers);
@@ -272,6 +274,13 @@ llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions
                   "LLVM dialect)"
                 : "MLIR lowering (linalg, fusion, bufferization, memory plan, kernels, LLVM "
                   "dialect)");
+  if (options.planOnly && !cuda) {
+    for (auto fn : clone->getOps<func::FuncOp>())
+      if (auto bytes = fn->getAttrOfType<IntegerAttr>("lcc.arena_bytes");
+          bytes && shapes.count(fn.getSymName().str()))
+        code.arenaBytes[fn.getSymName().str()] = bytes.getInt();
+    return code;
+  }
   if (cuda && options.cudaArch == "emulated") {
     // The kernels are in the host code: only their names and mappings.
     code.cuda.arch = "emulated";

@@ -61,9 +61,9 @@ struct AotOptions {
   /// cubin), host code (launches, cuBLASLt and NCCL calls) for `cpu`.
   std::string target = "cpu";
   std::string cudaArch = "sm_90";
-  /// Stop once the memory is planned: arenaBytes and the report are filled,
-  /// no LLVM IR or machine code is made (the planner's probes,
-  /// compiler/package/PlannerProbe.h, need the plan of many variants).
+  /// Stop once the memory is planned (the CPU pipeline up to lcc-plan-memory;
+  /// the CUDA one whole): arenaBytes is filled, no LLVM IR or machine code is made (the planner's
+  /// probes, compiler/package/PlannerProbe.h, need the plan of many variants).
   bool planOnly = false;
 };
 

@@ -429,13 +429,11 @@ std::string applyPlan(const lcc::planner::Plan &plan) {
   ppFlag = plan.pp;
   sequenceParallelFlag = plan.sequenceParallel;
   recomputeFlag = std::string(lcc::modeName(plan.recompute));
-  if (plan.pp > 1) {
-    microbatchesFlag = plan.microbatches;
-    ppScheduleFlag = lcc::pipeline::scheduleName(plan.schedule).str();
-    virtualFlag = plan.virtualStages;
-  } else {
-    accumFlag = plan.microbatches;
-  }
+  // Each call sets every choice (the verification loop applies several).
+  accumFlag = plan.pp > 1 ? 1 : plan.microbatches;
+  microbatchesFlag = plan.pp > 1 ? plan.microbatches : 0;
+  ppScheduleFlag = lcc::pipeline::scheduleName(plan.schedule).str();
+  virtualFlag = plan.virtualStages;
   planApplied = true;
   return checkTrainFlags(false);
 }
