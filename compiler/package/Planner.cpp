@@ -45,7 +45,15 @@ struct Fitted {
   // what sharding adds, shardBase + L shardLayer.
   double arena0 = 0, arenaSample = 0, arenaLayer = 0, arenaLayerSample = 0;
   double shardBase = 0, shardLayer = 0, io = 0;
+  // A layer's activations the backward reads, per sample: a pipeline holds
+  // them once more for each further micro-batch in flight (the peak of a
+  // step without one may not show them, hidden under the gradients').
+  double keptLayerSample = 0;
 };
+
+/// The layer counts of the memory probes (the time probes use 1 and 2:
+/// an op's cost does not depend on its neighbours).
+constexpr int64_t kMemoryLayers[2] = {2, 4};
 
 /// Measures each probe once.
 class Probes {
@@ -88,11 +96,16 @@ public:
     const Measurement *one = get(key, 1, micro, false), *both = get(key, 2, micro, false);
     const Measurement *optOne = get(plainOpt, 1, micro, false),
                       *optTwo = get(plainOpt, 2, micro, false);
-    const Measurement *m11 = get(key, 1, 1, true), *m21 = get(key, 2, 1, true),
-                      *m12 = get(key, 1, 2, true), *m22 = get(key, 2, 2, true);
-    const Measurement *held1 = get(sharded, 1, 1, false), *held2 = get(sharded, 2, 1, false);
-    const Measurement *z1 = get(two, 1, 1, true), *z2 = get(two, 2, 1, true);
-    const Measurement *r1 = get(plain, 1, 1, true), *r2 = get(plain, 2, 1, true);
+    // Memory from probes of lo and hi layers: at one or two layers the
+    // plan's peak is the head's temporaries as much as the layers', so a
+    // layer's bytes are measured where layers already dominate.
+    const int64_t lo = kMemoryLayers[0], hi = kMemoryLayers[1];
+    const double span = double(hi - lo);
+    const Measurement *m11 = get(key, lo, 1, true), *m21 = get(key, hi, 1, true),
+                      *m12 = get(key, lo, 2, true), *m22 = get(key, hi, 2, true);
+    const Measurement *held1 = get(sharded, lo, 1, false), *held2 = get(sharded, hi, 1, false);
+    const Measurement *z1 = get(two, lo, 1, true), *z2 = get(two, hi, 1, true);
+    const Measurement *r1 = get(plain, lo, 1, true), *r2 = get(plain, hi, 1, true);
     for (const Measurement *m :
          {one, both, optOne, optTwo, m11, m21, m12, m22, held1, held2, z1, z2, r1, r2})
       if (!m)
@@ -111,16 +124,18 @@ public:
     f.layerTp = both->tpBytes - one->tpBytes;
     f.baseTp = one->tpBytes - f.layerTp;
     f.stream = one->streamBytes;
-    f.layerParams = double(m21->params - m11->params);
-    f.baseParams = double(m11->params) - f.layerParams;
-    f.layerHeld = double(held2->params + held2->state - held1->params - held1->state);
-    f.baseHeld = double(held1->params + held1->state) - f.layerHeld;
-    f.arenaLayerSample = double((m22->arena - m12->arena) - (m21->arena - m11->arena));
-    f.arenaLayer = double(m21->arena - m11->arena) - f.arenaLayerSample;
-    f.arenaSample = double(m12->arena - m11->arena) - f.arenaLayerSample;
-    f.arena0 = double(m11->arena) - f.arenaSample - f.arenaLayer - f.arenaLayerSample;
-    f.shardLayer = double((z2->arena - r2->arena) - (z1->arena - r1->arena));
-    f.shardBase = double(z1->arena - r1->arena) - f.shardLayer;
+    f.layerParams = double(m21->params - m11->params) / span;
+    f.baseParams = double(m11->params) - double(lo) * f.layerParams;
+    f.layerHeld = double(held2->params + held2->state - held1->params - held1->state) / span;
+    f.baseHeld = double(held1->params + held1->state) - double(lo) * f.layerHeld;
+    f.arenaLayerSample = double((m22->arena - m12->arena) - (m21->arena - m11->arena)) / span;
+    f.arenaLayer = double(m21->arena - m11->arena) / span - f.arenaLayerSample;
+    f.arenaSample = double(m12->arena - m11->arena) - double(lo) * f.arenaLayerSample;
+    f.arena0 =
+        double(m11->arena) - f.arenaSample - double(lo) * (f.arenaLayer + f.arenaLayerSample);
+    f.shardLayer = double((z2->arena - r2->arena) - (z1->arena - r1->arena)) / span;
+    f.shardBase = double(z1->arena - r1->arena) - double(lo) * f.shardLayer;
+    f.keptLayerSample = (m21->keptBytes - m11->keptBytes) / span;
     f.io = double(m11->io) + double(micro - 1) * double(m12->io - m11->io);
     return f;
   }
@@ -222,8 +237,10 @@ llvm::Error predict(const Problem &problem, const Fitted &f, Pipelines &pipeline
   plan.mfu = plan.modelFlops / (plan.stepSeconds * double(problem.world) * c.peakFlops);
   // Memory: the plan's lines for the stage's share, the activations of
   // every micro-batch stage in flight.
-  double arena = f.arena0 + double(b) * (f.arenaSample + heldLayers * f.arenaLayerSample) +
-                 double(stageLayers) * (f.arenaLayer + f.shardLayer) + f.shardBase;
+  double layers = double(stageLayers);
+  double arena = f.arena0 + double(b) * (f.arenaSample + layers * f.arenaLayerSample) +
+                 layers * (f.arenaLayer + f.shardLayer) + f.shardBase +
+                 std::max(0.0, heldLayers - layers) * double(b) * f.keptLayerSample;
   plan.memoryBytes = 2 * held + std::max(0.0, arena) + f.io;
   double budget = problem.memBudget ? double(problem.memBudget) : c.memoryBytes;
   plan.fits = plan.memoryBytes <= budget;

@@ -63,6 +63,7 @@ struct Measurement {
   double forwardFlops = 0;       ///< of @forward, per rank (the model's FLOPs, for MFU)
   double tpBytes = 0;            ///< sent per rank by the tp collectives of @forward_grad
   double streamBytes = 0;        ///< the activation a pipeline stage sends on
+  double keptBytes = 0;          ///< forward values of the layers the backward reads
   int64_t params = 0, state = 0; ///< per rank, one copy (the step's arguments)
   bool planned = false;          ///< whether arena and io were compiled
   int64_t arena = 0, io = 0;

@@ -2,6 +2,7 @@
 #include "compiler/package/PlannerProbe.h"
 
 #include "dialects/lcc/LccOps.h"
+#include "passes/PassBase.h"
 #include "runtime/cpu/CpuProgram.h"
 
 using namespace mlir;
@@ -64,6 +65,32 @@ FunctionCost functionCost(func::FuncOp fn, const Cluster &cluster, int64_t group
   return cost;
 }
 
+/// The bytes of the forward values of named layers that the backward
+/// reads: what a pipeline keeps per micro-batch in flight. lcc-autodiff
+/// clones @forward's ops first into @forward_grad, so its first ops (as
+/// many as @forward has) are the forward and the rest the backward.
+static double keptBytes(func::FuncOp forward, func::FuncOp grad) {
+  Block &body = grad.getBody().front();
+  size_t numForward = forward.getBody().front().getOperations().size() - 1;
+  llvm::DenseMap<Operation *, size_t> index;
+  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
+    index[&op] = i;
+  double kept = 0;
+  for (auto [i, op] : llvm::enumerate(body.without_terminator())) {
+    if (i >= numForward)
+      break;
+    if (!layerOf(op.getLoc()))
+      continue;
+    for (Value v : op.getResults())
+      if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+            Operation *top = body.findAncestorOpInBlock(*user);
+            return top && index.lookup(top) >= numForward;
+          }))
+        kept += double(staticBytes(v.getType()));
+  }
+  return kept;
+}
+
 llvm::Expected<Measurement> measureProbe(ModuleOp module, const Cluster &cluster, int64_t tp,
                                          double streamBytes, bool plan, PackageOptions options) {
   Measurement m;
@@ -79,6 +106,7 @@ llvm::Expected<Measurement> measureProbe(ModuleOp module, const Cluster &cluster
   m.forwardFlops = forward.flops;
   m.tpBytes = both.sentBytes;
   m.streamBytes = streamBytes;
+  m.keptBytes = keptBytes(fn("forward"), fn("forward_grad"));
   // The model states from the step's own buffers, without compiling.
   auto manifest = buildManifest(module, options);
   if (!manifest)

@@ -36,6 +36,7 @@ llvm::Expected<Measurement> synthetic(const ProbeKey &key, int64_t layers, int64
   m.forwardGradSeconds = m.forwardSeconds + b * (L * (full ? 3e-3 : 2e-3) + 1e-3) / t;
   m.stepSeconds = m.forwardGradSeconds + (L * 0.1e-3 + 0.05e-3) / t;
   m.forwardFlops = b * (L * 1e9 + 1e8) / t;
+  m.keptBytes = b * L * (full ? 60 : 300) / t; // the activations, as the backward reads them
   double params = (L * 1000 + 500) / t, state = 2 * params, d = double(key.dp);
   bool zero = key.shard == ShardMode::Zero1 || key.shard == ShardMode::Zero2 ||
               key.shard == ShardMode::Zero3;
