@@ -45,32 +45,6 @@ constexpr uint32_t kRequiredFlagsMask = 0x0000FFFFu;
 constexpr uint32_t kKnownRequiredFlags = 0;
 
 //===----------------------------------------------------------------------===//
-// CRC-32C, slicing-by-8: eight 256-entry tables built at compile time let the
-// loop consume 8 bytes per step (several GB/s), which matters because open()
-// checks every payload.
-//===----------------------------------------------------------------------===//
-
-struct CrcTables {
-  uint32_t t[8][256];
-};
-
-constexpr CrcTables makeCrcTables() {
-  CrcTables tb{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k)
-      c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-    tb.t[0][i] = c;
-  }
-  for (int s = 1; s < 8; ++s)
-    for (uint32_t i = 0; i < 256; ++i)
-      tb.t[s][i] = (tb.t[s - 1][i] >> 8) ^ tb.t[0][tb.t[s - 1][i] & 0xFF];
-  return tb;
-}
-
-constexpr CrcTables kCrc = makeCrcTables();
-
-//===----------------------------------------------------------------------===//
 // Little-endian encoding.
 //===----------------------------------------------------------------------===//
 
@@ -202,22 +176,6 @@ std::string notATrainBin(const uint8_t *d, size_t n) {
 }
 
 } // namespace
-
-uint32_t crc32c(const void *data, size_t size, uint32_t crc) {
-  const auto *p = static_cast<const uint8_t *>(data);
-  const auto &t = kCrc.t;
-  crc = ~crc;
-  while (size >= 8) {
-    uint32_t a = crc ^ getU32(p), b = getU32(p + 4);
-    crc = t[7][a & 0xFF] ^ t[6][(a >> 8) & 0xFF] ^ t[5][(a >> 16) & 0xFF] ^ t[4][a >> 24] ^
-          t[3][b & 0xFF] ^ t[2][(b >> 8) & 0xFF] ^ t[1][(b >> 16) & 0xFF] ^ t[0][b >> 24];
-    p += 8;
-    size -= 8;
-  }
-  while (size--)
-    crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xFF];
-  return ~crc;
-}
 
 //===----------------------------------------------------------------------===//
 // Reader

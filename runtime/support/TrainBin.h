@@ -16,6 +16,7 @@
 #ifndef LCC_RUNTIME_TRAINBIN_H
 #define LCC_RUNTIME_TRAINBIN_H
 
+#include "runtime/support/Crc32c.h"
 #include "runtime/support/Status.h"
 
 #include <cstddef>
@@ -36,11 +37,6 @@ constexpr size_t kTrainBinHeaderSize = 64;
 constexpr size_t kTrainBinEntrySize = 96;
 /// Longest section name / target in bytes (UTF-8).
 constexpr size_t kTrainBinMaxLabel = 32;
-
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
-/// final xor 0xFFFFFFFF): crc32c("123456789") == 0xE3069283. `crc` continues
-/// a previous call (pass the previous result), so data can be fed in pieces.
-uint32_t crc32c(const void *data, size_t size, uint32_t crc = 0);
 
 /// The bytes of one section. `data` is null when a lookup found nothing; a
 /// found empty section has a non-null `data` and `size` 0.

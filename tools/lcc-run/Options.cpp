@@ -39,6 +39,8 @@ run:
   --eval-batches N     batches per evaluation (default 10)
   --csv FILE           metrics CSV (step, loss, lr, grad norm, tokens/s, val loss)
   --plot FILE.png      loss curve at the end
+  --tensorboard DIR    the same metrics (and the fp16 loss scale) as TensorBoard event
+                       files in DIR (tensorboard --logdir DIR)
 checkpoints:
   --save DIR           write checkpoints into DIR (at the end, and every --save-every)
   --save-every N       checkpoint every N steps
@@ -88,12 +90,32 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
   };
   using Setter = std::function<bool(const std::string &, const std::string &)>;
   std::map<std::string, Setter> valued = {
-      {"--data", [&](auto &, auto &v) { o.data = v; return true; }},
-      {"--val", [&](auto &, auto &v) { o.val = v; return true; }},
+      {"--data",
+       [&](auto &, auto &v) {
+         o.data = v;
+         return true;
+       }},
+      {"--val",
+       [&](auto &, auto &v) {
+         o.val = v;
+         return true;
+       }},
       {"--val-fraction", [&](auto &f, auto &v) { return toDouble(f, v, o.valFraction); }},
-      {"--format", [&](auto &, auto &v) { o.format = v; return true; }},
-      {"--seed", [&](auto &f, auto &v) { int64_t s; if (!toInt(f, v, s, 0)) return false; o.seed = uint64_t(s); return true; }},
-      {"--order", [&](auto &f, auto &v) {
+      {"--format",
+       [&](auto &, auto &v) {
+         o.format = v;
+         return true;
+       }},
+      {"--seed",
+       [&](auto &f, auto &v) {
+         int64_t s;
+         if (!toInt(f, v, s, 0))
+           return false;
+         o.seed = uint64_t(s);
+         return true;
+       }},
+      {"--order",
+       [&](auto &f, auto &v) {
          SampleMode mode;
          if (!parseSampleMode(v, mode)) {
            message = "lcc-run: error: " + f + " expects random or sequential, got '" + v + "'";
@@ -107,17 +129,51 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--log-every", [&](auto &f, auto &v) { return toInt(f, v, o.logEvery, 1); }},
       {"--eval-every", [&](auto &f, auto &v) { return toInt(f, v, o.evalEvery, 0); }},
       {"--eval-batches", [&](auto &f, auto &v) { return toInt(f, v, o.evalBatches, 1); }},
-      {"--csv", [&](auto &, auto &v) { o.csv = v; return true; }},
-      {"--plot", [&](auto &, auto &v) { o.plot = v; return true; }},
-      {"--save", [&](auto &, auto &v) { o.saveDir = v; return true; }},
+      {"--csv",
+       [&](auto &, auto &v) {
+         o.csv = v;
+         return true;
+       }},
+      {"--plot",
+       [&](auto &, auto &v) {
+         o.plot = v;
+         return true;
+       }},
+      {"--tensorboard",
+       [&](auto &, auto &v) {
+         o.tensorboard = v;
+         return true;
+       }},
+      {"--save",
+       [&](auto &, auto &v) {
+         o.saveDir = v;
+         return true;
+       }},
       {"--save-every", [&](auto &f, auto &v) { return toInt(f, v, o.saveEvery, 0); }},
       {"--keep", [&](auto &f, auto &v) { return toInt(f, v, o.keep, 1); }},
-      {"--resume", [&](auto &, auto &v) { o.resume = v; return true; }},
-      {"--export", [&](auto &, auto &v) { o.exportPath = v; return true; }},
-      {"--export-onnx", [&](auto &, auto &v) { o.exportOnnx = v; return true; }},
+      {"--resume",
+       [&](auto &, auto &v) {
+         o.resume = v;
+         return true;
+       }},
+      {"--export",
+       [&](auto &, auto &v) {
+         o.exportPath = v;
+         return true;
+       }},
+      {"--export-onnx",
+       [&](auto &, auto &v) {
+         o.exportOnnx = v;
+         return true;
+       }},
       {"--nproc", [&](auto &f, auto &v) { return toInt(f, v, o.ranks, 1); }},
-      {"--log-dir", [&](auto &, auto &v) { o.logDir = v; return true; }},
-      {"--backend", [&](auto &f, auto &v) {
+      {"--log-dir",
+       [&](auto &, auto &v) {
+         o.logDir = v;
+         return true;
+       }},
+      {"--backend",
+       [&](auto &f, auto &v) {
          if (v != "gloo" && v != "nccl") {
            message = "lcc-run: error: " + f + " expects gloo or nccl, got '" + v + "'";
            return false;
@@ -125,7 +181,8 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
          o.backend = v;
          return true;
        }},
-      {"--timeout", [&](auto &f, auto &v) {
+      {"--timeout",
+       [&](auto &f, auto &v) {
          char *end = nullptr;
          o.timeout = std::strtod(v.c_str(), &end);
          if (v.empty() || *end || !(o.timeout > 0 && o.timeout < 1e7)) {

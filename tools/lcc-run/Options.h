@@ -23,6 +23,7 @@ struct Options {
   int64_t evalEvery = 0;    // 0: only at the end when there is validation data
   int64_t evalBatches = 10;
   std::string csv, plot;
+  std::string tensorboard; // event files' directory
   std::string saveDir;
   int64_t saveEvery = 0;    // 0: only at the end when --save is given
   int64_t keep = 3;         // checkpoints kept in --save

@@ -22,6 +22,7 @@
 #include "runtime/cuda/EmulatedGpu.h"
 #include "tools/lcc-run/Data.h"
 #include "tools/lcc-run/Metrics.h"
+#include "tools/lcc-run/TensorBoard.h"
 #include "runtime/cpu/Parallel.h"
 #include "tools/lcc-run/Plot.h"
 #include "runtime/support/TrainBin.h"
@@ -323,6 +324,11 @@ int main(int argc, char **argv) {
     if (!st)
       return fail("lcc-run: error: " + st.message());
   }
+  TensorBoardWriter tensorboard;
+  if (!opt.tensorboard.empty() && lead)
+    if (Status st = TensorBoardWriter::open(opt.tensorboard, trainer.stepCount() + 1, tensorboard);
+        !st)
+      return fail("lcc-run: error: " + st.message());
   std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)},
                                              {"lcc.data_order", sampleModeName(order)}};
   if (const json::Value *m = manifest.get("model"); m && m->isString())
@@ -405,6 +411,18 @@ int main(int argc, char **argv) {
     if (csv.isOpen())
       if (Status st = csv.append(row); !st)
         return error = "lcc-run: error: " + st.message(), code = 2, false;
+    if (tensorboard.isOpen()) {
+      std::vector<ScalarPoint> points = {{"train/loss", r.loss},
+                                         {"train/lr", r.lr},
+                                         {"train/grad_norm", r.gradNorm},
+                                         {"train/tokens_per_s", row.tokensPerSec}};
+      if (r.lossScale > 0)
+        points.emplace_back("train/loss_scale", r.lossScale);
+      if (row.valLoss)
+        points.emplace_back("val/loss", *row.valLoss);
+      if (Status st = tensorboard.scalars(s, points); !st)
+        return error = "lcc-run: error: " + st.message(), code = 2, false;
+    }
     if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
       double perStep = elapsed / double(s - first + 1);
       std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
@@ -471,6 +489,8 @@ int main(int argc, char **argv) {
     if (Status st = csv.close(); !st)
       return fail("lcc-run: error: " + st.message());
   }
+  if (Status st = tensorboard.close(); !st)
+    return fail("lcc-run: error: " + st.message());
   if (!opt.plot.empty()) {
     std::vector<MetricsRow> all = rows;
     if (!opt.csv.empty())
