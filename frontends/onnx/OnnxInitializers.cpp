@@ -10,6 +10,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -226,6 +227,55 @@ mergedParameterWarnings(const onnx::GraphProto &g,
         uses[in].second.insert(node.op_type());
       }
   std::vector<std::string> warnings;
+  auto listed = [](const std::vector<std::string> &names) {
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 4; ++i)
+      list += (i ? ", '" : "'") + names[i] + "'";
+    if (names.size() > 4)
+      list += " and " + std::to_string(names.size() - 4) + " more";
+    return list;
+  };
+  // TorchScript's export in eval mode (the default) deduplicates
+  // initializers with equal values: each duplicate becomes an Identity of
+  // the one kept, so every layer's fresh LayerNorm weight is one tensor.
+  std::map<std::string, std::string> rootOf;
+  for (const onnx::NodeProto &node : g.node())
+    if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1) {
+      auto it = rootOf.find(node.input(0));
+      std::string root = it != rootOf.end() ? it->second : node.input(0);
+      if (trained.count(root))
+        rootOf[node.output(0)] = root;
+    }
+  std::map<std::string, std::vector<std::string>> aliases;
+  for (auto &[alias, root] : rootOf)
+    aliases[root].push_back(alias);
+  for (auto &[root, names] : aliases)
+    warnings.push_back("warning: " + listed(names) +
+                       (names.size() > 1 ? " are Identity copies" : " is an Identity copy") +
+                       " of '" + root +
+                       "', trained as one parameter with it: the exporter merged "
+                       "initializers with equal values (torch.onnx.export in eval mode "
+                       "deduplicates them), unlike the PyTorch module; re-export with "
+                       "training=torch.onnx.TrainingMode.TRAINING unless they are meant to be "
+                       "shared");
+  // Constant folding (TorchScript's do_constant_folding=True, the dynamo
+  // exporter's optimize=True) replaces a Linear weight by its transpose
+  // under a name of its own, which checkpoints and exports then carry.
+  std::vector<std::string> renamed;
+  for (auto &p : parameters) {
+    llvm::StringRef name = p.first;
+    if (name.starts_with("onnx::") ||
+        (name.consume_front("val_") && !name.empty() &&
+         llvm::all_of(name, [](char c) { return c >= '0' && c <= '9'; })))
+      renamed.push_back(p.first);
+  }
+  if (!renamed.empty())
+    warnings.push_back("warning: " + listed(renamed) +
+                       (renamed.size() > 1 ? " are weights" : " is a weight") +
+                       " the exporter renamed (constant folding stored a transposed copy): "
+                       "checkpoints and exports carry these names and layouts, not the "
+                       "module's; re-export with do_constant_folding=False (TorchScript) or "
+                       "optimize=False (dynamo) to keep them");
   for (auto &[name, use] : uses) {
     const auto &[scopes, ops] = use;
     if (scopes.size() < 2 || ops.size() != 1 || scopes.count(""))

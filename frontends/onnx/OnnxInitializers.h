@@ -65,7 +65,11 @@ std::set<std::string> compileTimeValues(const onnx::GraphProto &g, int64_t opset
 std::vector<std::pair<size_t, size_t>>
 ropeTablePairs(const std::vector<std::pair<std::string, HostTensor>> &parameters);
 
-/// A warning per parameter used by the same op from several modules.
+/// Warnings about parameters an exporter changed, so that training them
+/// trains another model than the PyTorch module: one used by the same op
+/// from several modules or exported as Identity copies under other names
+/// (initializers merged for equal values), and weights under names the
+/// exporter made (onnx::MatMul_264, val_42: folded transposed copies).
 std::vector<std::string>
 mergedParameterWarnings(const onnx::GraphProto &g,
                         const std::vector<std::pair<std::string, HostTensor>> &parameters);

@@ -57,7 +57,8 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
   // ids. lcc-run trains on unpadded windows of the token stream, so the mask
   // is all ones: a constant, and the mask subgraph folds away.
   std::string maskNotice;
-  if (options.loss == "cross-entropy" && model.proto->graph().input_size() >= 2)
+  if ((options.loss == "cross-entropy" || options.loss == "auto") &&
+      model.proto->graph().input_size() >= 2)
     for (const onnx::ValueInfoProto &in : model.proto->graph().input()) {
       if (in.name() != "attention_mask" || !in.type().has_tensor_type() ||
           graphOptions.constantInputs.count(in.name()))
@@ -95,9 +96,29 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
     if (fn.getArgAttr(i, "lcc.input"))
       inputArgs.push_back(i);
 
+  // --loss=auto: a graph that computes its own loss (one scalar float
+  // output) trains on it; any other graph on next-token cross-entropy.
+  std::string lossName = options.loss;
+  if (lossName == "auto") {
+    std::vector<std::string> scalars;
+    for (auto [i, out] : llvm::enumerate(model.proto->graph().output()))
+      if (auto t = llvm::dyn_cast<RankedTensorType>(ret.getOperand(unsigned(i)).getType());
+          t && t.getRank() == 0 && llvm::isa<FloatType>(t.getElementType()))
+        scalars.push_back(out.name());
+    if (scalars.size() > 1)
+      return error(model, "the graph has " + llvm::Twine(scalars.size()) +
+                              " scalar float outputs ('" + llvm::join(scalars, "', '") +
+                              "'); say which is the loss with --loss=NAME");
+    lossName = scalars.empty() ? "cross-entropy" : scalars[0];
+    if (!scalars.empty())
+      imported->notices.push_back("loss: graph output '" + lossName +
+                                  "', the graph's one scalar float output (--loss=NAME "
+                                  "chooses another)");
+  }
+
   int64_t vocab = 0, batch = 0, seq = 0;
   Value loss;
-  if (options.loss == "cross-entropy") {
+  if (lossName == "cross-entropy") {
     // Next-token cross-entropy on output 0 (logits [B, T, V]) against
     // `targets`; the one integer input [B, T] is fed from `tokens`.
     if (inputArgs.size() != 1)
@@ -132,16 +153,16 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
     const auto &outputs = model.proto->graph().output();
     int index = -1;
     for (int i = 0; i < outputs.size(); ++i)
-      if (outputs[i].name() == options.loss)
+      if (outputs[i].name() == lossName)
         index = i;
     if (index < 0)
-      return error(model, "--loss=" + options.loss +
+      return error(model, "--loss=" + lossName +
                               ": no graph output has that name (use cross-entropy, or the "
                               "name of a scalar loss output)");
     loss = ret.getOperand(unsigned(index));
     auto t = llvm::cast<RankedTensorType>(loss.getType());
     if (t.getRank() != 0 || !llvm::isa<FloatType>(t.getElementType()))
-      return error(model, "--loss=" + options.loss + " is not a scalar float output");
+      return error(model, "--loss=" + lossName + " is not a scalar float output");
     // A model exported with its loss usually takes (ids, labels): one or two
     // integer [batch, seq] inputs become lcc-run's `tokens` and `targets`.
     // Masks are not token ids; labels go to `targets` whatever their position.

@@ -6,6 +6,8 @@
 // autodiff, optimizer and backends apply.
 //
 // The loss (TrainingImportOptions::loss):
+//   "auto"           the graph's one scalar float output if it has one (as
+//                    NAME below, with a notice), else "cross-entropy";
 //   "cross-entropy"  graph output 0 is logits [batch, seq, vocab] of the one
 //                    integer input [batch, seq]; @forward takes `tokens` and
 //                    `targets` (i32 [batch, seq], what lcc-run feeds) and
@@ -23,7 +25,7 @@ namespace lcc::onnx_import {
 
 struct TrainingImportOptions {
   ImportOptions graph;
-  std::string loss = "cross-entropy";
+  std::string loss = "auto";
   /// @init returns zeros and the initial values travel as data (the
   /// train.bin's "params" section): a big model's weights stay out of the
   /// compiled code. Otherwise @init returns them as constants (JIT, tests).

@@ -20,7 +20,7 @@ namespace cl = llvm::cl;
 namespace lcc::driver {
 
 // Training (docs/training.md): nanoGPT's AdamW defaults; the schedule is
-// constant unless --decay=cosine, because a cosine needs the run's length.
+// constant unless --lr-schedule=cosine, because a cosine needs the run's length.
 cl::OptionCategory trainCat("lcc training options");
 cl::opt<bool> train("train",
                            cl::desc("Build @train_step before lowering (linalg/llvm phases)"),
@@ -31,8 +31,12 @@ cl::opt<double> lrFlag("lr", cl::desc("Peak learning rate"), cl::init(6e-4),
                               cl::cat(trainCat));
 cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
                                    cl::cat(trainCat));
-cl::opt<std::string> decayFlag("decay", cl::desc("constant or cosine"),
-                                      cl::init("constant"), cl::cat(trainCat));
+cl::opt<std::string> decayFlag("lr-schedule", cl::desc("constant or cosine"), cl::init("constant"),
+                               cl::cat(trainCat));
+// The schedule's first name, kept for old command lines: next to
+// --weight-decay and --no-decay it read as if it were about weight decay.
+static cl::alias decayAlias("decay", cl::desc("Alias for --lr-schedule"), cl::aliasopt(decayFlag),
+                            cl::cat(trainCat));
 cl::opt<int64_t> decayStepsFlag("decay-steps",
                                        cl::desc("cosine: step at which lr reaches --min-lr"),
                                        cl::init(0), cl::cat(trainCat));
@@ -401,7 +405,8 @@ std::string checkTrainFlags(bool onePhase) {
   if (accumFlag < 1 || warmupFlag < 0)
     return "--accum must be >= 1 and --warmup >= 0";
   if (schedule == lcc::Schedule::Cosine && decayStepsFlag <= warmupFlag)
-    return "--decay=cosine needs --decay-steps (the step at which lr reaches --min-lr) greater "
+    return "--lr-schedule=cosine needs --decay-steps (the step at which lr reaches --min-lr) "
+           "greater "
            "than --warmup";
   return "";
 }

@@ -6,6 +6,8 @@
 #include "compiler/package/Planner.h"
 #include "passes/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <string>
@@ -34,6 +36,10 @@ extern llvm::cl::opt<int64_t> globalBatchFlag;
 extern llvm::cl::opt<int64_t> planRowsFlag;
 /// --shard=auto (set by checkTrainFlags): the planner picks the distribution.
 extern bool autoShard;
+
+/// --frozen, --no-decay, --decay-only (ParamFlags.cpp): marks @forward's
+/// parameter arguments; an error message, or empty.
+std::string applyParameterFlags(mlir::func::FuncOp forward);
 
 /// --mem in bytes (0: none), set by checkTrainFlags.
 extern int64_t memBudget;

@@ -117,10 +117,6 @@ static cl::list<std::string> overrides("set",
                                        cl::desc("Override config constants: --set batch=8,seq=64"),
                                        cl::CommaSeparated, cl::cat(lccCat));
 
-static cl::list<std::string> frozenFlag(
-    "frozen", cl::desc("Freeze parameters whose names match these glob patterns "
-                       "(comma-separated, e.g. --frozen='wte,h.*.attn.*')"),
-    cl::CommaSeparated, cl::cat(lccCat));
 static cl::OptionCategory onnxCat("lcc options for ONNX models");
 static cl::opt<int64_t> batchFlag("batch", cl::desc("Size of symbolic dimension 0 of the inputs"),
                                   cl::init(0), cl::cat(onnxCat));
@@ -141,9 +137,10 @@ static cl::list<std::string> dimFlag("dim",
                                      cl::CommaSeparated, cl::cat(onnxCat));
 static cl::opt<std::string> lossFlag(
     "loss",
-    cl::desc("cross-entropy (next-token loss on output 0, the logits) or the name of a scalar "
+    cl::desc("auto (the graph's one scalar float output if it has one, else cross-entropy), "
+             "cross-entropy (next-token loss on output 0, the logits) or the name of a scalar "
              "loss output"),
-    cl::init("cross-entropy"), cl::cat(onnxCat));
+    cl::init("auto"), cl::cat(onnxCat));
 static cl::opt<bool> timing("timing",
                             cl::desc("Print the wall time of each compilation phase, and MLIR's "
                                      "per-pass timing of the lowering (stderr)"),
@@ -201,9 +198,14 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     os << "  " << name.getValue();
     os.indent(width - name.getValue().size() + 2);
     bool frozen = bool(forward.getArgAttr(i, "lcc.frozen"));
+    // Weight decay where it departs from the rule (matrices decay).
+    bool matrix = type.getRank() >= 2;
+    const char *decay = frozen                                            ? "  frozen"
+                        : matrix && forward.getArgAttr(i, "lcc.no_decay") ? "  no decay"
+                        : !matrix && forward.getArgAttr(i, "lcc.decay")   ? "  decay"
+                                                                          : "";
     os << llvm::left_justify(shape, 16) << " "
-       << llvm::right_justify(lcc::withCommas(type.getNumElements()), 13)
-       << (frozen ? "  frozen" : "") << "\n";
+       << llvm::right_justify(lcc::withCommas(type.getNumElements()), 13) << decay << "\n";
     total += type.getNumElements();
     if (!frozen)
       trainable += type.getNumElements();
@@ -218,33 +220,6 @@ static void printParameterReport(func::FuncOp forward, llvm::raw_ostream &os) {
     os << "  " << name << ": " << why << "\n";
   for (const std::string &notice : onnxNotices)
     os << notice << "\n";
-}
-
-/// --frozen: marks the @forward arguments whose parameter names match a glob
-/// pattern. Works on any model module, whichever frontend made it. A pattern
-/// that matches nothing is an error: it is almost always a typo.
-static std::string freezeMatching(func::FuncOp forward, llvm::ArrayRef<std::string> patterns) {
-  unsigned trainable = 0;
-  for (const std::string &text : patterns) {
-    auto pattern = llvm::GlobPattern::create(text, /*MaxSubPatterns=*/1024);
-    if (!pattern)
-      return "bad --frozen pattern '" + text + "': " + llvm::toString(pattern.takeError());
-    bool matched = false;
-    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-      auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param");
-      if (name && pattern->match(name.getValue())) {
-        forward.setArgAttr(i, "lcc.frozen", UnitAttr::get(forward.getContext()));
-        matched = true;
-      }
-    }
-    if (!matched)
-      return "--frozen pattern '" + text + "' matches no parameter of the model";
-  }
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    trainable += forward.getArgAttr(i, "lcc.param") && !forward.getArgAttr(i, "lcc.frozen");
-  if (!patterns.empty() && trainable == 0)
-    return "--frozen freezes every parameter, nothing would be trained";
-  return "";
 }
 
 /// A random batch: every integer input uniform in [0, vocab), float inputs N(0, 1).
@@ -747,7 +722,7 @@ int main(int argc, char **argv) {
     if (unsupported.wasInterrupted())
       return fail(diagnostics);
   }
-  if (std::string error = freezeMatching(forward, frozenFlag); !error.empty())
+  if (std::string error = lcc::driver::applyParameterFlags(forward); !error.empty())
     return fail("lcc: error: " + error);
   if (!quiet)
     printParameterReport(forward, llvm::errs());

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/JitExecutor.h"
+#include "test/unit/onnx/OnnxTestModels.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/onnx/OnnxModel.h"
 #include "frontends/onnx/OnnxTraining.h"
@@ -24,36 +25,9 @@
 
 using namespace lcc;
 using namespace lcc::onnx_import;
+using namespace lcc::test;
 
 namespace {
-
-void addInput(onnx::GraphProto &g, const std::string &name, std::vector<int64_t> dims,
-              int type = onnx::TensorProto::FLOAT) {
-  onnx::ValueInfoProto *v = g.add_input();
-  v->set_name(name);
-  auto *t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(type);
-  for (int64_t d : dims)
-    t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void addNode(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
-             std::vector<std::string> out, const std::string &name = "") {
-  onnx::NodeProto *n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name.empty() ? op + "_0" : name);
-  for (auto &s : in)
-    n->add_input(s);
-  for (auto &s : out)
-    n->add_output(s);
-}
-
-void addIntAttribute(onnx::NodeProto &n, const std::string &name, int64_t value) {
-  onnx::AttributeProto *a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
 
 /// y = Relu(x) @ w + b with x [2, 3], w [3, 4] (an initializer), b [4].
 onnx::ModelProto validModel(int64_t opset = 17) {
@@ -342,22 +316,6 @@ TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
     EXPECT_NEAR(b[0].getDouble(col) + b[0].getDouble(4 + col), 1.0, 1e-6);
 }
 
-void addIntConstant(onnx::GraphProto &g, const std::string &name, std::vector<int64_t> values,
-                    bool scalar = false) {
-  onnx::NodeProto *n = g.add_node();
-  n->set_op_type("Constant");
-  n->add_output(name);
-  auto *a = n->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  onnx::TensorProto *t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::INT64);
-  if (!scalar)
-    t->add_dims(int64_t(values.size()));
-  for (int64_t v : values)
-    t->add_int64_data(v);
-}
-
 /// Shape arithmetic folds at compile time exactly, beyond 2^53, and wraps
 /// rather than trapping (review findings: doubles lost precision, INT64_MIN /
 /// -1 raised SIGFPE).
@@ -496,17 +454,6 @@ TEST(OnnxLoader, GatherNDOnRunTimeDataAndEmptySlices) {
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(r[2].shape(), (std::vector<int64_t>{2, 0}));
   EXPECT_EQ(r[3].shape(), (std::vector<int64_t>{2, 0}));
-}
-
-void addFloatInitializer(onnx::GraphProto &g, const std::string &name,
-                         std::vector<int64_t> dims, std::vector<float> values) {
-  onnx::TensorProto *t = g.add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims)
-    t->add_dims(d);
-  for (float v : values)
-    t->add_float_data(v);
 }
 
 /// Buffers are not trained: a table that reaches only compile-time operands
@@ -741,130 +688,6 @@ TEST(OnnxLoader, ConstantMatMulFolds) {
       if (t == 0)
         EXPECT_FLOAT_EQ(float(r[1].getDouble(j)), float(std::cos(double(float(vsum)))));
     }
-}
-
-/// A model exported with its loss: logits = Gather(emb, ids), loss =
-/// SoftmaxCrossEntropyLoss over the class axis. --loss=loss keeps it, and its
-/// two integer inputs become lcc-run's tokens and targets (i32).
-TEST(OnnxLoader, NamedLossOutputWithTokenInputs) {
-  const int64_t v = 5, b = 2, t = 3;
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto *set = m.add_opset_import();
-  set->set_version(17);
-  onnx::GraphProto &g = *m.mutable_graph();
-  addInput(g, "ids", {b, t}, onnx::TensorProto::INT64);
-  addInput(g, "labels", {b, t}, onnx::TensorProto::INT64);
-  onnx::TensorProto *emb = g.add_initializer();
-  emb->set_name("emb");
-  emb->set_data_type(onnx::TensorProto::FLOAT);
-  emb->add_dims(v);
-  emb->add_dims(v);
-  for (int i = 0; i < v * v; ++i)
-    emb->add_float_data(0.3f * float(i % 7) - 0.8f);
-  addNode(g, "Gather", {"emb", "ids"}, {"logits"});
-  addNode(g, "Transpose", {"logits"}, {"scores"});
-  auto *perm = g.mutable_node(1)->add_attribute();
-  perm->set_name("perm");
-  perm->set_type(onnx::AttributeProto::INTS);
-  for (int64_t p : {0, 2, 1})
-    perm->add_ints(p);
-  addNode(g, "SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"});
-  g.add_output()->set_name("loss");
-
-  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  mlir::MLIRContext context;
-  TrainingImportOptions options;
-  options.loss = "loss";
-  auto imported = importOnnxForTraining(*model, context, options);
-  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
-  auto *module = &imported->module;
-  auto forward = (**module).lookupSymbol<mlir::func::FuncOp>("forward");
-  ASSERT_EQ(forward.getNumArguments(), 3u);
-  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(0, "lcc.param").str(), "emb");
-  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(1, "lcc.input").str(), "tokens");
-  EXPECT_EQ(forward.getArgAttrOfType<mlir::StringAttr>(2, "lcc.input").str(), "targets");
-
-  auto jit = CpuJit::compile(**module);
-  ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
-  auto params = (*jit)->call("init", {});
-  ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
-  std::vector<int32_t> ids = {0, 4, 2, 3, 3, 1}, labels = {1, 0, 4, 2, 3, 0};
-  auto out = (*jit)->call("forward", {(*params)[0], HostTensor::fromVector<int32_t>({b, t}, ids),
-                                      HostTensor::fromVector<int32_t>({b, t}, labels)});
-  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
-  // Reference: mean over positions of logsumexp(row) - row[label], in double.
-  double want = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    double row[v], mx = -1e300, sum = 0;
-    for (int64_t c = 0; c < v; ++c)
-      mx = std::max(mx, row[c] = double(0.3f * float((ids[i] * v + c) % 7) - 0.8f));
-    for (int64_t c = 0; c < v; ++c)
-      sum += std::exp(row[c] - mx);
-    want += mx + std::log(sum) - row[labels[i]];
-  }
-  want /= double(ids.size());
-  EXPECT_NEAR((*out)[0].getDouble(0), want, 1e-5 * std::fabs(want));
-}
-
-/// A Hugging Face export with `attention_mask` beside the ids trains with
-/// the mask all ones (a constant: its subgraph folds), said in a notice;
-/// without --batch/--seq for a symbolic mask, the usual size error.
-TEST(OnnxLoader, AttentionMaskInputIsOnes) {
-  const int64_t v = 5, b = 2, t = 3;
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  onnx::GraphProto &g = *m.mutable_graph();
-  addInput(g, "input_ids", {b, t}, onnx::TensorProto::INT64);
-  addInput(g, "attention_mask", {b, t}, onnx::TensorProto::INT64);
-  addFloatInitializer(g, "emb", {v, v}, std::vector<float>(size_t(v * v), 0.5f));
-  addNode(g, "Gather", {"emb", "input_ids"}, {"rows"});
-  // Masked positions would get a huge negative bias: (1 - mask) * -1e9.
-  addNode(g, "Cast", {"attention_mask"}, {"maskf"}, "cast");
-  auto *to = g.mutable_node(1)->add_attribute();
-  to->set_name("to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::FLOAT);
-  addFloatInitializer(g, "one", {}, {1.0f});
-  addFloatInitializer(g, "neg", {}, {-1e9f});
-  addNode(g, "Sub", {"one", "maskf"}, {"inv"}, "inv");
-  addNode(g, "Mul", {"inv", "neg"}, {"bias2"}, "bias2");
-  addIntConstant(g, "axis", {2});
-  addNode(g, "Unsqueeze", {"bias2", "axis"}, {"bias"}, "unsqueeze");
-  addNode(g, "Add", {"rows", "bias"}, {"logits"}, "add");
-  g.add_output()->set_name("logits");
-
-  auto model = parseOnnxModel(m.SerializeAsString(), "model.onnx");
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  mlir::MLIRContext context;
-  auto imported = importOnnxForTraining(*model, context, TrainingImportOptions());
-  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
-  EXPECT_EQ(imported->notices,
-            (std::vector<std::string>{
-                "input 'attention_mask' is all ones: lcc-run trains on unpadded sequences"}));
-  auto forward = imported->module->lookupSymbol<mlir::func::FuncOp>("forward");
-  ASSERT_EQ(forward.getNumArguments(), 3u); // emb, tokens, targets
-  // The bias folded to zeros: no Cast/Sub/Mul of the mask is left at run time.
-  int ops = 0;
-  forward.walk([&](mlir::Operation *op) {
-    ops += op->getName().getStringRef() == "lcc.mul" || op->getName().getStringRef() == "lcc.sub";
-  });
-  EXPECT_EQ(ops, 0);
-
-  // With a symbolic mask and no sizes, the import says which size is missing.
-  onnx::ModelProto symbolic = m;
-  auto *dim = symbolic.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(0);
-  dim->set_dim_param("batch");
-  auto sm = parseOnnxModel(symbolic.SerializeAsString(), "model.onnx");
-  ASSERT_TRUE(bool(sm));
-  auto failed = importOnnxForTraining(*sm, context, TrainingImportOptions());
-  ASSERT_FALSE(bool(failed));
-  EXPECT_EQ(llvm::toString(failed.takeError()),
-            "model.onnx: graph input 'attention_mask': error: dimension 0 ('batch') is symbolic; give "
-            "its size with --batch or --dim batch=N");
 }
 
 } // namespace
