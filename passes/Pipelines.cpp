@@ -44,6 +44,16 @@ static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
 }
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) {
+  // Adapters first: every later pass sees them as ordinary parameters.
+  if (!options.loraTargets.empty()) {
+    LccLoraPassOptions lora;
+    lora.function = options.function;
+    lora.rank = options.loraRank;
+    lora.alpha = options.loraAlpha;
+    lora.rslora = options.loraRslora;
+    lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
+    pm.addPass(createLccLoraPass(lora));
+  }
   // Tensor parallelism splits the forward; autodiff then derives the split
   // backward.
   if (options.tp > 1) {

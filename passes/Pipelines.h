@@ -59,6 +59,12 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   /// driver resolves auto to one of the others before building.
   RecomputeMode recompute = RecomputeMode::None;
   int64_t recomputeLayers = -1;
+  /// lcc-lora first of all (no targets: none): adapters of rank loraRank
+  /// on the weights loraTargets match, the rest frozen.
+  std::vector<std::string> loraTargets;
+  int64_t loraRank = 8;
+  double loraAlpha = 16.0;
+  bool loraRslora = false;
 };
 
 /// Which attentions stay whole for the fused kernels (lcc-decompose's

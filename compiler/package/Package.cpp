@@ -228,19 +228,40 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
         groups.push(std::move(g));
       }
 
-  return json::Value::object({{"format", "lcc-train-bin"},
-                              {"process_groups", std::move(groups)},
-                              {"sharding", std::string(modeName(options.sharding))},
-                              {"version", json::Value(kManifestVersion)},
-                              {"model", model},
-                              {"source", options.source},
-                              {"seed", json::Value(static_cast<unsigned long long>(options.seed))},
-                              {"config", std::move(config)},
-                              {"training", options.training},
-                              {"params", std::move(params)},
-                              {"state", std::move(state)},
-                              {"inputs", std::move(inputs)},
-                              {"functions", std::move(functions)}});
+  json::Value manifest =
+      json::Value::object({{"format", "lcc-train-bin"},
+                           {"process_groups", std::move(groups)},
+                           {"sharding", std::string(modeName(options.sharding))},
+                           {"version", json::Value(kManifestVersion)},
+                           {"model", model},
+                           {"source", options.source},
+                           {"seed", json::Value(static_cast<unsigned long long>(options.seed))},
+                           {"config", std::move(config)},
+                           {"training", options.training},
+                           {"params", std::move(params)},
+                           {"state", std::move(state)},
+                           {"inputs", std::move(inputs)},
+                           {"functions", std::move(functions)}});
+  if (!options.hf.isNull())
+    manifest.set("hf", options.hf);
+  // lcc-lora's adapters, for lcc-run's PEFT export and --merge-lora.
+  if (auto lora = module->getAttrOfType<DictionaryAttr>("lcc.lora")) {
+    json::Value adapters = json::Value::array();
+    for (auto a : lora.getAs<ArrayAttr>("adapters").getAsRange<DictionaryAttr>())
+      adapters.push(
+          json::Value::object({{"base", a.getAs<StringAttr>("base").str()},
+                               {"a", a.getAs<StringAttr>("a").str()},
+                               {"b", a.getAs<StringAttr>("b").str()},
+                               {"transposed", a.getAs<BoolAttr>("transposed").getValue()}}));
+    manifest.set("lora",
+                 json::Value::object(
+                     {{"rank", static_cast<long long>(lora.getAs<IntegerAttr>("rank").getInt())},
+                      {"alpha", lora.getAs<FloatAttr>("alpha").getValueAsDouble()},
+                      {"scale", lora.getAs<FloatAttr>("scale").getValueAsDouble()},
+                      {"rslora", lora.getAs<BoolAttr>("rslora").getValue()},
+                      {"adapters", std::move(adapters)}}));
+  }
+  return manifest;
 }
 
 llvm::Expected<Package> compilePackage(ModuleOp module, const PackageOptions &options) {

@@ -28,6 +28,8 @@ struct PackageOptions {
   std::string source; // the model file it was compiled from
   /// docs/distributed.md; the process groups come from the module.
   ShardMode sharding = ShardMode::None;
+  /// The Hugging Face mapping (HfNames.h), null when the model has none.
+  json::Value hf;
 };
 
 /// The manifest of a module at the train-step phase (@init, @forward,

@@ -124,9 +124,20 @@ struct TrainSection {
   std::vector<ConfigEntry> entries;
 };
 
+/// `hf GPT2LMHeadModel { n_head = heads; layer_norm_epsilon = eps }`: the Hugging Face
+/// architecture the model is, and the config.json values its parameter shapes do not
+/// say (docs/hf.md).
+struct HfSection {
+  SrcLoc loc;
+  std::string architecture;
+  SrcLoc architectureLoc;
+  std::vector<ConfigEntry> entries;
+};
+
 struct File {
   std::vector<ConfigEntry> config;
   std::unique_ptr<TrainSection> train;
+  std::unique_ptr<HfSection> hf;
   std::vector<InputDecl> inputs;
   std::vector<std::unique_ptr<BlockDef>> blocks;
   std::unique_ptr<ModelDef> model;

@@ -73,14 +73,18 @@ struct ConfigValue {
   std::string name;
   bool isFloat = false;
   bool isBool = false;
+  bool isString = false; // hf section values only
   int64_t i = 0; // also the bool
   double f = 0;
+  std::string s;
 };
 
 struct Graph {
   std::string modelName;
   SrcLoc modelLoc;
   std::vector<ConfigValue> config;
+  std::string hfArchitecture; // empty without an hf section
+  std::vector<ConfigValue> hfConfig;
   std::vector<ParamInfo> params;
   std::vector<InputInfo> inputs;
   std::vector<Node> nodes;

@@ -54,6 +54,20 @@ public:
       config.push_back(b.getNamedAttr(c.name, a));
     }
     module->getOperation()->setAttr("lcc.config", b.getDictionaryAttr(config));
+    if (!g.hfArchitecture.empty()) {
+      SmallVector<NamedAttribute> hf;
+      for (const ConfigValue &c : g.hfConfig) {
+        Attribute a = c.isString  ? Attribute(b.getStringAttr(c.s))
+                      : c.isBool  ? Attribute(b.getBoolAttr(c.i != 0))
+                      : c.isFloat ? Attribute(b.getF64FloatAttr(c.f))
+                                  : Attribute(b.getI64IntegerAttr(c.i));
+        hf.push_back(b.getNamedAttr(c.name, a));
+      }
+      module->getOperation()->setAttr(
+          "lcc.hf",
+          b.getDictionaryAttr({b.getNamedAttr("architecture", b.getStringAttr(g.hfArchitecture)),
+                               b.getNamedAttr("config", b.getDictionaryAttr(hf))}));
+    }
     b.setInsertionPointToEnd(module->getBody());
     buildInit();
     buildForward();

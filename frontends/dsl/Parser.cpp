@@ -45,9 +45,11 @@ public:
         ok = parseModel(*file);
       else if (at(Tok::Ident) && t.text == "train") // contextual: `train` stays a usable name
         ok = parseTrain(*file);
+      else if (at(Tok::Ident) && t.text == "hf") // contextual too
+        ok = parseHf(*file);
       else
-        return fail(t, "expected `config`, `input`, `block`, `model` or `train` at the top "
-                       "level"),
+        return fail(t, "expected `config`, `input`, `block`, `model`, `train` or `hf` at the "
+                       "top level"),
                nullptr;
       if (!ok)
         return nullptr;
@@ -155,25 +157,52 @@ private:
              false;
     auto t = std::make_unique<TrainSection>();
     t->loc = kw.loc;
+    if (!parseSettings(t->entries, "train section", "`train`",
+                       "for a train setting (loss, frozen, no_decay or decay)", "train setting"))
+      return false;
+    file.train = std::move(t);
+    return true;
+  }
+
+  bool parseHf(File &file) {
+    const Token &kw = take();
+    if (file.hf)
+      return diag.error(kw.loc, "second `hf` section, a file has at most one (the first is at " +
+                                    str(file.hf->loc) + ")"),
+             false;
+    auto h = std::make_unique<HfSection>();
+    h->loc = kw.loc;
+    if (!expectIdent(h->architecture, h->architectureLoc,
+                     "after `hf`: the Hugging Face architecture, GPT2LMHeadModel or "
+                     "LlamaForCausalLM") ||
+        !parseSettings(h->entries, "hf section", "the architecture",
+                       "for a config.json key such as n_head", "config.json key"))
+      return false;
+    file.hf = std::move(h);
+    return true;
+  }
+
+  /// `{ name = expr ... }`: the settings of a train or hf section.
+  bool parseSettings(std::vector<ConfigEntry> &entries, const std::string &what,
+                     const std::string &after, const std::string &nameHint,
+                     const std::string &nameWhat) {
     skipNewlines();
     SrcLoc open = cur().loc;
-    if (!expect(Tok::LBrace, "after `train`"))
+    if (!expect(Tok::LBrace, "after " + after))
       return false;
     skipNewlines();
     while (!at(Tok::RBrace)) {
       if (at(Tok::Eof))
-        return fail(cur(), "expected '}' to close the train section opened at " + str(open)),
-               false;
+        return fail(cur(), "expected '}' to close the " + what + " opened at " + str(open)), false;
       ConfigEntry e;
-      if (!expectIdent(e.name, e.loc, "for a train setting (loss, frozen, no_decay or decay)") ||
-          !expect(Tok::Assign, "after the train setting '" + e.name + "'"))
+      if (!expectIdent(e.name, e.loc, nameHint) ||
+          !expect(Tok::Assign, "after the " + nameWhat + " '" + e.name + "'"))
         return false;
       if (!(e.value = parseExpr()) || !endOfStatement())
         return false;
-      t->entries.push_back(std::move(e));
+      entries.push_back(std::move(e));
     }
     take();
-    file.train = std::move(t);
     return true;
   }
 

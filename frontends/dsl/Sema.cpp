@@ -85,7 +85,7 @@ bool Sema::run(const std::map<std::string, int64_t> &overrides) {
                                "`return LOGITS`"), false;
   // The train section (SemaTrain.cpp) turns the returned value into the loss and
   // marks frozen / decay parameters.
-  return applyTrainSection(top, ret);
+  return applyTrainSection(top, ret) && applyHfSection(top);
 }
 
 bool Sema::evalConfig(const std::map<std::string, int64_t> &overrides) {

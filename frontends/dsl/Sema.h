@@ -94,6 +94,9 @@ private:
   bool applyTrainSection(Frame &top, const Value &ret);
   std::optional<int> defaultLoss(int output);
   bool markParams(const ConfigEntry &entry, Frame &frame);
+  // The hf section: which Hugging Face architecture, and its config values
+  // (compiler/package/HfNames.h checks them against the parameters).
+  bool applyHfSection(Frame &top);
 
   // SemaBuiltins.cpp: the builtin functions; SemaOps.cpp: the checked op builders.
 public:

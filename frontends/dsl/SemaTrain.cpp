@@ -17,6 +17,7 @@
 #include "frontends/dsl/Sema.h"
 
 #include "llvm/Support/Error.h"
+#include <algorithm>
 #include "llvm/Support/GlobPattern.h"
 
 namespace lcc::dsl {
@@ -191,6 +192,55 @@ bool Sema::markParams(const ConfigEntry &e, Frame &frame) {
       return error(e.value->loc, "pattern \"" + item.s + "\" in train." + e.name +
                                      " matches no parameter" + didYouMean(item.s, names)),
              false;
+  }
+  return true;
+}
+
+bool Sema::applyHfSection(Frame &top) {
+  if (!file.hf)
+    return true;
+  const HfSection &hf = *file.hf;
+  static const std::vector<std::string> known = {"GPT2LMHeadModel", "LlamaForCausalLM"};
+  if (std::find(known.begin(), known.end(), hf.architecture) == known.end())
+    return error(hf.architectureLoc, "unknown Hugging Face architecture '" + hf.architecture + "'" +
+                                         didYouMean(hf.architecture, known) +
+                                         ", lcc maps GPT2LMHeadModel and LlamaForCausalLM"),
+           false;
+  g.hfArchitecture = hf.architecture;
+  std::map<std::string, SrcLoc> seen;
+  for (const ConfigEntry &e : hf.entries) {
+    auto [it, fresh] = seen.emplace(e.name, e.loc);
+    if (!fresh)
+      return error(e.loc, "config.json key '" + e.name + "' is set twice, the first is at " +
+                              str(it->second)),
+             false;
+    auto v = eval(*e.value, top);
+    if (!v)
+      return false;
+    ConfigValue c;
+    c.name = e.name;
+    switch (v->kind) {
+    case Value::Int: c.i = v->i; break;
+    case Value::Float:
+      c.isFloat = true;
+      c.f = v->f;
+      break;
+    case Value::Bool:
+      c.isBool = true;
+      c.i = v->b;
+      break;
+    case Value::Str:
+      c.isString = true;
+      c.s = v->s;
+      break;
+    default:
+      return error(e.value->loc, "config.json key '" + e.name +
+                                     "' takes a number, a bool or "
+                                     "a string, got " +
+                                     describeValue(*v, g)),
+             false;
+    }
+    g.hfConfig.push_back(std::move(c));
   }
   return true;
 }

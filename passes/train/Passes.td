@@ -162,6 +162,41 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def LccLoraPass : Pass<"lcc-lora", "::mlir::ModuleOp"> {
+  let summary = "Low-rank adapters (LoRA) on chosen matmul weights; the base model frozen";
+  let description = [{
+    Runs on `@<function>` and `@init` before `lcc-autodiff` (an error after
+    it). Each parameter whose name matches one of `targets` (glob patterns)
+    and which is used only as the right side of `lcc.matmul` (a weight W:
+    `x @ W`, [in, out], or `x @ W^T`, [out, in]) gets two parameters, A
+    [rank, in] (`<W less .weight>.lora_A.weight`) and B [out, rank]
+    (`.lora_B.weight`), and every `y = x @ W` becomes
+    `y + scale * ((x @ A^T) @ B^T)`, with scale = alpha / rank (alpha /
+    sqrt(rank) with `rslora`), as PEFT computes it. `@init` gives A PEFT's
+    Kaiming-uniform values (U(-1/sqrt(in), 1/sqrt(in)), seeded from `seed`
+    and the name) and B zeros, so the adapted model starts exactly where the
+    base model is. Every other parameter gets `lcc.frozen`: no gradient, no
+    optimizer state. The module gets `lcc.lora` (rank, alpha, scale, rslora,
+    and per adapter its base, A, B and orientation) for the manifest (PEFT
+    export, merging). A pattern that matches no parameter, a matched
+    parameter used otherwise than as a matmul's right side, and `rank` < 1
+    are errors.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The loss function whose weights get adapters">,
+    Option<"rank", "rank", "int64_t", /*default=*/"8", "r: the adapters' inner size">,
+    Option<"alpha", "alpha", "double", /*default=*/"16.0", "lora_alpha: scale = alpha / rank">,
+    Option<"rslora", "rslora", "bool", /*default=*/"false",
+           "Rank-stabilized LoRA: scale = alpha / sqrt(rank)">,
+    ListOption<"targets", "targets", "std::string",
+               "Glob patterns over parameter names (e.g. h.*.attn.c_attn.weight)">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"1337", "Seed of A's initial values">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LccPrecisionPass : Pass<"lcc-precision", "::mlir::ModuleOp"> {
   let summary = "Mixed precision: matmul and attention of @forward in bf16/f16, the rest in f32";
   let description = [{

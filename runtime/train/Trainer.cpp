@@ -457,4 +457,24 @@ Status Trainer::restore(const SafetensorsFile &file) {
   return load(file.tensors, step);
 }
 
+Status Trainer::initFrom(const std::map<std::string, HostTensor> &values) {
+  if (Status st = init(); !st)
+    return st;
+  std::map<std::string, HostTensor> given;
+  for (const std::string &n : paramNames_) {
+    auto t = values.find(n);
+    if (t == values.end())
+      continue; // @init's value (a LoRA adapter)
+    given.emplace(n, t->second);
+    const Persistent &mine = persistent_.at(n);
+    auto layout = layouts_.find(n);
+    std::vector<int64_t> shape =
+        layout == layouts_.end() ? mine.shape : layout->second.wholeShape();
+    if (t->second.elementType() != mine.dtype || t->second.shape() != shape)
+      return Status::failure("the value of '" + n + "' is " + t->second.typeString() +
+                             ", the model needs " + HostTensor(mine.dtype, shape).typeString());
+  }
+  return load(given, 0);
+}
+
 } // namespace lcc

@@ -46,9 +46,19 @@ checkpoints:
   --save-every N       checkpoint every N steps
   --keep N             checkpoints kept in DIR (default 3)
   --resume PATH        continue from a checkpoint (DIR: its latest one)
+  --init-from DIR      start from a Hugging Face model directory (config.json and
+                       safetensors weights, as save_pretrained writes them; docs/hf.md)
   --export FILE        trained weights as safetensors, named as the model's parameters
   --export-onnx FILE   (models compiled from .onnx) the original model with the trained
                        weights, for ONNX Runtime and other engines
+  --export-hf DIR      trained weights as a Hugging Face model directory, for
+                       transformers, vLLM and llama.cpp's converter
+  --export-hf-shard-size BYTES
+                       largest weight file of --export-hf before it shards (default 5e9)
+  --merge-lora         (lcc --lora train.bins) --export-hf folds the adapters into the
+                       base weights
+  --export-peft DIR    (lcc --lora) the adapters as PEFT saves them
+  --init-adapter DIR   (lcc --lora) start the adapters from a PEFT directory
   --quiet              only errors and the final summary
 gpu (the train.bin compiled with lcc --target=cuda):
   --no-graph           run each step eagerly instead of replaying it as one CUDA
@@ -166,6 +176,28 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
          o.exportOnnx = v;
          return true;
        }},
+      {"--init-from",
+       [&](auto &, auto &v) {
+         o.initFrom = v;
+         return true;
+       }},
+      {"--init-adapter",
+       [&](auto &, auto &v) {
+         o.initAdapter = v;
+         return true;
+       }},
+      {"--export-peft",
+       [&](auto &, auto &v) {
+         o.exportPeft = v;
+         return true;
+       }},
+      {"--export-hf",
+       [&](auto &, auto &v) {
+         o.exportHf = v;
+         return true;
+       }},
+      {"--export-hf-shard-size",
+       [&](auto &f, auto &v) { return toInt(f, v, o.exportHfShardBytes, 1); }},
       {"--nproc", [&](auto &f, auto &v) { return toInt(f, v, o.ranks, 1); }},
       {"--log-dir",
        [&](auto &, auto &v) {
@@ -207,6 +239,10 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       o.quiet = true;
       continue;
     }
+    if (arg == "--merge-lora") {
+      o.mergeLora = true;
+      continue;
+    }
     if (arg == "--no-graph") {
       o.noGraph = true;
       continue;
@@ -244,6 +280,10 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
   }
   if (o.program.empty()) {
     message = "lcc-run: error: no train.bin given\n" + std::string(kUsage);
+    return false;
+  }
+  if ((!o.initFrom.empty() || !o.initAdapter.empty()) && !o.resume.empty()) {
+    message = "lcc-run: error: --init-from and --resume both say where to start; give one";
     return false;
   }
   if (o.data.empty()) {

@@ -30,6 +30,12 @@ struct Options {
   std::string resume;       // a checkpoint directory or file
   std::string exportPath;   // trained weights as safetensors
   std::string exportOnnx;   // trained weights in a copy of the original ONNX model
+  std::string initFrom;     // a Hugging Face model directory to start from
+  std::string exportHf;     // trained weights as a Hugging Face model directory
+  std::string exportPeft;   // LoRA adapters as a PEFT directory
+  std::string initAdapter;  // LoRA adapters to start from (a PEFT directory)
+  bool mergeLora = false;   // --export-hf folds the adapters into the base weights
+  int64_t exportHfShardBytes = 5000000000; // transformers' default max_shard_size, 5GB
   bool quiet = false;
   bool noGraph = false;     // CUDA: run every step eagerly (no graph capture)
   // Distributed runs (docs/distributed.md).

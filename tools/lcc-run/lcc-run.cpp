@@ -21,7 +21,9 @@
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/EmulatedGpu.h"
 #include "tools/lcc-run/Data.h"
+#include "tools/lcc-run/HfModel.h"
 #include "tools/lcc-run/Metrics.h"
+#include "tools/lcc-run/PeftAdapter.h"
 #include "tools/lcc-run/TensorBoard.h"
 #include "runtime/cpu/Parallel.h"
 #include "tools/lcc-run/Plot.h"
@@ -265,6 +267,27 @@ int main(int argc, char **argv) {
 
   const json::Value &manifest = program.manifest();
   const json::Value *config = manifest.get("config");
+  // The Hugging Face mapping (compiler/package/HfNames.h), for --init-from
+  // and --export-hf.
+  const json::Value *hf = manifest.get("hf");
+  const bool lora = manifest.get("lora") != nullptr;
+  if (!lora && (!opt.exportPeft.empty() || !opt.initAdapter.empty() || opt.mergeLora))
+    return fail("lcc-run: error: --export-peft, --init-adapter and --merge-lora need a train.bin "
+                "with LoRA adapters (lcc --lora=...)");
+  if (lora && !opt.exportHf.empty() && !opt.mergeLora)
+    return fail("lcc-run: error: --export-hf of a model with LoRA adapters needs --merge-lora "
+                "(without it the export would hold the unchanged base weights; --export-peft "
+                "writes the adapters alone)");
+  if (opt.mergeLora && opt.exportHf.empty())
+    return fail("lcc-run: error: --merge-lora applies to --export-hf");
+  if (!hf && (!opt.initFrom.empty() || !opt.exportHf.empty() || !opt.exportPeft.empty()))
+    return fail("lcc-run: error: " +
+                std::string(!opt.initFrom.empty()   ? "--init-from"
+                            : !opt.exportHf.empty() ? "--export-hf"
+                                                    : "--export-peft") +
+                ": " + opt.program +
+                "'s model names no Hugging Face architecture (an `hf` section of a DSL "
+                "model; docs/hf.md)");
   const json::Value *vocab = config ? config->get("vocab") : nullptr;
   DatasetOptions dopt;
   dopt.trainPath = opt.data;
@@ -303,6 +326,20 @@ int main(int argc, char **argv) {
     if (!opt.quiet)
       std::printf("resumed from %s at step %lld\n", used.c_str(),
                   static_cast<long long>(trainer.stepCount()));
+  } else if (!opt.initFrom.empty() || !opt.initAdapter.empty()) {
+    std::map<std::string, HostTensor> weights;
+    if (!opt.initFrom.empty())
+      if (Status st = readHfModel(opt.initFrom, *hf, weights); !st)
+        return fail("lcc-run: error: --init-from: " + st.message());
+    if (!opt.initAdapter.empty())
+      if (Status st = readPeftAdapter(opt.initAdapter, manifest, weights); !st)
+        return fail("lcc-run: error: --init-adapter: " + st.message());
+    if (Status st = trainer.initFrom(weights); !st)
+      return fail("lcc-run: error: --init-from: " + st.message());
+    if (!opt.quiet)
+      std::printf("initialized from %s%s%s\n", opt.initFrom.c_str(),
+                  opt.initFrom.empty() || opt.initAdapter.empty() ? "" : " and ",
+                  opt.initAdapter.c_str());
   } else if (Status st = trainer.init(); !st) {
     return fail("lcc-run: error: " + st.message());
   }
@@ -464,7 +501,8 @@ int main(int argc, char **argv) {
   // Exports hold whole tensors: partitioned ones are gathered (every rank
   // takes part), rank 0 writes.
   SafetensorsFile weights;
-  if (!opt.exportPath.empty() || !opt.exportOnnx.empty())
+  if (!opt.exportPath.empty() || !opt.exportOnnx.empty() || !opt.exportHf.empty() ||
+      !opt.exportPeft.empty())
     if (Status st = run::wholeSnapshot(job, trainer, false, meta, weights); !st)
       return fail("lcc-run: error: " + st.message());
   if (!lead)
@@ -473,6 +511,16 @@ int main(int argc, char **argv) {
     Status st = writeSafetensors(opt.exportPath, weights);
     if (!st)
       return fail("lcc-run: error: " + st.message());
+  }
+  if (!opt.exportPeft.empty())
+    if (Status st = writePeftAdapter(opt.exportPeft, manifest, weights.tensors); !st)
+      return fail("lcc-run: error: --export-peft: " + st.message());
+  if (!opt.exportHf.empty()) {
+    std::map<std::string, HostTensor> merged = weights.tensors;
+    if (Status st = mergeLora(manifest, merged); !st)
+      return fail("lcc-run: error: --merge-lora: " + st.message());
+    if (Status st = writeHfModel(opt.exportHf, *hf, merged, opt.exportHfShardBytes); !st)
+      return fail("lcc-run: error: --export-hf: " + st.message());
   }
   if (!opt.exportOnnx.empty()) {
     TrainBin file;

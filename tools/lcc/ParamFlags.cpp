@@ -33,6 +33,13 @@ static cl::list<std::string> decayOnlyFlag(
              "the others"),
     cl::CommaSeparated, cl::cat(trainCat));
 
+static cl::opt<std::string> loraFlag(
+    "lora",
+    cl::desc("Low-rank adapters: --lora=r=8,alpha=16,targets=c_attn,c_proj[,rslora][,dropout=0]. "
+             "A target is a module name as PEFT's target_modules (q_proj: every "
+             "*.q_proj.weight) or a glob over parameter names; the base model is frozen"),
+    cl::cat(trainCat));
+
 namespace {
 
 /// The @forward arguments whose parameter names match `text`; an error for
@@ -93,6 +100,47 @@ std::string applyParameterFlags(func::FuncOp forward) {
     for (unsigned i : args)
       setDecay(i, false);
   }
+  return "";
+}
+
+std::string parseLora(TrainStepOptions &o) {
+  if (loraFlag.empty())
+    return "";
+  std::string key;
+  for (llvm::StringRef item : llvm::split(loraFlag.getValue(), ',')) {
+    auto [k, v] = item.split('=');
+    if (!item.contains('=')) {
+      if (item == "rslora") {
+        o.loraRslora = true;
+        continue;
+      }
+      if (key != "targets")
+        return "--lora: '" + item.str() + "' is neither key=value nor a target (give targets=...)";
+      o.loraTargets.push_back(item.str());
+      continue;
+    }
+    key = k.str();
+    if (key == "targets") {
+      if (!v.empty())
+        o.loraTargets.push_back(v.str());
+    } else if (key == "r" || key == "rank") {
+      if (v.getAsInteger(10, o.loraRank) || o.loraRank < 1)
+        return "--lora: r expects an integer >= 1, got '" + v.str() + "'";
+    } else if (key == "alpha") {
+      if (v.getAsDouble(o.loraAlpha) || !(o.loraAlpha > 0))
+        return "--lora: alpha expects a number > 0, got '" + v.str() + "'";
+    } else if (key == "dropout") {
+      double p = 0;
+      if (v.getAsDouble(p) || p != 0)
+        return "--lora: dropout=" + v.str() +
+               " is not supported (lcc has no dropout yet); leave it out or give dropout=0";
+    } else {
+      return "--lora: unknown key '" + key + "' (r, alpha, targets, rslora, dropout)";
+    }
+  }
+  if (o.loraTargets.empty())
+    return "--lora needs targets=... (module names such as c_attn or q_proj, or globs over "
+           "parameter names)";
   return "";
 }
 

@@ -267,6 +267,7 @@ lcc::TrainStepOptions trainStepOptions() {
   // world given (main refuses a list there).
   o.world = worlds.empty() ? 1 : worlds.front();
   o.bucketMb = bucketFlag;
+  (void)parseLora(o); // checked by checkTrainFlags
   o.precision = modes.precision;
   o.attention = modes.attention;
   o.recompute = modes.recompute;
@@ -290,6 +291,14 @@ std::string checkTrainFlags(bool onePhase) {
       return e;
   if (std::string e = parseWorlds(); !e.empty())
     return e;
+  TrainStepOptions lora;
+  if (std::string e = parseLora(lora); !e.empty())
+    return e;
+  // lcc-shard-tp matches Megatron's matmul pairs, which the adapters' extra
+  // products hide, and a column-parallel weight's A would need its gradient
+  // all-reduced over tp: not built yet.
+  if (!lora.loraTargets.empty() && (tpFlag > 1 || autoShard))
+    return "--lora with --tp or --shard=auto is not supported yet (dp, ZeRO and --pp are)";
   if (autoShard && (worlds.size() != 1 || onePhase || trainSteps > 0))
     return "--shard=auto plans for one --world=N and compiles a train.bin (-o) or --plan";
   if (!autoShard && !planApplied &&

@@ -41,6 +41,13 @@ extern bool autoShard;
 /// parameter arguments; an error message, or empty.
 std::string applyParameterFlags(mlir::func::FuncOp forward);
 
+/// The manifest's Hugging Face mapping into `out` when the module names an
+/// architecture (HfMapping.cpp); an error message, or empty.
+std::string mapToHuggingFace(mlir::ModuleOp module, mlir::func::FuncOp forward, json::Value &out);
+
+/// --lora into `o`'s lora fields (ParamFlags.cpp); an error message, or empty.
+std::string parseLora(TrainStepOptions &o);
+
 /// --mem in bytes (0: none), set by checkTrainFlags.
 extern int64_t memBudget;
 

@@ -363,6 +363,10 @@ static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp for
   return 0;
 }
 
+/// The manifest's Hugging Face mapping (compiler/package/HfNames.h), from
+/// the whole parameters before any sharding; null without an hf section.
+static lcc::json::Value hfMapping;
+
 /// What a train.bin records of how it was compiled (with the step's options).
 static lcc::PackageOptions packageOptions(const lcc::TrainStepOptions &t) {
   lcc::PackageOptions options;
@@ -370,6 +374,7 @@ static lcc::PackageOptions packageOptions(const lcc::TrainStepOptions &t) {
   options.seed = seed;
   options.source = inputFile;
   options.sharding = modes.shard;
+  options.hf = hfMapping;
   options.training =
       lcc::json::Value::object({{"optimizer", t.optimizer},
                                 {"lr", double(t.lr)},
@@ -724,6 +729,9 @@ int main(int argc, char **argv) {
   }
   if (std::string error = lcc::driver::applyParameterFlags(forward); !error.empty())
     return fail("lcc: error: " + error);
+  if (std::string error = lcc::driver::mapToHuggingFace(**module, forward, hfMapping);
+      !error.empty())
+    return fail("lcc: error: " + inputFile + ": " + error);
   if (!quiet)
     printParameterReport(forward, llvm::errs());
 

@@ -6,6 +6,9 @@
   check_training.py same CSV_A CSV_B FROM TO   losses of steps FROM..TO are identical
   check_training.py same-rows CSV_A CSV_B  the same steps with the same values in every
                                           column but the timings (tokens_per_s, elapsed_s)
+  check_training.py loss-at CSV_A STEP_A CSV_B STEP_B RTOL
+                                          A's loss at STEP_A and B's at STEP_B within RTOL
+                                          (relative; 0: the same digits)
   check_training.py same-tensors A.safetensors B.safetensors PREFIX
                                           every tensor of A equals B's PREFIX+name, bytewise
   check_training.py close CSV_A CSV_B FROM TO RTOL
@@ -157,6 +160,15 @@ def main(argv):
                     print(f"FAIL: step {step} {key}: {a[step][key]} != {b[step][key]}")
                     return 1
         print(f"steps {lo}..{hi}: identical")
+        return 0
+    if argv[1] == "loss-at":
+        a, b = rows(argv[2])[int(argv[3])]["loss"], rows(argv[4])[int(argv[5])]["loss"]
+        rtol = float(argv[6])
+        err = abs(float(a) - float(b)) / abs(float(a))
+        print(f"loss {a} (step {argv[3]}) vs {b} (step {argv[5]}): relative difference {err:.2g}")
+        if (rtol == 0 and a != b) or err > rtol:
+            print(f"FAIL: more than {rtol:g}")
+            return 1
         return 0
     if argv[1] == "same-tensors":
         a, b = safetensors(argv[2]), safetensors(argv[3])

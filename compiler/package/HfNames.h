@@ -1,0 +1,59 @@
+//===- HfNames.h - a model's parameters as a Hugging Face checkpoint -*- C++ -*-===//
+//
+// lcc maps two Hugging Face architectures, GPT2LMHeadModel and
+// LlamaForCausalLM, the ones its examples and ONNX fixtures cover. A DSL
+// model says which it is in an `hf` section, with the config.json values its
+// parameter shapes do not determine (docs/hf.md):
+//
+//   hf GPT2LMHeadModel { n_head = heads; layer_norm_epsilon = eps }
+//
+// hfSection checks that the parameters are exactly the architecture's
+// tensors, under its names less the base model's prefix ("transformer.",
+// "model."; an embedding may drop ".weight"), with its shapes, and returns
+// what the train.bin's manifest carries for lcc-run's --init-from and
+// --export-hf (runtime only, no MLIR):
+//
+//   {"architecture": "GPT2LMHeadModel",
+//    "config": {...},        config.json as --export-hf writes it
+//    "checked": [...],       keys a checkpoint's config.json must agree on (at
+//                            the top level, or in rope_parameters / rope_scaling
+//                            as transformers 5 writes rope_theta and rope_type)
+//    "defaults": {...},      their values where config.json leaves them out
+//    "prefix": "transformer.",
+//    "tensors": [{"hf": "transformer.h.0.attn.c_attn.weight", "param": "h.0.attn.c_attn.weight",
+//                 "transpose": false}, ...],
+//    "ignored": [...]}       glob patterns of tensors a checkpoint may hold
+//                            beside them (buffers, a tied head)
+//
+// Layouts: GPT-2's Conv1D weights are [in, out], as lcc's `x @ weight`
+// stores them; LLaMA's nn.Linear weights are [out, in], so they are
+// transposed both ways. lcc's rope is the rotate-half form Hugging Face's
+// LLaMA uses, so q and k need no permutation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LCC_COMPILER_PACKAGE_HFNAMES_H
+#define LCC_COMPILER_PACKAGE_HFNAMES_H
+
+#include "runtime/support/Json.h"
+#include "runtime/support/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+struct HfParameter {
+  std::string name;
+  std::vector<int64_t> shape; // whole, as the model declares it
+};
+
+/// The manifest's "hf" section for a model of `architecture` with
+/// `declared` config.json values (an object) and `params`; an error naming
+/// the first parameter or value that does not fit.
+Status hfSection(const std::string &architecture, const json::Value &declared,
+                 const std::vector<HfParameter> &params, json::Value &out);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_PACKAGE_HFNAMES_H
