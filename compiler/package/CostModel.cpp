@@ -49,6 +49,9 @@ Cluster thisCpu() {
   c.devicesPerNode = 1 << 20; // every rank on this machine
   c.intraNode = {3e9, 30e-6};
   c.interNode = c.intraNode;
+  // lcc-run's peak RSS less its plan, measured (benchmarks/planner_sweep.py,
+  // 2026-12-06): 2 ranks on Gloo, one thread each, about 17.4 MB per rank.
+  c.runtimeBytes = 17.4e6;
   return c;
 }
 
@@ -97,6 +100,12 @@ llvm::Expected<Cluster> parseCluster(llvm::StringRef text) {
   }
   if (Status st = json::getInt(v, "devices_per_node", perNode); !st)
     return fail(st.message());
+  if (v.get("runtime_bytes")) {
+    if (Status st = json::getDouble(v, "runtime_bytes", c.runtimeBytes); !st)
+      return fail(st.message());
+    if (!(c.runtimeBytes >= 0))
+      return fail("key 'runtime_bytes' must not be negative");
+  }
   if (perNode < 1)
     return fail("key 'devices_per_node' must be at least 1");
   c.devicesPerNode = perNode;

@@ -48,6 +48,10 @@ struct Cluster {
   double memoryBandwidth = 0; ///< bytes/s per device
   int64_t devicesPerNode = 1;
   Link intraNode, interNode; ///< per device, one direction
+  /// Per rank, beside the compiled plan: what the runtime process itself
+  /// holds (code, libraries, thread stacks, communicator buffers; on a GPU
+  /// the CUDA context). `--mem` with --shard=auto bounds plan + this.
+  double runtimeBytes = 0;
 };
 
 /// Fractions of peak the model assumes (stated once, here).
@@ -61,7 +65,8 @@ inline constexpr double kMemoryEfficiency = 0.80; ///< streaming elementwise ker
 llvm::Expected<Cluster> clusterPreset(llvm::StringRef name);
 /// A JSON object with keys name (optional), peak_flops, memory_bytes,
 /// memory_bandwidth, devices_per_node, intra_node_bandwidth,
-/// intra_node_latency, inter_node_bandwidth, inter_node_latency (SI units).
+/// intra_node_latency, inter_node_bandwidth, inter_node_latency,
+/// runtime_bytes (optional, default 0) (SI units).
 llvm::Expected<Cluster> parseCluster(llvm::StringRef json);
 /// A preset's name, else a file holding parseCluster's JSON.
 llvm::Expected<Cluster> loadCluster(llvm::StringRef nameOrPath);

@@ -241,7 +241,7 @@ llvm::Error predict(const Problem &problem, const Fitted &f, Pipelines &pipeline
   double arena = f.arena0 + double(b) * (f.arenaSample + layers * f.arenaLayerSample) +
                  layers * (f.arenaLayer + f.shardLayer) + f.shardBase +
                  std::max(0.0, heldLayers - layers) * double(b) * f.keptLayerSample;
-  plan.memoryBytes = 2 * held + std::max(0.0, arena) + f.io;
+  plan.memoryBytes = 2 * held + std::max(0.0, arena) + f.io + c.runtimeBytes;
   double budget = problem.memBudget ? double(problem.memBudget) : c.memoryBytes;
   plan.fits = plan.memoryBytes <= budget;
   return llvm::Error::success();

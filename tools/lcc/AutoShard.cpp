@@ -153,10 +153,14 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
     auto bytes = compiledBytes(plan);
     if (!bytes)
       return "--shard=auto: " + llvm::toString(bytes.takeError());
-    os << "plan " << (&plan - ranked->data()) + 1 << " compiles to " << formatBytes(*bytes)
-       << " per rank (predicted " << formatBytes(int64_t(plan.memoryBytes)) << ")\n";
-    plan.memoryBytes = double(*bytes);
-    if (*bytes <= budget) {
+    // The process: the compiled plan and the runtime's own memory.
+    int64_t total = *bytes + int64_t(cluster->runtimeBytes);
+    os << "plan " << (&plan - ranked->data()) + 1 << " compiles to " << formatBytes(total)
+       << " per rank (" << formatBytes(*bytes) << " planned + "
+       << formatBytes(int64_t(cluster->runtimeBytes)) << " runtime; predicted "
+       << formatBytes(int64_t(plan.memoryBytes)) << ")\n";
+    plan.memoryBytes = double(total);
+    if (total <= budget) {
       best = &plan;
       break;
     }

@@ -86,6 +86,15 @@ TEST(CostModel, Clusters) {
   EXPECT_EQ(c->name, "mine");
   EXPECT_EQ(c->devicesPerNode, 4);
   EXPECT_EQ(groupLink(*c, 2, 4).bandwidth, 2.5e10); // 8 devices: two nodes
+  EXPECT_EQ(c->runtimeBytes, 0.0);                  // optional
+  const std::string base = R"({"peak_flops": 1e15, "memory_bytes": 8e10, "memory_bandwidth": 3e12,
+      "devices_per_node": 4, "intra_node_bandwidth": 2e11, "intra_node_latency": 2e-6,
+      "inter_node_bandwidth": 2.5e10, "inter_node_latency": 0, "runtime_bytes": )";
+  auto withRuntime = parseCluster(base + "1.5e9}");
+  ASSERT_TRUE(bool(withRuntime)) << llvm::toString(withRuntime.takeError());
+  EXPECT_EQ(withRuntime->runtimeBytes, 1.5e9);
+  EXPECT_EQ(llvm::toString(parseCluster(base + "-1}").takeError()),
+            "key 'runtime_bytes' must not be negative");
   EXPECT_EQ(llvm::toString(parseCluster(R"({"peak_flops": 1})").takeError()),
             "missing key 'memory_bytes'");
   EXPECT_EQ(llvm::toString(clusterPreset("tpu-pod").takeError()),
