@@ -265,20 +265,33 @@ Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t st
 Status Trainer::init() {
   // Whole initial values, where they are not computed in place.
   std::map<std::string, HostTensor> whole;
+  // Stored values (ONNX initializers): each must match its @init slot. A
+  // slot without one (a LoRA adapter added by the compiler) is @init's.
+  bool compute = true;
   if (const SafetensorsFile *given = program_->initialParameters()) {
-    // Stored values (ONNX initializers): each must match its @init slot.
+    compute = false;
     for (const Slot &s : init_->slots) {
       auto it = given->tensors.find(s.name);
-      if (it == given->tensors.end())
-        return Status::failure("the stored initial parameters lack '" + s.name + "'");
+      if (it == given->tensors.end()) {
+        auto endsWith = [&](const char *suffix) {
+          size_t n = std::strlen(suffix);
+          return s.name.size() >= n && s.name.compare(s.name.size() - n, n, suffix) == 0;
+        };
+        if (!endsWith(".lora_A.weight") && !endsWith(".lora_B.weight"))
+          return Status::failure("the stored initial parameters lack '" + s.name + "'");
+        compute = true;
+        continue;
+      }
       if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
         return Status::failure("the stored initial value of '" + s.name +
                                "' has another type or shape than the parameter");
       whole[s.name] = it->second;
     }
-  } else {
+  }
+  if (compute) {
     // @init computes whole tensors: into the current buffers where this run
-    // holds them whole, else into temporary ones, cut by load().
+    // holds them whole, else into temporary ones, cut by load(). Stored
+    // values then replace what it computed for them.
     forgetPending();
     std::map<std::string, uint64_t> temporary;
     Status st;
@@ -289,7 +302,7 @@ Status Trainer::init() {
     if (st)
       st = run(*init_, {}, /*swap=*/false, /*staged=*/false, temporary);
     for (const Slot &s : init_->slots)
-      if (auto it = temporary.find(s.name); st && it != temporary.end()) {
+      if (auto it = temporary.find(s.name); st && it != temporary.end() && !whole.count(s.name)) {
         HostTensor &t = whole[s.name] = HostTensor(s.dtype, s.shape);
         device_->download(t.rawData(), it->second, t.byteSize());
       }
