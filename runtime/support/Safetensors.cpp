@@ -49,6 +49,37 @@ const char *dtypeName(ElementType type) {
 
 std::string quoted(const std::string &name) { return "'" + name + "'"; }
 
+/// bfloat16: the top half of an IEEE float32.
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// IEEE binary16 (1 sign, 5 exponent, 10 mantissa bits), every value exact in float32.
+float f16ToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13); // inf, NaN (payload kept)
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13); // rebias 15 -> 127
+  } else if (mant == 0) {
+    bits = sign; // zero
+  } else {
+    // Subnormal: normalize the mantissa.
+    int e = -1;
+    do {
+      mant <<= 1;
+      ++e;
+    } while (!(mant & 0x400));
+    bits = sign | uint32_t(112 - e) << 23 | ((mant & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 std::string listString(const std::vector<uint64_t> &v) {
   std::string s = "[";
   for (size_t k = 0; k < v.size(); ++k)
@@ -72,7 +103,7 @@ bool uintList(const json::Value &v, size_t maxItems, std::vector<uint64_t> &out)
 /// One tensor entry `{"dtype": ..., "shape": [...], "data_offsets": [b, e]}`,
 /// checked against the data section and copied into a HostTensor.
 Status parseEntry(const json::Value &entry, const std::string &name, const uint8_t *data,
-                  uint64_t dataSize, HostTensor &out) {
+                  uint64_t dataSize, bool widenHalf, HostTensor &out) {
   std::string where = "tensor " + quoted(name) + ": ";
   if (!entry.isObject())
     return Status::failure(where + "expected an object with dtype, shape and data_offsets, got " +
@@ -104,6 +135,11 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
   for (const DtypeInfo &d : kSupported)
     if (dtype == d.name)
       info = &d;
+  // Half types (most published checkpoints) widen exactly to F32 on request.
+  static const DtypeInfo kWidened = {"F32", ElementType::F32};
+  const bool half = widenHalf && (dtype == "F16" || dtype == "BF16");
+  if (half)
+    info = &kWidened;
   if (!info) {
     for (const char *u : kKnownUnsupported)
       if (dtype == u)
@@ -121,7 +157,7 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
       return Status::failure(where + "shape " + listString(shape) + " is too large");
     count *= d;
   }
-  uint64_t esize = elementSize(info->type);
+  uint64_t esize = half ? 2 : elementSize(info->type);
   if (count > std::numeric_limits<uint64_t>::max() / esize)
     return Status::failure(where + "shape " + listString(shape) + " is too large");
   uint64_t need = count * esize;
@@ -141,8 +177,15 @@ Status parseEntry(const json::Value &entry, const std::string &name, const uint8
   HostTensor t(info->type, std::move(dims));
   // The file is little-endian; so is every host lcc targets (x86-64,
   // AArch64), so the bytes are copied as they are.
-  if (need)
+  if (half) {
+    float *to = t.data<float>();
+    for (uint64_t k = 0; k < count; ++k) {
+      uint16_t h = uint16_t(data[begin + 2 * k] | (data[begin + 2 * k + 1] << 8));
+      to[k] = dtype == "BF16" ? bf16ToFloat(h) : f16ToFloat(h);
+    }
+  } else if (need) {
     std::memcpy(t.rawData(), data + begin, static_cast<size_t>(need));
+  }
   if (info->type == ElementType::I1) {
     // HostTensor's I1 holds exactly 0 or 1; any other byte is a bad file.
     const uint8_t *b = static_cast<const uint8_t *>(t.rawData());
@@ -169,7 +212,7 @@ Status parseMetadata(const json::Value &v, std::map<std::string, std::string> &o
 
 } // namespace
 
-Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) {
+Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out, bool widenHalf) {
   out = SafetensorsFile();
   if (size < 8)
     return Status::failure("file is " + std::to_string(size) +
@@ -203,7 +246,7 @@ Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) 
       continue;
     }
     HostTensor t;
-    if (Status s = parseEntry(entry, name, body, bodySize, t); !s)
+    if (Status s = parseEntry(entry, name, body, bodySize, widenHalf, t); !s)
       return s;
     result.tensors.emplace(name, std::move(t));
   }
@@ -211,7 +254,7 @@ Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out) 
   return {};
 }
 
-Status readSafetensors(const std::string &path, SafetensorsFile &out) {
+Status readSafetensors(const std::string &path, SafetensorsFile &out, bool widenHalf) {
   out = SafetensorsFile();
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -225,7 +268,7 @@ Status readSafetensors(const std::string &path, SafetensorsFile &out) {
   std::fclose(f);
   if (readError)
     return Status::failure(path + ": read error");
-  Status s = parseSafetensors(bytes.data(), bytes.size(), out);
+  Status s = parseSafetensors(bytes.data(), bytes.size(), out, widenHalf);
   if (!s)
     return Status::failure(path + ": " + s.message());
   return s;

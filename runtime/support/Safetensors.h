@@ -12,8 +12,10 @@
 // hand-written parser that checks every bound. A malformed file gives an
 // error string naming what is wrong, never a crash or an exception.
 //
-// Supported dtypes: F32, F64, I32, I64 and BOOL (lcc's I1). Reading other
-// valid safetensors dtypes (F16, BF16, I8, ...) is an error naming the dtype.
+// Supported dtypes: F32, F64, I32, I64 and BOOL (lcc's I1). F16 and BF16
+// are read widened to F32 (exactly) when `widenHalf` is set, as Hugging Face
+// checkpoints need; other valid dtypes (F8, I8, ...) are an error naming the
+// dtype.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_SAFETENSORS_H
@@ -39,10 +41,11 @@ struct SafetensorsFile {
 };
 
 /// Parses an in-memory file. On failure `out` is left empty.
-Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out);
+Status parseSafetensors(const uint8_t *data, size_t size, SafetensorsFile &out,
+                        bool widenHalf = false);
 
 /// Reads `path`. Errors are prefixed with the path.
-Status readSafetensors(const std::string &path, SafetensorsFile &out);
+Status readSafetensors(const std::string &path, SafetensorsFile &out, bool widenHalf = false);
 
 /// The bytes of a file holding `file` (tensors in name order, packed, the
 /// header padded with spaces to a multiple of 8 bytes as the reference

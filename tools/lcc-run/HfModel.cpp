@@ -165,7 +165,7 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
   params.clear();
   for (const std::string &file : files) {
     SafetensorsFile st;
-    if (Status s = readSafetensors(file, st); !s)
+    if (Status s = readSafetensors(file, st, /*widenHalf=*/true); !s)
       return s;
     for (auto &[name, tensor] : st.tensors) {
       // A base model's own save has no prefix (openai-community/gpt2: "h.0.attn...").
@@ -186,7 +186,8 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
       std::vector<int64_t> shape = shapeOf(*entry.get("shape"));
       if (tensor.elementType() != ElementType::F32 || tensor.shape() != shape)
         return Status::failure(file + ": tensor '" + name + "' is " + tensor.typeString() +
-                               ", the train.bin's model needs f32" + shapeText(shape));
+                               ", the train.bin's model needs f32" + shapeText(shape) +
+                               " (f16 and bf16 are read as f32)");
       if (!found.insert(it->first).second)
         return Status::failure(file + ": tensor '" + it->first + "' is stored twice");
       params[entry.get("param")->asString()] =

@@ -135,7 +135,8 @@ Status readPeftAdapter(const std::string &dir, const json::Value &manifest,
     return Status::failure(dir + "/adapter_config.json: use_rslora differs from the compiled "
                                  "adapters'");
   SafetensorsFile file;
-  if (Status st = readSafetensors(dir + "/adapter_model.safetensors", file); !st)
+  if (Status st = readSafetensors(dir + "/adapter_model.safetensors", file, /*widenHalf=*/true);
+      !st)
     return st;
   std::map<std::string, std::string> byKey; // PEFT key -> lcc name
   for (const json::Value &a : lora.get("adapters")->items()) {

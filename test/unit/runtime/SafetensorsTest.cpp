@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include <cstdio>
 #include <dirent.h>
 #include <random>
@@ -274,6 +277,48 @@ TEST(Safetensors, TruncationsAndBitFlipsNeverCrash) {
     Status s = parseSafetensors(b.data(), b.size(), f);
     if (!s)
       EXPECT_FALSE(s.message().empty());
+  }
+}
+
+/// F16 and BF16 widen to F32 when asked: every one of the 65,536 half
+/// values against the compiler's own conversions (_Float16, and bf16 as
+/// the top half of a float), NaNs by class.
+TEST(Safetensors, HalfTypesWidenExactly) {
+  std::vector<uint8_t> data(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    data[2 * h] = uint8_t(h & 0xff);
+    data[2 * h + 1] = uint8_t(h >> 8);
+  }
+  for (const char *dtype : {"F16", "BF16"}) {
+    std::vector<uint8_t> bytes = makeFile(std::string("{\"w\":{\"dtype\":\"") + dtype +
+                                              "\",\"shape\":[65536],\"data_offsets\":[0,131072]}}",
+                                          data);
+    SafetensorsFile file;
+    ASSERT_FALSE(parseSafetensors(bytes.data(), bytes.size(), file)); // not unless asked
+    ASSERT_TRUE(parseSafetensors(bytes.data(), bytes.size(), file, /*widenHalf=*/true));
+    const HostTensor &t = file.tensors.at("w");
+    ASSERT_EQ(t.elementType(), ElementType::F32);
+    const float *got = t.data<float>();
+    for (uint32_t h = 0; h < 65536; ++h) {
+      float want;
+      if (std::string(dtype) == "F16") {
+        uint16_t bits = uint16_t(h);
+        _Float16 half;
+        std::memcpy(&half, &bits, 2);
+        want = float(half);
+      } else {
+        uint32_t bits = h << 16;
+        std::memcpy(&want, &bits, 4);
+      }
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[h])) << dtype << " " << h;
+        continue;
+      }
+      uint32_t a, b;
+      std::memcpy(&a, &got[h], 4);
+      std::memcpy(&b, &want, 4);
+      ASSERT_EQ(a, b) << dtype << " 0x" << std::hex << h; // bitwise: signed zeros too
+    }
   }
 }
 
