@@ -147,29 +147,6 @@ Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows) {
   return {};
 }
 
-// A close that fails here has no caller to tell; callers that care close first.
-MetricsWriter::~MetricsWriter() { (void)close(); }
-
-MetricsWriter &MetricsWriter::operator=(MetricsWriter &&other) noexcept {
-  if (this != &other) {
-    (void)close();
-    path_ = std::move(other.path_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-Status MetricsWriter::openAppend(const std::string &path, MetricsWriter &out) {
-  (void)out.close(); // the file `out` had before, if any
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0)
-    return errnoFailure(path, "cannot open for appending");
-  out.path_ = path;
-  out.fd_ = fd;
-  return {};
-}
-
 Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
   (void)out.close(); // the file `out` had before, if any
   // Written atomically like the resume path, so both start from a complete
@@ -177,7 +154,7 @@ Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
   std::string header = std::string(metricsHeader()) + "\n";
   if (Status s = writeFileAtomically(path, header.data(), header.size()); !s)
     return s;
-  return openAppend(path, out);
+  return AppendFile::open(path, /*createNew=*/false, out.file_);
 }
 
 Status MetricsWriter::resume(const std::string &path, int64_t resumeStep, MetricsWriter &out) {
@@ -206,36 +183,7 @@ Status MetricsWriter::resume(const std::string &path, int64_t resumeStep, Metric
   // Atomic: a crash here must not lose the rows before the checkpoint.
   if (Status s = writeFileAtomically(path, kept.data(), kept.size()); !s)
     return s;
-  return openAppend(path, out);
-}
-
-Status MetricsWriter::append(const MetricsRow &row) {
-  if (fd_ < 0)
-    return Status::failure(path_ + ": metrics file is not open");
-  std::string line = formatMetricsRow(row) + "\n";
-  // One write for the whole line: with O_APPEND the kernel places it at the
-  // end in one piece. A short write (disk full) is completed in a loop.
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t w = ::write(fd_, line.data() + done, line.size() - done);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return errnoFailure(path_, "write failed");
-    }
-    done += static_cast<size_t>(w);
-  }
-  return {};
-}
-
-Status MetricsWriter::close() {
-  if (fd_ < 0)
-    return {};
-  int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0)
-    return errnoFailure(path_, "close failed");
-  return {};
+  return AppendFile::open(path, /*createNew=*/false, out.file_);
 }
 
 } // namespace lcc

@@ -24,6 +24,7 @@
 #define LCC_RUNTIME_METRICS_H
 
 #include "runtime/support/Status.h"
+#include "tools/lcc-run/AppendFile.h"
 
 #include <cstdint>
 #include <optional>
@@ -54,16 +55,10 @@ bool parseMetricsRow(const std::string &line, MetricsRow &row);
 /// crash) is ignored; any other malformed line is an error naming its number.
 Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows);
 
-/// Appends rows to a metrics CSV. Move-only; closes the file on destruction.
+/// Appends rows to a metrics CSV (AppendFile.h: a row per write(2)).
+/// Move-only; closes the file on destruction.
 class MetricsWriter {
 public:
-  MetricsWriter() = default;
-  ~MetricsWriter();
-  MetricsWriter(MetricsWriter &&other) noexcept { *this = std::move(other); }
-  MetricsWriter &operator=(MetricsWriter &&other) noexcept;
-  MetricsWriter(const MetricsWriter &) = delete;
-  MetricsWriter &operator=(const MetricsWriter &) = delete;
-
   /// Starts a new CSV at `path` (replacing any file there) with the header.
   static Status create(const std::string &path, MetricsWriter &out);
 
@@ -75,18 +70,15 @@ public:
   static Status resume(const std::string &path, int64_t resumeStep, MetricsWriter &out);
 
   /// Writes one row (one write(2), so it reaches the kernel at once).
-  Status append(const MetricsRow &row);
+  Status append(const MetricsRow &row) { return file_.write(formatMetricsRow(row) + "\n"); }
   /// Closes the file; later appends fail. Also done by the destructor.
-  Status close();
+  Status close() { return file_.close(); }
 
-  bool isOpen() const { return fd_ >= 0; }
-  const std::string &path() const { return path_; }
+  bool isOpen() const { return file_.isOpen(); }
+  const std::string &path() const { return file_.path(); }
 
 private:
-  static Status openAppend(const std::string &path, MetricsWriter &out);
-
-  std::string path_;
-  int fd_ = -1;
+  AppendFile file_;
 };
 
 } // namespace lcc

@@ -126,18 +126,6 @@ Status readEventFile(const std::string &path, std::vector<std::string> &records,
   return Status();
 }
 
-TensorBoardWriter::~TensorBoardWriter() { (void)close(); }
-
-TensorBoardWriter &TensorBoardWriter::operator=(TensorBoardWriter &&other) noexcept {
-  if (this != &other) {
-    (void)close();
-    path_ = std::move(other.path_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
 Status TensorBoardWriter::open(const std::string &dir, int64_t firstStep, TensorBoardWriter &out) {
 #ifdef LCC_NO_TENSORBOARD_PROTO
   return Status::failure("--tensorboard: this lcc-run was built without protobuf");
@@ -149,13 +137,9 @@ Status TensorBoardWriter::open(const std::string &dir, int64_t firstStep, Tensor
   double now = wallTime();
   std::string path = dir + "/events.out.tfevents." + std::to_string(int64_t(now)) + "." + host +
                      "." + std::to_string(::getpid()) + ".lcc";
-  // O_EXCL: never append to another run's file.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return errnoFailure(path, "cannot create the event file");
   TensorBoardWriter w;
-  w.path_ = path;
-  w.fd_ = fd;
+  if (Status st = AppendFile::open(path, /*createNew=*/true, w.file_); !st)
+    return st;
   tensorboard::Event version;
   version.set_wall_time(now);
   version.set_file_version("brain.Event:2");
@@ -167,7 +151,7 @@ Status TensorBoardWriter::open(const std::string &dir, int64_t firstStep, Tensor
     start.mutable_session_log()->set_status(tensorboard::SessionLog::START);
     bytes += serialized(start);
   }
-  if (Status st = w.write(bytes); !st)
+  if (Status st = w.file_.write(bytes); !st)
     return st;
   out = std::move(w);
   return Status();
@@ -176,7 +160,7 @@ Status TensorBoardWriter::open(const std::string &dir, int64_t firstStep, Tensor
 
 Status TensorBoardWriter::scalars(int64_t step, const std::vector<ScalarPoint> &points) {
 #ifdef LCC_NO_TENSORBOARD_PROTO
-  return Status::failure(path_ + ": built without protobuf");
+  return Status::failure(path() + ": built without protobuf");
 #else
   tensorboard::Event event;
   event.set_wall_time(wallTime());
@@ -186,33 +170,8 @@ Status TensorBoardWriter::scalars(int64_t step, const std::vector<ScalarPoint> &
     v->set_tag(tag);
     v->set_simple_value(float(value));
   }
-  return write(serialized(event));
+  return file_.write(serialized(event));
 #endif
-}
-
-Status TensorBoardWriter::write(const std::string &bytes) {
-  if (fd_ < 0)
-    return Status::failure(path_ + ": the event file is closed");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return errnoFailure(path_, "cannot write");
-    done += size_t(n);
-  }
-  return Status();
-}
-
-Status TensorBoardWriter::close() {
-  if (fd_ < 0)
-    return Status();
-  int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0)
-    return errnoFailure(path_, "cannot close");
-  return Status();
 }
 
 } // namespace lcc

@@ -26,6 +26,7 @@
 #define LCC_TOOLS_LCC_RUN_TENSORBOARD_H
 
 #include "runtime/support/Status.h"
+#include "tools/lcc-run/AppendFile.h"
 
 #include <cstdint>
 #include <string>
@@ -45,32 +46,23 @@ Status readEventFile(const std::string &path, std::vector<std::string> &records,
 /// One scalar point: a tag and its value.
 using ScalarPoint = std::pair<std::string, double>;
 
-/// Writes one run's event file. Move-only; closes the file on destruction.
+/// Writes one run's event file (AppendFile.h: a step's records per
+/// write(2)). Move-only; closes the file on destruction.
 class TensorBoardWriter {
 public:
-  TensorBoardWriter() = default;
-  ~TensorBoardWriter();
-  TensorBoardWriter(TensorBoardWriter &&other) noexcept { *this = std::move(other); }
-  TensorBoardWriter &operator=(TensorBoardWriter &&other) noexcept;
-  TensorBoardWriter(const TensorBoardWriter &) = delete;
-  TensorBoardWriter &operator=(const TensorBoardWriter &) = delete;
-
   /// Creates DIR (and its parents) if needed and a new event file in it.
   /// `firstStep` > 1 (a resumed run) writes the SessionLog START.
   static Status open(const std::string &dir, int64_t firstStep, TensorBoardWriter &out);
 
   /// The scalars of one step (one write(2)).
   Status scalars(int64_t step, const std::vector<ScalarPoint> &points);
-  Status close();
+  Status close() { return file_.close(); }
 
-  bool isOpen() const { return fd_ >= 0; }
-  const std::string &path() const { return path_; }
+  bool isOpen() const { return file_.isOpen(); }
+  const std::string &path() const { return file_.path(); }
 
 private:
-  Status write(const std::string &bytes);
-
-  std::string path_;
-  int fd_ = -1;
+  AppendFile file_;
 };
 
 } // namespace lcc
