@@ -51,6 +51,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     lora.rank = options.loraRank;
     lora.alpha = options.loraAlpha;
     lora.rslora = options.loraRslora;
+    lora.seed = options.loraSeed;
     lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
     pm.addPass(createLccLoraPass(lora));
   }

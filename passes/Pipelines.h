@@ -65,6 +65,7 @@ struct TrainStepOptions : LccBuildTrainStepPassOptions {
   int64_t loraRank = 8;
   double loraAlpha = 16.0;
   bool loraRslora = false;
+  uint64_t loraSeed = 1337; ///< A's initial values (the driver's --seed)
 };
 
 /// Which attentions stay whole for the fused kernels (lcc-decompose's

@@ -236,8 +236,11 @@ static std::string pipelineSchedule() {
                                                                 : ppScheduleFlag.getValue();
 }
 
+uint64_t initSeed = 1337;
+
 lcc::TrainStepOptions trainStepOptions() {
   lcc::TrainStepOptions o;
+  o.loraSeed = initSeed;
   o.optimizer = optimizerFlag;
   o.lr = lrFlag;
   o.warmup = warmupFlag;

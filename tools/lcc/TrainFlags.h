@@ -48,6 +48,10 @@ std::string mapToHuggingFace(mlir::ModuleOp module, mlir::func::FuncOp forward, 
 /// --lora into `o`'s lora fields (ParamFlags.cpp); an error message, or empty.
 std::string parseLora(TrainStepOptions &o);
 
+/// --seed (lcc.cpp sets it once the flags are parsed): the parameters'
+/// initial values, LoRA's A among them.
+extern uint64_t initSeed;
+
 /// --mem in bytes (0: none), set by checkTrainFlags.
 extern int64_t memBudget;
 

@@ -550,6 +550,7 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("lcc: error: no input file; usage: lcc MODEL.lcc [--emit=mlir] [-o OUT]");
+  lcc::driver::initSeed = seed; // also LoRA's A (trainStepOptions)
 
   std::optional<lcc::Phase> phase = llvm::StringSwitch<std::optional<lcc::Phase>>(compileTo)
                                         .Case("input", lcc::Phase::Input)
