@@ -50,7 +50,8 @@ case "${1:-}" in
     "$BUILD_DIR/bin/lcc-run" "$BUILD_DIR/gpt-tiny.bin" --data data/kjv-genesis-exodus.txt \
       --steps 300 --log-every 25 --eval-every 100 --csv "$BUILD_DIR/gpt-tiny.csv" \
       --plot "$BUILD_DIR/gpt-tiny-loss.png" --save "$BUILD_DIR/gpt-tiny-ckpt" --save-every 100 \
-      --export "$BUILD_DIR/gpt-tiny.safetensors" --tensorboard "$BUILD_DIR/gpt-tiny-tb"
+      --export "$BUILD_DIR/gpt-tiny.safetensors" --tensorboard "$BUILD_DIR/gpt-tiny-tb" \
+      --export-hf "$BUILD_DIR/gpt-tiny-hf"
     ;;
   test)
     install_deps; build
