@@ -1,6 +1,8 @@
 //===- HfNames.cpp - a model's parameters as a Hugging Face checkpoint ----===//
 #include "compiler/package/HfNames.h"
 
+#include "runtime/support/HostTensor.h"
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -8,13 +10,6 @@
 namespace lcc {
 
 namespace {
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 json::Value number(int64_t v) { return json::Value(static_cast<long long>(v)); }
 
@@ -86,12 +81,12 @@ public:
       std::swap(want[0], want[1]);
     if (!p)
       return Status::failure("hf " + architecture + ": its tensor '" + hf + "' " +
-                             shapeText(hfShape) + " would be the parameter '" + param + "' " +
-                             shapeText(want) + ", which the model does not have");
+                             shapeList(hfShape) + " would be the parameter '" + param + "' " +
+                             shapeList(want) + ", which the model does not have");
     if (p->shape != want)
       return Status::failure("hf " + architecture + ": parameter '" + p->name + "' is " +
-                             shapeText(p->shape) + ", but as '" + hf + "' " + shapeText(hfShape) +
-                             (transpose ? " (transposed)" : "") + " it must be " + shapeText(want));
+                             shapeList(p->shape) + ", but as '" + hf + "' " + shapeList(hfShape) +
+                             (transpose ? " (transposed)" : "") + " it must be " + shapeList(want));
     used.insert(p->name);
     tensors.push(json::Value::object(
         {{"hf", hf}, {"param", p->name}, {"transpose", transpose}, {"shape", shapeJson(hfShape)}}));

@@ -126,6 +126,23 @@ static llvm::Expected<json::Value> slotRole(DictionaryAttr attrs, bool out, Type
   return error(what + " has no lcc.param/opt_state/input/output/step attribute");
 }
 
+json::Value scalarsToJson(DictionaryAttr dict) {
+  json::Value out = json::Value::object();
+  if (!dict)
+    return out;
+  for (NamedAttribute a : dict) {
+    std::string key = a.getName().str();
+    if (auto i = llvm::dyn_cast<IntegerAttr>(a.getValue()))
+      out.set(key, i.getType().isInteger(1) ? json::Value(bool(i.getInt()))
+                                            : json::Value(static_cast<long long>(i.getInt())));
+    else if (auto f = llvm::dyn_cast<FloatAttr>(a.getValue()))
+      out.set(key, f.getValueAsDouble());
+    else if (auto str = llvm::dyn_cast<StringAttr>(a.getValue()))
+      out.set(key, str.str());
+  }
+  return out;
+}
+
 llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions &options) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   auto init = module.lookupSymbol<func::FuncOp>("init");
@@ -189,18 +206,7 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
     functions.set(fn.getSymName().str(), std::move(slots));
   }
 
-  json::Value config = json::Value::object();
-  if (auto dict = module->getAttrOfType<DictionaryAttr>("lcc.config"))
-    for (NamedAttribute a : dict) {
-      if (auto i = llvm::dyn_cast<IntegerAttr>(a.getValue()))
-        config.set(a.getName().str(), i.getType().isInteger(1)
-                                          ? json::Value(bool(i.getInt()))
-                                          : json::Value(static_cast<long long>(i.getInt())));
-      else if (auto f = llvm::dyn_cast<FloatAttr>(a.getValue()))
-        config.set(a.getName().str(), f.getValueAsDouble());
-      else if (auto b = llvm::dyn_cast<BoolAttr>(a.getValue()))
-        config.set(a.getName().str(), b.getValue());
-    }
+  json::Value config = scalarsToJson(module->getAttrOfType<DictionaryAttr>("lcc.config"));
   std::string model;
   if (auto name = module->getAttrOfType<StringAttr>("lcc.model"))
     model = name.str();

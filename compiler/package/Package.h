@@ -32,6 +32,10 @@ struct PackageOptions {
   json::Value hf;
 };
 
+/// A dictionary of scalar attributes (integers, i1 as bool, floats,
+/// strings) as a JSON object: the DSL's config (lcc.config) and hf section.
+json::Value scalarsToJson(mlir::DictionaryAttr dict);
+
 /// The manifest of a module at the train-step phase (@init, @forward,
 /// @train_step present). Errors name what is missing.
 llvm::Expected<json::Value> buildManifest(mlir::ModuleOp module, const PackageOptions &options);

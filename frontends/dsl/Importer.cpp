@@ -46,27 +46,23 @@ public:
   OwningOpRef<ModuleOp> build() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc(g.modelLoc));
     module->getOperation()->setAttr("lcc.model", b.getStringAttr(g.modelName));
-    SmallVector<NamedAttribute> config;
-    for (const ConfigValue &c : g.config) {
-      Attribute a = c.isBool    ? Attribute(b.getBoolAttr(c.i != 0))
-                    : c.isFloat ? Attribute(b.getF64FloatAttr(c.f))
-                                : Attribute(b.getI64IntegerAttr(c.i));
-      config.push_back(b.getNamedAttr(c.name, a));
-    }
-    module->getOperation()->setAttr("lcc.config", b.getDictionaryAttr(config));
-    if (!g.hfArchitecture.empty()) {
-      SmallVector<NamedAttribute> hf;
-      for (const ConfigValue &c : g.hfConfig) {
+    auto dictionary = [&](const std::vector<ConfigValue> &values) {
+      SmallVector<NamedAttribute> attrs;
+      for (const ConfigValue &c : values) {
         Attribute a = c.isString  ? Attribute(b.getStringAttr(c.s))
                       : c.isBool  ? Attribute(b.getBoolAttr(c.i != 0))
                       : c.isFloat ? Attribute(b.getF64FloatAttr(c.f))
                                   : Attribute(b.getI64IntegerAttr(c.i));
-        hf.push_back(b.getNamedAttr(c.name, a));
+        attrs.push_back(b.getNamedAttr(c.name, a));
       }
+      return b.getDictionaryAttr(attrs);
+    };
+    module->getOperation()->setAttr("lcc.config", dictionary(g.config));
+    if (!g.hfArchitecture.empty()) {
       module->getOperation()->setAttr(
           "lcc.hf",
           b.getDictionaryAttr({b.getNamedAttr("architecture", b.getStringAttr(g.hfArchitecture)),
-                               b.getNamedAttr("config", b.getDictionaryAttr(hf))}));
+                               b.getNamedAttr("config", dictionary(g.hfConfig))}));
     }
     b.setInsertionPointToEnd(module->getBody());
     buildInit();

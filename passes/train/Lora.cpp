@@ -13,6 +13,7 @@
 #include "dialects/lcc/LccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
@@ -95,6 +96,7 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
     }
 
     SmallVector<Attribute> records;
+    llvm::DenseSet<Value> added; // the adapters' arguments
     // From the last, so earlier argument and result indices stay valid.
     for (auto it = adapters.rbegin(); it != adapters.rend(); ++it) {
       const Adapter &a = *it;
@@ -112,6 +114,8 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
         return signalPassFailure();
       }
       Value w = fn.getArgument(a.arg), A = fn.getArgument(a.arg + 1), B = fn.getArgument(a.arg + 2);
+      added.insert(A);
+      added.insert(B);
       for (OpOperand &use : llvm::make_early_inc_range(w.getUses())) {
         auto mm = llvm::cast<lcc::MatmulOp>(use.getOwner());
         OpBuilder ob(mm);
@@ -130,7 +134,6 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
         auto sum = lcc::AddOp::create(ob, at, mm.getType(), mm.getResult(), up);
         mm.getResult().replaceAllUsesExcept(sum, sum);
       }
-      fn.setArgAttr(a.arg, "lcc.frozen", b.getUnitAttr());
 
       // @init: A ~ U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform_ with a = sqrt(5), as PEFT),
       // B = 0, returned right after W.
@@ -155,14 +158,9 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
                                b.getNamedAttr("transposed", b.getBoolAttr(a.transposed))}));
     }
     // Everything else is frozen: the adapters are what trains.
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      auto name = fn.getArgAttrOfType<StringAttr>(i, "lcc.param");
-      if (name && !name.getValue().ends_with(".lora_A.weight") &&
-          !name.getValue().ends_with(".lora_B.weight"))
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, "lcc.param") && !added.count(fn.getArgument(i)))
         fn.setArgAttr(i, "lcc.frozen", b.getUnitAttr());
-    }
-    fn.setType(FunctionType::get(ctx, fn.getBody().front().getArgumentTypes(),
-                                 fn.getFunctionType().getResults()));
     init.setType(FunctionType::get(ctx, {}, ret.getOperandTypes()));
     module->setAttr("lcc.lora",
                     b.getDictionaryAttr({b.getNamedAttr("rank", b.getI64IntegerAttr(rank)),

@@ -67,6 +67,14 @@ template <> struct ElementTypeOf<int64_t> { static constexpr ElementType value =
 template <> struct ElementTypeOf<bool> { static constexpr ElementType value = ElementType::I1; };
 static_assert(sizeof(bool) == 1, "I1 tensors rely on one-byte bool");
 
+/// "[2, 3]": a shape in messages.
+inline std::string shapeList(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 /// Bytes of a dense tensor of `type` and `shape`.
 inline size_t byteSize(ElementType type, const std::vector<int64_t> &shape) {
   size_t n = elementSize(type);

@@ -3,7 +3,7 @@
 #include "runtime/support/Sharding.h"
 
 #include <algorithm>
-#include <cstring>
+#include <set>
 #include <utility>
 
 namespace lcc {
@@ -262,36 +262,46 @@ Status Trainer::load(const std::map<std::string, HostTensor> &values, int64_t st
   return {};
 }
 
-Status Trainer::init() {
-  // Whole initial values, where they are not computed in place.
+Status Trainer::init() { return initFrom({}); }
+
+Status Trainer::initFrom(const std::map<std::string, HostTensor> &values) {
+  // Whole initial values, where they are not computed in place: `values`,
+  // else the stored ones (ONNX initializers), each checked against its
+  // @init slot. LoRA adapters (the manifest's "lora") have no stored value.
   std::map<std::string, HostTensor> whole;
-  // Stored values (ONNX initializers): each must match its @init slot. A
-  // slot without one (a LoRA adapter added by the compiler) is @init's.
-  bool compute = true;
-  if (const SafetensorsFile *given = program_->initialParameters()) {
-    compute = false;
-    for (const Slot &s : init_->slots) {
-      auto it = given->tensors.find(s.name);
-      if (it == given->tensors.end()) {
-        auto endsWith = [&](const char *suffix) {
-          size_t n = std::strlen(suffix);
-          return s.name.size() >= n && s.name.compare(s.name.size() - n, n, suffix) == 0;
-        };
-        if (!endsWith(".lora_A.weight") && !endsWith(".lora_B.weight"))
-          return Status::failure("the stored initial parameters lack '" + s.name + "'");
-        compute = true;
-        continue;
-      }
-      if (it->second.elementType() != s.dtype || it->second.shape() != s.shape)
-        return Status::failure("the stored initial value of '" + s.name +
-                               "' has another type or shape than the parameter");
-      whole[s.name] = it->second;
+  const SafetensorsFile *stored = program_->initialParameters();
+  std::set<std::string> adapters;
+  if (const json::Value *lora = program_->manifest().get("lora"))
+    for (const json::Value &a : lora->get("adapters")->items())
+      adapters.insert({a.get("a")->asString(), a.get("b")->asString()});
+  bool compute = false;
+  for (const Slot &s : init_->slots) {
+    const HostTensor *value = nullptr;
+    bool isStored = false;
+    if (auto it = values.find(s.name); it != values.end()) {
+      value = &it->second;
+    } else if (stored) {
+      if (auto it = stored->tensors.find(s.name); it != stored->tensors.end())
+        value = &it->second, isStored = true;
     }
+    if (!value) {
+      if (stored && !adapters.count(s.name))
+        return Status::failure("the stored initial parameters lack '" + s.name + "'");
+      compute = true;
+      continue;
+    }
+    if (value->elementType() != s.dtype || value->shape() != s.shape)
+      return Status::failure(isStored ? "the stored initial value of '" + s.name +
+                                            "' has another type or shape than the parameter"
+                                      : "the value of '" + s.name + "' is " + value->typeString() +
+                                            ", the model needs " +
+                                            HostTensor(s.dtype, s.shape).typeString());
+    whole[s.name] = *value;
   }
   if (compute) {
     // @init computes whole tensors: into the current buffers where this run
-    // holds them whole, else into temporary ones, cut by load(). Stored
-    // values then replace what it computed for them.
+    // holds them whole, else into temporary ones, cut by load(). The values
+    // above then replace what it computed for them.
     forgetPending();
     std::map<std::string, uint64_t> temporary;
     Status st;
@@ -468,26 +478,6 @@ Status Trainer::restore(const SafetensorsFile &file) {
                              ", the model needs " + HostTensor(mine.dtype, shape).typeString());
   }
   return load(file.tensors, step);
-}
-
-Status Trainer::initFrom(const std::map<std::string, HostTensor> &values) {
-  if (Status st = init(); !st)
-    return st;
-  std::map<std::string, HostTensor> given;
-  for (const std::string &n : paramNames_) {
-    auto t = values.find(n);
-    if (t == values.end())
-      continue; // @init's value (a LoRA adapter)
-    given.emplace(n, t->second);
-    const Persistent &mine = persistent_.at(n);
-    auto layout = layouts_.find(n);
-    std::vector<int64_t> shape =
-        layout == layouts_.end() ? mine.shape : layout->second.wholeShape();
-    if (t->second.elementType() != mine.dtype || t->second.shape() != shape)
-      return Status::failure("the value of '" + n + "' is " + t->second.typeString() +
-                             ", the model needs " + HostTensor(mine.dtype, shape).typeString());
-  }
-  return load(given, 0);
 }
 
 } // namespace lcc

@@ -88,10 +88,11 @@ public:
   /// checkpoint loads at any world size and sharding mode. Every tensor
   /// must be present with the same whole shape and type.
   Status restore(const SafetensorsFile &file);
-  /// init(), then the parameters in `values` (whole tensors by name, for
-  /// instance a Hugging Face model: lcc-run --init-from) replace @init's, cut
-  /// into this run's piece as restore() does; parameters absent from it (LoRA
-  /// adapters) keep @init's values, names this run does not hold are ignored.
+  /// As init(), with the parameters in `values` (whole tensors by name, for
+  /// instance a Hugging Face model: lcc-run --init-from) instead of @init's,
+  /// cut into this run's piece as restore() does; @init runs only for the
+  /// parameters absent from it (LoRA adapters). Names this run does not hold
+  /// are ignored.
   Status initFrom(const std::map<std::string, HostTensor> &values);
   /// How `name` is partitioned, or null when this run holds it whole.
   const ShardSpec *layout(const std::string &name) const {

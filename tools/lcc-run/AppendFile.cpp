@@ -65,4 +65,28 @@ Status AppendFile::close() {
   return Status();
 }
 
+bool readWholeFile(const std::string &path, std::string &out) {
+  out.clear();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      int err = errno;
+      ::close(fd);
+      errno = err;
+      return false;
+    }
+    if (r == 0)
+      break;
+    out.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fd);
+  return true;
+}
+
 } // namespace lcc

@@ -44,6 +44,10 @@ private:
   int fd_ = -1;
 };
 
+/// Reads all of `path` into `out` (what the logs and lcc-run's other
+/// inputs read back); false with errno set on failure.
+bool readWholeFile(const std::string &path, std::string &out);
+
 } // namespace lcc
 
 #endif // LCC_TOOLS_LCC_RUN_APPENDFILE_H

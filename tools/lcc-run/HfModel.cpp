@@ -3,6 +3,7 @@
 
 #include "runtime/support/AtomicFile.h"
 #include "runtime/support/Safetensors.h"
+#include "tools/lcc-run/AppendFile.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -20,39 +21,6 @@ namespace {
 bool exists(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
-}
-
-Status readText(const std::string &path, std::string &out) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return Status::failure(path + ": cannot open: " + std::strerror(errno));
-  out.clear();
-  char buf[1 << 16];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
-    out.append(buf, n);
-  bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad)
-    return Status::failure(path + ": cannot read");
-  return Status();
-}
-
-Status readJson(const std::string &path, json::Value &out) {
-  std::string text;
-  if (Status st = readText(path, text); !st)
-    return st;
-  if (Status st = json::parse(text, out); !st)
-    return Status::failure(path + ": not JSON: " + st.message());
-  if (!out.isObject())
-    return Status::failure(path + ": not a JSON object");
-  return Status();
-}
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 std::vector<int64_t> shapeOf(const json::Value &v) {
@@ -124,10 +92,21 @@ Status checkConfig(const std::string &path, const json::Value &file, const json:
 
 } // namespace
 
+Status readJsonObject(const std::string &path, json::Value &out) {
+  std::string text;
+  if (!readWholeFile(path, text))
+    return Status::failure(path + ": cannot open: " + std::strerror(errno));
+  if (Status st = json::parse(text, out); !st)
+    return Status::failure(path + ": not JSON: " + st.message());
+  if (!out.isObject())
+    return Status::failure(path + ": not a JSON object");
+  return Status();
+}
+
 Status readHfModel(const std::string &dir, const json::Value &hf,
                    std::map<std::string, HostTensor> &params) {
   json::Value config;
-  if (Status st = readJson(dir + "/config.json", config); !st)
+  if (Status st = readJsonObject(dir + "/config.json", config); !st)
     return st;
   if (Status st = checkConfig(dir + "/config.json", config, hf); !st)
     return st;
@@ -138,7 +117,7 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
     files.push_back(dir + "/model.safetensors");
   } else if (exists(dir + "/model.safetensors.index.json")) {
     json::Value index;
-    if (Status st = readJson(dir + "/model.safetensors.index.json", index); !st)
+    if (Status st = readJsonObject(dir + "/model.safetensors.index.json", index); !st)
       return st;
     const json::Value *map = index.get("weight_map");
     if (!map || !map->isObject())
@@ -186,7 +165,7 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
       std::vector<int64_t> shape = shapeOf(*entry.get("shape"));
       if (tensor.elementType() != ElementType::F32 || tensor.shape() != shape)
         return Status::failure(file + ": tensor '" + name + "' is " + tensor.typeString() +
-                               ", the train.bin's model needs f32" + shapeText(shape) +
+                               ", the train.bin's model needs f32" + shapeList(shape) +
                                " (f16 and bf16 are read as f32)");
       if (!found.insert(it->first).second)
         return Status::failure(file + ": tensor '" + it->first + "' is stored twice");

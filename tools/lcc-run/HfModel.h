@@ -24,6 +24,9 @@
 
 namespace lcc {
 
+/// A JSON file holding an object (config.json, an index, adapter_config.json).
+Status readJsonObject(const std::string &path, json::Value &out);
+
 /// The whole parameters, by lcc name, of the model in `dir`, after checking
 /// its config.json against `hf` (the manifest's section) and every tensor's
 /// name, shape and dtype.

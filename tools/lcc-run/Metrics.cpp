@@ -35,31 +35,6 @@ bool parseNumber(const std::string &field, double &out) {
   return end == field.c_str() + field.size();
 }
 
-/// Reads the whole file; false with errno set on failure.
-bool readAll(const std::string &path, std::string &out) {
-  out.clear();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      int err = errno;
-      ::close(fd);
-      errno = err;
-      return false;
-    }
-    if (r == 0)
-      break;
-    out.append(buf, static_cast<size_t>(r));
-  }
-  ::close(fd);
-  return true;
-}
-
 /// The complete lines of `text` (a last line without '\n' is left out: it is
 /// a row cut short by a crash), '\r' stripped so files edited on Windows work.
 std::vector<std::string> completeLines(const std::string &text) {
@@ -129,7 +104,7 @@ bool parseMetricsRow(const std::string &line, MetricsRow &row) {
 Status readMetrics(const std::string &path, std::vector<MetricsRow> &rows) {
   rows.clear();
   std::string text;
-  if (!readAll(path, text))
+  if (!readWholeFile(path, text))
     return errnoFailure(path, "cannot read");
   std::vector<std::string> lines = completeLines(text);
   if (lines.empty() || lines[0] != metricsHeader())
@@ -160,7 +135,7 @@ Status MetricsWriter::create(const std::string &path, MetricsWriter &out) {
 Status MetricsWriter::resume(const std::string &path, int64_t resumeStep, MetricsWriter &out) {
   (void)out.close(); // the file `out` had before, if any
   std::string text;
-  if (!readAll(path, text)) {
+  if (!readWholeFile(path, text)) {
     if (errno == ENOENT)
       return create(path, out);
     return errnoFailure(path, "cannot read");

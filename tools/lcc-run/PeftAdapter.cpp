@@ -3,6 +3,7 @@
 
 #include "runtime/support/AtomicFile.h"
 #include "runtime/support/Safetensors.h"
+#include "tools/lcc-run/HfModel.h"
 
 #include <cerrno>
 #include <cstring>
@@ -102,20 +103,9 @@ Status readPeftAdapter(const std::string &dir, const json::Value &manifest,
   if (Status st = keysOf(manifest, keys); !st)
     return st;
   const json::Value &lora = *manifest.get("lora");
-  std::string text;
-  {
-    std::string path = dir + "/adapter_config.json";
-    FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f)
-      return Status::failure(path + ": cannot open: " + std::strerror(errno));
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
-      text.append(buf, n);
-    std::fclose(f);
-  }
   json::Value config;
-  if (Status st = json::parse(text, config); !st || !config.isObject())
-    return Status::failure(dir + "/adapter_config.json: not a JSON object");
+  if (Status st = readJsonObject(dir + "/adapter_config.json", config); !st)
+    return st;
   auto number = [&](const char *key, double &out) {
     const json::Value *v = config.get(key);
     if (!v || !v->isNumber())

@@ -80,25 +80,9 @@ std::string frameEventRecord(const std::string &payload) {
 Status readEventFile(const std::string &path, std::vector<std::string> &records, bool &truncated) {
   records.clear();
   truncated = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return errnoFailure(path, "cannot open");
   std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0) {
-      Status st = errnoFailure(path, "cannot read");
-      ::close(fd);
-      return st;
-    }
-    if (r == 0)
-      break;
-    data.append(buf, size_t(r));
-  }
-  ::close(fd);
+  if (!readWholeFile(path, data))
+    return errnoFailure(path, "cannot read");
   const auto *p = reinterpret_cast<const unsigned char *>(data.data());
   size_t at = 0;
   while (at < data.size()) {

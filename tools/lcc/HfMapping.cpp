@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/package/HfNames.h"
+#include "compiler/package/Package.h"
 #include "tools/lcc/TrainFlags.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,18 +21,7 @@ std::string mapToHuggingFace(ModuleOp module, func::FuncOp forward, json::Value 
   auto hf = module->getAttrOfType<DictionaryAttr>("lcc.hf");
   if (!hf)
     return "";
-  json::Value declared = json::Value::object();
-  for (NamedAttribute a : hf.getAs<DictionaryAttr>("config")) {
-    std::string key = a.getName().str();
-    if (auto s = llvm::dyn_cast<StringAttr>(a.getValue()))
-      declared.set(key, s.str());
-    else if (auto b = llvm::dyn_cast<BoolAttr>(a.getValue()))
-      declared.set(key, b.getValue());
-    else if (auto i = llvm::dyn_cast<IntegerAttr>(a.getValue()))
-      declared.set(key, static_cast<long long>(i.getInt()));
-    else if (auto f = llvm::dyn_cast<FloatAttr>(a.getValue()))
-      declared.set(key, f.getValueAsDouble());
-  }
+  json::Value declared = scalarsToJson(hf.getAs<DictionaryAttr>("config"));
   std::vector<HfParameter> params;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if (auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.param")) {

@@ -418,8 +418,7 @@ std::string checkTrainFlags(bool onePhase) {
     return "--accum must be >= 1 and --warmup >= 0";
   if (schedule == lcc::Schedule::Cosine && decayStepsFlag <= warmupFlag)
     return "--lr-schedule=cosine needs --decay-steps (the step at which lr reaches --min-lr) "
-           "greater "
-           "than --warmup";
+           "greater than --warmup";
   return "";
 }
 
