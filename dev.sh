@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lcc developer entry point. On a fresh Debian 12 machine (root):
-#   ./dev.sh demo   install dependencies, build, compile examples/gpt-tiny.lcc into a train.bin
-#                   and train it on CPU on the shipped corpus (data/)
+#   ./dev.sh demo   install dependencies, build, compile examples/gpt-tiny.lcc into a train.bin,
+#                   train it on CPU on the shipped corpus (data/) and print a sample from it
 #   ./dev.sh test   install dependencies, build, run every test (ctest: lit + GoogleTest)
 # Both are idempotent: a second run only rebuilds what changed.
 set -euo pipefail
@@ -52,6 +52,9 @@ case "${1:-}" in
       --plot "$BUILD_DIR/gpt-tiny-loss.png" --save "$BUILD_DIR/gpt-tiny-ckpt" --save-every 100 \
       --export "$BUILD_DIR/gpt-tiny.safetensors" --tensorboard "$BUILD_DIR/gpt-tiny-tb" \
       --export-hf "$BUILD_DIR/gpt-tiny-hf"
+    # And what it learned: a sample from the trained model (docs/generate.md).
+    "$BUILD_DIR/bin/lcc-run" "$BUILD_DIR/gpt-tiny.bin" --resume "$BUILD_DIR/gpt-tiny-ckpt" \
+      --generate --prompt "And God said" --max-tokens 80
     ;;
   test)
     install_deps; build

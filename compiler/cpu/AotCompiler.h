@@ -42,8 +42,9 @@ struct AotOptions {
   std::string cpu = "x86-64-v3";
   unsigned optLevel = 3;
   /// Exported functions (module functions that exist); others are dropped
-  /// before lowering so they cost no compile time.
-  std::vector<std::string> functions = {"init", "forward", "train_step"};
+  /// before lowering so they cost no compile time. @prefill and @decode_step
+  /// are the text-generation entries (lcc-build-generation).
+  std::vector<std::string> functions = {"init", "forward", "train_step", "prefill", "decode_step"};
   /// Threads for LLVM's optimization and code generation (0: LCC_NUM_THREADS or
   /// the CPUs in the affinity mask); the code does not depend on it (compiler/cpu/ParallelCodegen.h).
   unsigned threads = 0;

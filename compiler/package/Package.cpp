@@ -206,6 +206,29 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
     functions.set(fn.getSymName().str(), std::move(slots));
   }
 
+  // lcc-build-generation's entries (lcc-run --generate), where the model has them.
+  for (const char *name : {"prefill", "decode_step"}) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn)
+      continue;
+    json::Value slots = json::Value::array();
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto s = slotFromAttrs(fn.getArgAttrDict(i), false, fn.getArgument(i).getType(),
+                             "@" + std::string(name) + " argument #" + std::to_string(i));
+      if (!s)
+        return s.takeError();
+      slots.push(*s);
+    }
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      auto s = slotFromAttrs(fn.getResultAttrDict(i), true, fn.getResultTypes()[i],
+                             "@" + std::string(name) + " result #" + std::to_string(i));
+      if (!s)
+        return s.takeError();
+      slots.push(*s);
+    }
+    functions.set(name, std::move(slots));
+  }
+
   json::Value config = scalarsToJson(module->getAttrOfType<DictionaryAttr>("lcc.config"));
   std::string model;
   if (auto name = module->getAttrOfType<StringAttr>("lcc.model"))
@@ -250,6 +273,9 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
                            {"functions", std::move(functions)}});
   if (!options.hf.isNull())
     manifest.set("hf", options.hf);
+  // Why a model has no generation entries (tools/lcc/Generation.cpp), for lcc-run's error.
+  if (auto why = module->getAttrOfType<StringAttr>("lcc.no_generation"))
+    manifest.set("no_generation", why.str());
   // lcc-lora's adapters, for lcc-run's PEFT export and --merge-lora.
   if (auto lora = module->getAttrOfType<DictionaryAttr>("lcc.lora")) {
     json::Value adapters = json::Value::array();
@@ -346,7 +372,10 @@ std::string compileReportText(const json::Value &manifest) {
   bool cuda = target && target->isString() && target->asString() == "cuda";
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << "compile report (@init, @forward, @train_step):\n"
+  const json::Value *functions = manifest.get("functions");
+  bool generation = functions && functions->get("decode_step");
+  os << "compile report (@init, @forward, @train_step"
+     << (generation ? ", @prefill, @decode_step" : "") << "):\n"
      << "  linalg ops before fusion  " << get("linalg_ops_before_fusion") << "\n"
      << "  linalg ops after fusion   " << get("linalg_ops_after_fusion") << "   (lcc-fuse)\n"
      << "  split reductions          " << std::max(0LL, get("split_reductions"))

@@ -162,6 +162,43 @@ def LccBuildTrainStepPass : Pass<"lcc-build-train-step", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def LccBuildGenerationPass : Pass<"lcc-build-generation", "::mlir::ModuleOp"> {
+  let summary = "A text-generation entry (prefill or one-token decode with a KV cache) from @forward";
+  let description = [{
+    Makes `@<entry>` from a copy of `@forward` imported at batch 1 (the
+    frontend imports the model again at the entry's sequence length:
+    `context` for `prefill`, 1 for `decode_step`); `@forward` stays. The
+    loss's `lcc.cross_entropy` goes and its logits become the result
+    (`lcc.output = "logits"`), taken at one position: the new input
+    `position` (tensor<1xi32>: the prompt's last index for prefill, the new
+    token's for decode). The keys and values of each `lcc.attention` (n-th in
+    program order) are the KV cache, results `cache.k.<n>` / `cache.v.<n>`
+    [1, Hkv, context, D].
+
+    `prefill` runs the model over `context` tokens (the prompt, padded: the
+    causal mask keeps padding out of the prompt's rows) and returns the cache.
+    `decode_step` takes the cache as inputs of the same names and returns it
+    with row `position` written: each attention becomes the new key/value
+    written at `position` (iota == position), then scores over the whole
+    cache with the rows past `position` masked, softmax, values; rows past
+    the position never reach a result, so the padding prefill left there and
+    the previous steps' rows beyond do not matter. The ops that depend on
+    the position are rewritten for a position known at run time: a
+    parameter sliced `[0:1]` along its first dimension (a position table:
+    `wpe[0:seq]` at seq 1) becomes a gather at `position`, `lcc.rope` uses
+    cos/sin tables gathered at `position` (plus its offset). Other ops that
+    depend on positions (`lcc.iota`, `lcc.causal_mask`), attention without
+    `causal`, and a position table with fewer than `context` rows are errors.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"decode_step\"",
+           "prefill or decode_step">,
+    Option<"context", "context", "int64_t", /*default=*/"0",
+           "The KV cache's length (prefill: 0 means @forward's sequence length)">,
+  ];
+  let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect"];
+}
+
 def LccLoraPass : Pass<"lcc-lora", "::mlir::ModuleOp"> {
   let summary = "Low-rank adapters (LoRA) on chosen matmul weights; the base model frozen";
   let description = [{

@@ -80,7 +80,10 @@ bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
     p.state += slotBytes(s);
   // Inputs and outputs of the step (the batch, loss, ...): what the runtime
   // allocates besides parameters, state and arenas.
-  for (const auto &[name, slots] : functions->members())
+  for (const auto &[name, slots] : functions->members()) {
+    // The text-generation entries' buffers exist only in lcc-run --generate.
+    if (name == "prefill" || name == "decode_step")
+      continue;
     for (const json::Value &s : slots.items()) {
       const json::Value *role = s.get("role");
       if (!role || !role->isString())
@@ -90,6 +93,7 @@ bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
       else if (name == "train_step" && role->asString() != "param" && role->asString() != "state")
         p.io += slotBytes(s);
     }
+  }
   // Parameters and state are double-buffered (the step reads one set and
   // writes the other); frozen parameters are never written, but the runtime
   // keeps both sets uniform.

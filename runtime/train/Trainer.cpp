@@ -402,6 +402,56 @@ Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs
   return {};
 }
 
+Status Trainer::callEntry(const EntryPoint &entry, const std::map<std::string, uint64_t> &inputs,
+                          const std::map<std::string, uint64_t> &outputs, int graph) {
+  Device &dev = *device_;
+  auto fail = [&](const std::string &m) { return Status::failure("@" + entry.name + ": " + m); };
+  std::vector<void *> buffers;
+  for (const Slot &s : entry.slots) {
+    uint64_t p = 0;
+    if (s.role == Slot::Param) {
+      auto it = persistent_.find(s.name);
+      if (it == persistent_.end() || it->second.dtype != s.dtype || it->second.shape != s.shape)
+        return fail("parameter '" + s.name + "' is not held whole by this run");
+      p = it->second.current;
+    } else if (s.role == Slot::Workspace) {
+      uint64_t &arena = arenas_[entry.name];
+      if (!arena && !(arena = dev.allocate(s.bytes())))
+        return fail("cannot allocate its arena of " + std::to_string(s.bytes()) + " bytes on " +
+                    dev.where());
+      p = arena;
+    } else {
+      const auto &named = s.out ? outputs : inputs;
+      auto it = named.find(s.name);
+      if (it == named.end() || !it->second)
+        return fail("no buffer for " + std::string(s.out ? "output" : "input") + " '" + s.name +
+                    "'");
+      p = it->second;
+    }
+    buffers.push_back(reinterpret_cast<void *>(p));
+  }
+  Status st;
+  if (graph >= 0 && graphs_) {
+    if (!dev.hasGraph(graph)) {
+      st = dev.beginCapture();
+      if (st) {
+        st = dev.call(*program_, entry, buffers);
+        Status end = dev.endCapture(graph);
+        if (st)
+          st = end;
+      }
+    }
+    if (st)
+      st = dev.replay(graph);
+    replays_ += st.ok();
+  } else {
+    st = dev.call(*program_, entry, buffers);
+  }
+  if (st)
+    st = dev.synchronize();
+  return st ? Status() : fail("on " + dev.where() + ": " + st.message());
+}
+
 int64_t Trainer::allocatedBytes() const {
   int64_t total = int64_t(stepTensor_.byteSize());
   for (const auto &[name, p] : persistent_)

@@ -72,6 +72,17 @@ public:
   /// The loss of @forward on one batch ([...] without the K dimension).
   Status evalLoss(const std::map<std::string, const HostTensor *> &inputs, double &loss);
 
+  /// Calls `entry`, one of the program's other entries (text generation:
+  /// runtime/train/Generator.h), with the current parameters, its arena
+  /// (allocated on the first call) and device buffers of `inputs` and
+  /// `outputs` (by slot name) for its other slots; waits for it. With
+  /// graphs (useGraphs), `graph` >= 0 replays graph slot `graph`, captured
+  /// on its first such call (the caller makes one eager call before, and
+  /// keeps the buffers of a slot's calls the same).
+  Status callEntry(const EntryPoint &entry, const std::map<std::string, uint64_t> &inputs,
+                   const std::map<std::string, uint64_t> &outputs, int graph = -1);
+  Device &device() const { return *device_; }
+  const Program &program() const { return *program_; }
   /// Completed updates (the next step passes stepCount() + 1 to the code).
   int64_t stepCount() const { return steps_; }
 

@@ -15,8 +15,10 @@ namespace lcc::run {
 
 static const char *kUsage =
     R"(usage: lcc-run TRAIN.BIN --data FILE [options]
+       lcc-run TRAIN.BIN --resume CKPT --generate --prompt TEXT [options]
 
-Trains the model compiled into TRAIN.BIN (lcc MODEL -o TRAIN.BIN).
+Trains the model compiled into TRAIN.BIN (lcc MODEL -o TRAIN.BIN), or generates
+text with it.
 
 data:
   --data FILE          training tokens: .txt/other = bytes, .bin/.u16 = uint16,
@@ -60,6 +62,15 @@ checkpoints:
   --export-peft DIR    (lcc --lora) the adapters as PEFT saves them
   --init-adapter DIR   (lcc --lora) start the adapters from a PEFT directory
   --quiet              only errors and the final summary
+generation (instead of training; from --resume, --init-from or fresh weights):
+  --generate           print a continuation of --prompt, then prefill and decode tokens/s
+  --prompt TEXT        the text to continue (a byte-level model, vocab 256: its bytes;
+                       otherwise token ids separated by spaces)
+  --max-tokens N       tokens to generate (default 64; fewer when the context fills)
+  --temperature T      sampling temperature (default 0.8; 0: greedy, the likeliest token)
+  --top-k K            sample among the K likeliest tokens (default 40; 0: all)
+  --top-p P            then among the fewest whose probabilities sum to P (default 0.95)
+  --seed N             the sampling seed (default 1337): the same seed, the same text
 gpu (the train.bin compiled with lcc --target=cuda):
   --no-graph           run each step eagerly instead of replaying it as one CUDA
                        graph (for debugging; slower)
@@ -199,6 +210,33 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--export-hf-shard-size",
        [&](auto &f, auto &v) { return toInt(f, v, o.exportHfShardBytes, 1); }},
       {"--nproc", [&](auto &f, auto &v) { return toInt(f, v, o.ranks, 1); }},
+      {"--prompt",
+       [&](auto &, auto &v) {
+         o.prompt = v;
+         return true;
+       }},
+      {"--max-tokens", [&](auto &f, auto &v) { return toInt(f, v, o.maxTokens, 0); }},
+      {"--top-k", [&](auto &f, auto &v) { return toInt(f, v, o.topK, 0); }},
+      {"--temperature",
+       [&](auto &f, auto &v) {
+         char *end = nullptr;
+         o.temperature = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end || !(o.temperature >= 0 && o.temperature < 1e6)) {
+           message = "lcc-run: error: " + f + " expects a number >= 0, got '" + v + "'";
+           return false;
+         }
+         return true;
+       }},
+      {"--top-p",
+       [&](auto &f, auto &v) {
+         char *end = nullptr;
+         o.topP = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end || !(o.topP > 0 && o.topP <= 1)) {
+           message = "lcc-run: error: " + f + " expects a number in (0, 1], got '" + v + "'";
+           return false;
+         }
+         return true;
+       }},
       {"--log-dir",
        [&](auto &, auto &v) {
          o.logDir = v;
@@ -241,6 +279,10 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
     }
     if (arg == "--merge-lora") {
       o.mergeLora = true;
+      continue;
+    }
+    if (arg == "--generate") {
+      o.generate = true;
       continue;
     }
     if (arg == "--no-graph") {
@@ -286,7 +328,16 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
     message = "lcc-run: error: --init-from and --resume both say where to start; give one";
     return false;
   }
-  if (o.data.empty()) {
+  if (o.generate != o.prompt.has_value()) {
+    message = o.generate ? "lcc-run: error: --generate needs --prompt TEXT"
+                         : "lcc-run: error: --prompt applies to --generate";
+    return false;
+  }
+  if (o.generate && o.ranks > 0) {
+    message = "lcc-run: error: --generate runs in one process (no -n)";
+    return false;
+  }
+  if (o.data.empty() && !o.generate) {
     message = "lcc-run: error: no training data, give --data FILE (for example "
               "data/kjv-genesis-exodus.txt)";
     return false;

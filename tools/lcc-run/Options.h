@@ -36,6 +36,13 @@ struct Options {
   std::string initAdapter;  // LoRA adapters to start from (a PEFT directory)
   bool mergeLora = false;   // --export-hf folds the adapters into the base weights
   int64_t exportHfShardBytes = 5000000000; // transformers' default max_shard_size, 5GB
+  // Text generation (--generate; runtime/train/Generator.h) instead of training.
+  bool generate = false;
+  std::optional<std::string> prompt;
+  int64_t maxTokens = 64;
+  double temperature = 0.8; // 0: greedy
+  int64_t topK = 40;        // 0: no cut
+  double topP = 0.95;       // 1: no nucleus cut
   bool quiet = false;
   bool noGraph = false;     // CUDA: run every step eagerly (no graph capture)
   // Distributed runs (docs/distributed.md).

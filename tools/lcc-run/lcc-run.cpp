@@ -21,6 +21,7 @@
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/EmulatedGpu.h"
 #include "tools/lcc-run/Data.h"
+#include "tools/lcc-run/Generate.h"
 #include "tools/lcc-run/HfModel.h"
 #include "tools/lcc-run/Metrics.h"
 #include "tools/lcc-run/PeftAdapter.h"
@@ -288,20 +289,6 @@ int main(int argc, char **argv) {
                 ": " + opt.program +
                 "'s model names no Hugging Face architecture (an `hf` section of a DSL "
                 "model; docs/hf.md)");
-  const json::Value *vocab = config ? config->get("vocab") : nullptr;
-  DatasetOptions dopt;
-  dopt.trainPath = opt.data;
-  dopt.valPath = opt.val;
-  dopt.valFraction = opt.val.empty() ? opt.valFraction : 0;
-  dopt.vocabSize = vocab && vocab->isInt() ? uint32_t(vocab->asInt()) : uint32_t(INT32_MAX);
-  dopt.seqLen = stepFeed.seq;
-  if (!parseTokenFormat(opt.format, dopt.format))
-    return fail("lcc-run: error: unknown --format '" + opt.format + "', expected auto, u16, "
-                "u32 or bytes");
-  Dataset data;
-  if (Status st = Dataset::open(dopt, data); !st)
-    return fail("lcc-run: error: " + st.message());
-
   // Start: fresh init, or a checkpoint (which also brings back the data seed
   // and order).
   uint64_t seed = opt.seed.value_or(1337);
@@ -324,8 +311,8 @@ int main(int argc, char **argv) {
     if (!opt.order && o != ckpt.metadata.end())
       order = saved;
     if (!opt.quiet)
-      std::printf("resumed from %s at step %lld\n", used.c_str(),
-                  static_cast<long long>(trainer.stepCount()));
+      std::fprintf(opt.generate ? stderr : stdout, "resumed from %s at step %lld\n", used.c_str(),
+                   static_cast<long long>(trainer.stepCount()));
   } else if (!opt.initFrom.empty() || !opt.initAdapter.empty()) {
     std::map<std::string, HostTensor> weights;
     if (!opt.initFrom.empty())
@@ -337,12 +324,30 @@ int main(int argc, char **argv) {
     if (Status st = trainer.initFrom(weights); !st)
       return fail("lcc-run: error: --init-from: " + st.message());
     if (!opt.quiet)
-      std::printf("initialized from %s%s%s\n", opt.initFrom.c_str(),
-                  opt.initFrom.empty() || opt.initAdapter.empty() ? "" : " and ",
-                  opt.initAdapter.c_str());
+      std::fprintf(
+          opt.generate ? stderr : stdout, "initialized from %s%s%s\n", opt.initFrom.c_str(),
+          opt.initFrom.empty() || opt.initAdapter.empty() ? "" : " and ", opt.initAdapter.c_str());
   } else if (Status st = trainer.init(); !st) {
     return fail("lcc-run: error: " + st.message());
   }
+
+  if (opt.generate)
+    return run::generateText(trainer, opt);
+
+  const json::Value *vocab = config ? config->get("vocab") : nullptr;
+  DatasetOptions dopt;
+  dopt.trainPath = opt.data;
+  dopt.valPath = opt.val;
+  dopt.valFraction = opt.val.empty() ? opt.valFraction : 0;
+  dopt.vocabSize = vocab && vocab->isInt() ? uint32_t(vocab->asInt()) : uint32_t(INT32_MAX);
+  dopt.seqLen = stepFeed.seq;
+  if (!parseTokenFormat(opt.format, dopt.format))
+    return fail("lcc-run: error: unknown --format '" + opt.format +
+                "', expected auto, u16, "
+                "u32 or bytes");
+  Dataset data;
+  if (Status st = Dataset::open(dopt, data); !st)
+    return fail("lcc-run: error: " + st.message());
 
   Sampler trainSampler(data.train(), stepFeed.batch * stepFeed.parts, stepFeed.seq, seed,
                        order);

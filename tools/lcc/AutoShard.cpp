@@ -17,9 +17,7 @@ using namespace mlir;
 namespace lcc::driver {
 
 std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides, bool verify,
-                          llvm::function_ref<llvm::Expected<OwningOpRef<ModuleOp>>(
-                              const std::map<std::string, int64_t> &)>
-                              import) {
+                          ImportAt import) {
   auto start = std::chrono::steady_clock::now();
   auto cluster = planner::loadCluster(clusterFlag);
   if (!cluster)

@@ -94,6 +94,17 @@ planner::Problem plannerChoices();
 /// message or empty.
 std::string applyPlan(const planner::Plan &plan);
 
+/// The model imported with config overrides (the DSL).
+using ImportAt = llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(
+    const std::map<std::string, int64_t> &)>;
+
+/// @prefill and @decode_step for lcc-run --generate (Generation.cpp), made
+/// from the model `importAt` gives at batch 1 (with `overrides` otherwise)
+/// and added to `module`, unless the model or mode cannot have them (an
+/// error if --context asked for them). The error message, or empty.
+std::string addGenerationEntries(mlir::ModuleOp module, bool isOnnx, const ImportAt &importAt,
+                                 std::map<std::string, int64_t> overrides);
+
 /// --shard=auto: plans the model `import` makes (with config overrides:
 /// `layers` for the probes, `batch` for the micro-batch), prints the ranked
 /// table and the planning time, applies the best plan to the flags and its
@@ -101,9 +112,7 @@ std::string applyPlan(const planner::Plan &plan);
 /// best whose compiled memory plan fits. The error message (without "lcc: error: ")
 /// or empty.
 std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overrides, bool verify,
-                          llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(
-                              const std::map<std::string, int64_t> &)>
-                              import);
+                          ImportAt import);
 
 } // namespace lcc::driver
 

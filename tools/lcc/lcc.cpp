@@ -741,8 +741,20 @@ int main(int argc, char **argv) {
   if (trainSteps > 0)
     return runTrainSteps(context, **module, forward, diagnostics);
 
-  if (emit == "train-bin")
+  if (emit == "train-bin") {
+    auto importAt = [&](const std::map<std::string, int64_t> &o) {
+      lcc::dsl::ImportOptions at = options;
+      at.overrides = o;
+      return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, at);
+    };
+    // (Only into a file: --plan alone shows the training memory, without them.)
+    if (std::string e = outputFile == "-" ? ""
+                                          : lcc::driver::addGenerationEntries(
+                                                **module, isOnnx, importAt, options.overrides);
+        !e.empty())
+      return fail(diagnostics.empty() ? "lcc: error: " + e : diagnostics);
     return writeTrainBinFile(context, **module, diagnostics);
+  }
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))

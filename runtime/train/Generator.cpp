@@ -1,0 +1,219 @@
+//===- Generator.cpp - text generation with a train.bin's KV cache --------===//
+#include "runtime/train/Generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace lcc {
+
+int32_t sampleToken(const std::vector<float> &logits, const SamplingOptions &o,
+                    std::mt19937_64 &rng) {
+  const int64_t n = int64_t(logits.size());
+  // Likeliest first; equal logits by id, so the order (and greedy's pick)
+  // does not depend on the sort's implementation.
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  auto likelier = [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  if (o.temperature <= 0)
+    return *std::min_element(order.begin(), order.end(), likelier);
+  int64_t keep = o.topK > 0 ? std::min<int64_t>(o.topK, n) : n;
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(), likelier);
+  order.resize(size_t(keep));
+  std::vector<double> p(order.size());
+  double top = double(logits[order[0]]) / o.temperature, sum = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    sum += p[i] = std::exp(double(logits[order[i]]) / o.temperature - top);
+  // The nucleus: the fewest likeliest tokens whose probabilities reach top-p.
+  double mass = 0;
+  size_t cut = 0;
+  while (cut < p.size() && (cut == 0 || mass < o.topP * sum))
+    mass += p[cut++];
+  // A uniform draw in [0, 1) from the generator's 53 high bits.
+  double u = double(rng() >> 11) * 0x1.0p-53 * mass;
+  for (size_t i = 0; i < cut; ++i) {
+    if (u < p[i])
+      return order[i];
+    u -= p[i];
+  }
+  return order[cut - 1];
+}
+
+Generator &Generator::operator=(Generator &&other) noexcept {
+  if (this != &other) {
+    release();
+    trainer_ = other.trainer_;
+    prefill_ = other.prefill_;
+    decode_ = other.decode_;
+    context_ = other.context_;
+    vocab_ = other.vocab_;
+    length_ = other.length_;
+    tokensName_ = std::move(other.tokensName_);
+    cacheNames_ = std::move(other.cacheNames_);
+    tokens_ = other.tokens_;
+    token_ = other.token_;
+    position_ = other.position_;
+    logits_ = other.logits_;
+    for (int s = 0; s < 2; ++s) {
+      cache_[s] = std::move(other.cache_[s]);
+      warm_[s] = other.warm_[s];
+    }
+    current_ = other.current_;
+    cacheBytes_ = other.cacheBytes_;
+    other.trainer_ = nullptr;
+    other.tokens_ = other.token_ = other.position_ = other.logits_ = 0;
+    other.cache_[0].clear();
+    other.cache_[1].clear();
+  }
+  return *this;
+}
+
+Generator::~Generator() { release(); }
+
+void Generator::release() {
+  if (!trainer_)
+    return;
+  Device &dev = trainer_->device();
+  for (uint64_t b : {tokens_, token_, position_, logits_})
+    if (b)
+      dev.release(b);
+  for (auto &set : cache_)
+    for (uint64_t b : set)
+      dev.release(b);
+  cache_[0].clear();
+  cache_[1].clear();
+  trainer_ = nullptr;
+}
+
+Status Generator::create(Trainer &trainer, Generator &out) {
+  const Program &program = trainer.program();
+  Generator g;
+  g.prefill_ = program.entry("prefill");
+  g.decode_ = program.entry("decode_step");
+  if (!g.prefill_ || !g.decode_) {
+    const json::Value *why = program.manifest().get("no_generation");
+    return Status::failure("it has no text-generation entries: " +
+                           (why && why->isString() ? why->asString()
+                                                   : std::string("it was compiled with "
+                                                                 "--no-generate or by an older "
+                                                                 "lcc")));
+  }
+  g.trainer_ = &trainer;
+  // The prefill's slots say the sizes: tokens [1, context], logits [1, 1,
+  // vocab], each cache [1, kv heads, context, head dim].
+  std::vector<int64_t> cacheShape;
+  for (const Slot &s : g.prefill_->slots) {
+    if (s.role == Slot::Input && s.name != "position") {
+      if (s.dtype != ElementType::I32 || s.shape.size() != 2 || s.shape[0] != 1 ||
+          !g.tokensName_.empty())
+        return Status::failure("@prefill takes an unexpected input '" + s.name + "'");
+      g.tokensName_ = s.name;
+      g.context_ = s.shape[1];
+    } else if (s.role == Slot::Output && s.name == "logits") {
+      if (s.shape.size() != 3 || s.dtype != ElementType::F32)
+        return Status::failure("@prefill's logits are not [1, 1, vocab] f32");
+      g.vocab_ = s.shape[2];
+    } else if (s.role == Slot::Output) {
+      if (!cacheShape.empty() && s.shape != cacheShape)
+        return Status::failure("@prefill's cache '" + s.name + "' differs from the others");
+      cacheShape = s.shape;
+      g.cacheBytes_ = s.bytes();
+      g.cacheNames_.push_back(s.name);
+    }
+  }
+  if (g.tokensName_.empty() || !g.vocab_ || g.cacheNames_.empty())
+    return Status::failure("@prefill lacks its tokens, logits or cache");
+  for (const Slot &s : g.decode_->slots)
+    if (s.role == Slot::Input && s.name == g.tokensName_ && s.shape != std::vector<int64_t>{1, 1})
+      return Status::failure("@decode_step's tokens are not [1, 1]");
+  Device &dev = trainer.device();
+  auto allocate = [&](size_t bytes, uint64_t &at) {
+    if (!(at = dev.allocate(bytes)))
+      return Status::failure("cannot allocate " + std::to_string(bytes) + " bytes on " +
+                             dev.where() + " for text generation");
+    return Status();
+  };
+  for (auto [at, bytes] : {std::pair<uint64_t *, size_t>{&g.tokens_, size_t(g.context_) * 4},
+                           {&g.token_, 4},
+                           {&g.position_, 4},
+                           {&g.logits_, size_t(g.vocab_) * 4}})
+    if (Status st = allocate(bytes, *at); !st)
+      return st;
+  for (auto &set : g.cache_)
+    for (size_t i = 0; i < g.cacheNames_.size(); ++i)
+      if (Status st = allocate(g.cacheBytes_, set.emplace_back()); !st)
+        return st;
+  out = std::move(g);
+  return {};
+}
+
+Status Generator::readLogits(std::vector<float> &logits) {
+  logits.resize(size_t(vocab_));
+  trainer_->device().download(logits.data(), logits_, logits.size() * sizeof(float));
+  return trainer_->device().synchronize();
+}
+
+Status Generator::prefill(const std::vector<int32_t> &prompt, std::vector<float> &logits) {
+  if (prompt.empty())
+    return Status::failure("the prompt is empty");
+  if (int64_t(prompt.size()) > context_)
+    return Status::failure("the prompt has " + std::to_string(prompt.size()) +
+                           " tokens, more than the model's context of " + std::to_string(context_) +
+                           " (lcc --context=N sets it)");
+  for (int32_t t : prompt)
+    if (t < 0 || t >= vocab_)
+      return Status::failure("token " + std::to_string(t) +
+                             " of the prompt is outside the "
+                             "vocabulary [0, " +
+                             std::to_string(vocab_) + ")");
+  // Padding after the prompt: the causal mask keeps it out of the prompt's
+  // rows, and decode steps overwrite its cache rows before reading them.
+  std::vector<int32_t> padded(size_t(context_), 0);
+  std::copy(prompt.begin(), prompt.end(), padded.begin());
+  int32_t last = int32_t(prompt.size()) - 1;
+  Device &dev = trainer_->device();
+  dev.upload(tokens_, padded.data(), padded.size() * 4);
+  dev.upload(position_, &last, 4);
+  std::map<std::string, uint64_t> outputs = {{"logits", logits_}};
+  for (size_t i = 0; i < cacheNames_.size(); ++i)
+    outputs[cacheNames_[i]] = cache_[0][i];
+  if (Status st = trainer_->callEntry(*prefill_, {{tokensName_, tokens_}, {"position", position_}},
+                                      outputs);
+      !st)
+    return st;
+  current_ = 0;
+  length_ = int64_t(prompt.size());
+  return readLogits(logits);
+}
+
+Status Generator::decode(int32_t token, std::vector<float> &logits) {
+  if (length_ < 1)
+    return Status::failure("decode before prefill");
+  if (length_ >= context_)
+    return Status::failure("the context of " + std::to_string(context_) + " tokens is full");
+  if (token < 0 || token >= vocab_)
+    return Status::failure("token " + std::to_string(token) + " is outside the vocabulary");
+  int32_t position = int32_t(length_);
+  Device &dev = trainer_->device();
+  dev.upload(token_, &token, 4);
+  dev.upload(position_, &position, 4);
+  std::map<std::string, uint64_t> inputs = {{tokensName_, token_}, {"position", position_}},
+                                  outputs = {{"logits", logits_}};
+  int from = current_, to = 1 - current_;
+  for (size_t i = 0; i < cacheNames_.size(); ++i) {
+    inputs[cacheNames_[i]] = cache_[from][i];
+    outputs[cacheNames_[i]] = cache_[to][i];
+  }
+  // The first step from each set runs eagerly (plans, buffers), later ones
+  // replay that set's graph where the device captures.
+  if (Status st = trainer_->callEntry(*decode_, inputs, outputs, warm_[from] ? from : -1); !st)
+    return st;
+  warm_[from] = true;
+  current_ = to;
+  ++length_;
+  return readLogits(logits);
+}
+
+} // namespace lcc

@@ -1,0 +1,122 @@
+//===- Generation.cpp - the train.bin's text-generation entries -----------===//
+//
+// A DSL model's train.bin also holds @prefill and @decode_step (lcc-run
+// --generate): the model imported again at batch 1, at the context's length
+// and at one token, each made an entry by lcc-build-generation, then
+// compiled with the step (fused, planned, on CPU or GPU like it, in its
+// precision). Shapes are
+// compile-time constants, so re-importing is how the same model gets other
+// sizes; only what the frontend can re-import gets the entries (not ONNX
+// graphs, whose shapes the exporter fixed), and only where each rank holds
+// whole parameters (not tp, pp or ZeRO-3).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/train/Passes.h"
+#include "tools/lcc/TrainFlags.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace lcc::driver {
+
+static llvm::cl::opt<int64_t>
+    contextFlag("context",
+                llvm::cl::desc("Longest text lcc-run --generate handles, prompt and continuation "
+                               "(the KV cache's length; default: the config's ctx, else seq)"),
+                llvm::cl::init(0), llvm::cl::cat(trainCat));
+static llvm::cl::opt<bool>
+    noGenerateFlag("no-generate",
+                   llvm::cl::desc("Leave the text-generation entries out of the train.bin"),
+                   llvm::cl::init(false), llvm::cl::cat(trainCat));
+
+std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &importAt,
+                                 std::map<std::string, int64_t> overrides) {
+  if (noGenerateFlag)
+    return "";
+  // Where the entries cannot be made, the train.bin has none and its
+  // manifest says why (lcc-run --generate prints it); only --context asks
+  // for them outright.
+  auto skip = [&](const std::string &why) {
+    if (contextFlag.getNumOccurrences())
+      return "--context: " + why;
+    module->setAttr("lcc.no_generation", StringAttr::get(module.getContext(), why));
+    return std::string();
+  };
+  if (isOnnx)
+    return skip("ONNX models have none (their shapes are the exporter's)");
+  if (tpFlag > 1 || ppFlag > 1 || autoShard || modes.shard == ShardMode::Zero3)
+    return skip("its ranks hold parts of the parameters (--tp, --pp, --shard=zero3 or auto); "
+                "compile the model without them to generate from its checkpoints");
+  auto config = module->getAttrOfType<DictionaryAttr>("lcc.config");
+  auto value = [&](llvm::StringRef key) -> int64_t {
+    auto a = config ? config.getAs<IntegerAttr>(key) : IntegerAttr();
+    return a ? a.getInt() : 0;
+  };
+  if (!value("batch") || !value("seq"))
+    return skip("the model's config has no batch and seq to set");
+  int64_t context = contextFlag ? contextFlag : value("ctx") ? value("ctx") : value("seq");
+  if (context < 1)
+    return "--context must be at least 1";
+
+  // The imports and passes report to this handler, not to the driver's:
+  // their first error is why there are no entries.
+  std::string why;
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+      why = d.str();
+    return success();
+  });
+  TrainStepOptions t = trainStepOptions();
+  std::vector<func::FuncOp> made; // unlinked from their modules until both exist
+  auto drop = [&](const std::string &reason) {
+    for (func::FuncOp fn : made)
+      fn.erase();
+    return skip(reason);
+  };
+  for (auto [entry, seq] : {std::pair<const char *, int64_t>{"prefill", context},
+                            std::pair<const char *, int64_t>{"decode_step", 1}}) {
+    overrides["batch"] = 1;
+    overrides["seq"] = seq;
+    auto imported = importAt(overrides);
+    if (!imported)
+      return drop("the model does not import at batch 1, seq " + std::to_string(seq) + ": " +
+                  llvm::toString(imported.takeError()));
+    ModuleOp gen = **imported;
+    PassManager pm(module.getContext());
+    if (!t.loraTargets.empty()) { // the adapters the step trains
+      LccLoraPassOptions lora;
+      lora.rank = t.loraRank;
+      lora.alpha = t.loraAlpha;
+      lora.rslora = t.loraRslora;
+      lora.seed = t.loraSeed;
+      lora.targets.assign(t.loraTargets.begin(), t.loraTargets.end());
+      pm.addPass(createLccLoraPass(lora));
+    }
+    LccBuildGenerationPassOptions o;
+    o.entry = entry;
+    o.context = context;
+    pm.addPass(createLccBuildGenerationPass(o));
+    // The step's precision policy (the CUDA fused attention needs half
+    // operands); after the entry is made, so the cache stays f32.
+    if (t.precision != Precision::FP32) {
+      LccPrecisionPassOptions precision;
+      precision.function = entry;
+      precision.precision = std::string(modeName(t.precision));
+      pm.addPass(createLccPrecisionPass(precision));
+    }
+    if (failed(pm.run(gen)))
+      return drop(why.empty() ? std::string("cannot build @") + entry : why);
+    auto fn = gen.lookupSymbol<func::FuncOp>(entry);
+    fn->remove();
+    made.push_back(fn);
+  }
+  for (func::FuncOp fn : made)
+    module.push_back(fn);
+  return "";
+}
+
+} // namespace lcc::driver
