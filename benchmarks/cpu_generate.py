@@ -75,8 +75,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     ensure_venv()
+    import warnings
     import torch
     import transformers
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
     torch.set_num_threads(2)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

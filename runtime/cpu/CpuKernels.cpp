@@ -84,6 +84,19 @@ void gemmOne(int64_t m, int64_t n, int64_t k, const T *A, Matrix as, const T *B,
       blasView(bs, k, n, CblasNoTrans, CblasTrans, tb, ldb) &&
       blasView(cs, m, n, CblasNoTrans, CblasTrans, tc, ldc) && tc == CblasNoTrans) {
     T beta = overwrite ? T(0) : T(1);
+    // One row of A (decoding one token): a matrix-vector product; sgemm
+    // would copy (pack) all of B first, which costs as much as the product.
+    if (m == 1) {
+      int incA = ta == CblasNoTrans ? 1 : int(lda);
+      // B [k, n] row-major: C = B^T a; B stored [n, k] (a transposed use): C = B a.
+      CBLAS_TRANSPOSE t = tb == CblasNoTrans ? CblasTrans : CblasNoTrans;
+      int rows = int(tb == CblasNoTrans ? k : n), cols = int(tb == CblasNoTrans ? n : k);
+      if constexpr (sizeof(T) == 4)
+        cblas_sgemv(CblasRowMajor, t, rows, cols, 1.0f, B, int(ldb), A, incA, beta, C, 1);
+      else
+        cblas_dgemv(CblasRowMajor, t, rows, cols, 1.0, B, int(ldb), A, incA, beta, C, 1);
+      return;
+    }
     if constexpr (sizeof(T) == 4)
       cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb),
                   beta, C, int(ldc));
@@ -97,7 +110,8 @@ void gemmOne(int64_t m, int64_t n, int64_t k, const T *A, Matrix as, const T *B,
 }
 
 /// A batched GEMM and how it is split over the pool's threads: by batch
-/// element, or (one or few big matrices) by blocks of rows or of columns.
+/// element, or (one or few big matrices) by blocks of rows or of columns, or
+/// (one row: a matrix-vector product) by fixed blocks of columns.
 /// Every output element is computed by exactly one part, the same way for any
 /// split, so the split never changes results.
 template <typename T>
@@ -107,9 +121,13 @@ struct GemmJob {
   T *C;
   int64_t aB0, aB1, aB2, bB0, bB1, bB2, cB0, cB1, cB2;
   Matrix as, bs, cs;
-  enum { Batch, Rows, Cols } split;
+  enum { Batch, Rows, Cols, Vector } split;
   bool overwrite; // beta 0
   static constexpr int64_t kBlock = 16; // rows/columns per unit of a split
+  // A GEMV's columns per call: the same blocks for any thread count (how a
+  // BLAS sums a matrix-vector product may depend on how many columns one
+  // call gets).
+  static constexpr int64_t kVectorBlock = 256;
 
   void batch(int64_t i, int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
     int64_t i0 = i / (nb1 * nb2), i1 = i / nb2 % nb1, i2 = i % nb2;
@@ -134,6 +152,10 @@ struct GemmJob {
       for (int64_t i = 0; i < j.batches(); ++i)
         j.batch(i, 0, j.m, lo * kBlock, std::min(j.n, hi * kBlock));
       return;
+    case Vector:
+      for (int64_t b = lo; b < hi; ++b)
+        j.batch(0, 0, 1, b * kVectorBlock, std::min(j.n, (b + 1) * kVectorBlock));
+      return;
     }
   }
 
@@ -153,6 +175,15 @@ template <typename T> void gemm(LCC_GEMM_PARAMS) {
   // Below ~1 MFLOP a split costs more than it saves.
   double flops = 2.0 * double(m) * double(n) * double(k) * double(batches);
   int threads = lcc::numThreads();
+  if (m == 1 && batches == 1) {
+    job.split = GemmJob<T>::Vector;
+    int64_t units = (n + GemmJob<T>::kVectorBlock - 1) / GemmJob<T>::kVectorBlock;
+    if (threads == 1 || flops < double(1 << 20) || units == 1)
+      GemmJob<T>::part(&job, 0, units);
+    else
+      lcc_parallel_for(&GemmJob<T>::part, &job, units);
+    return;
+  }
   if (threads == 1 || flops < double(1 << 20)) {
     GemmJob<T>::part(&job, 0, batches);
     return;

@@ -118,6 +118,31 @@ TEST(CpuKernels, SplitGemmsMatchReferenceForAnyThreadCount) {
   lcc::setNumThreads(2);
 }
 
+// One row of A (a decode step's token): matrix-vector products, split into
+// the same blocks of columns for every thread count, so unlike the splits
+// above the bits do not move with the count. A's elements strided (a
+// transposed row), B as x @ w and x @ w.T, beta 1 and beta 0.
+const Layout kVectorLayouts[] = {
+    {"gemv (x @ w)", 1, 1, 1000, 600, 0, 0, 1, 0, 1000, 1, 0, 0, 1},
+    {"gemv (x @ w.T)", 1, 1, 1000, 600, 0, 0, 1, 0, 1, 600, 0, 0, 1},
+    {"gemv, strided x", 1, 1, 700, 900, 0, 0, 3, 0, 700, 1, 0, 0, 1},
+    {"gemv, one block", 1, 1, 200, 50, 0, 0, 1, 0, 200, 1, 0, 0, 1},
+};
+
+TEST(CpuKernels, GemvMatchesReferenceWithTheSameBitsForAnyThreadCount) {
+  for (const Layout &l : kVectorLayouts)
+    for (bool overwrite : {false, true}) {
+      lcc::setNumThreads(1);
+      std::vector<float> one = check<float>(l, 1e-5, overwrite);
+      check<double>(l, 1e-13, overwrite);
+      for (int threads : {2, 3}) {
+        lcc::setNumThreads(threads);
+        EXPECT_EQ(check<float>(l, 1e-5, overwrite), one) << l.name << " with " << threads;
+      }
+    }
+  lcc::setNumThreads(2);
+}
+
 // beta 0 (lcc-gemm-to-library drops C's zero fill): C is overwritten and its
 // old contents (NaN here) never read, on the BLAS and the fallback loop, for
 // k = 0 too (C becomes 0), and under every split.
