@@ -12,7 +12,7 @@ JOBS=${LCC_JOBS:-$(nproc)}
 
 # Debian packages the build and the tests need (see ../shared/TOOLCHAIN.md).
 PACKAGES=(cmake ninja-build ccache clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev
-          mlir-22-tools libabsl-dev libgtest-dev libgmock-dev libpng-dev python3
+          mlir-22-tools libabsl-dev libgtest-dev libgmock-dev libpng-dev python3 libsentencepiece-dev sentencepiece
           libopenblas-dev libgloo-dev protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata)
 
 install_deps() {

@@ -2,6 +2,7 @@
 #include "tools/lcc-run/Generate.h"
 
 #include "runtime/train/Generator.h"
+#include "tools/lcc-run/Tokenizer.h"
 
 #include <chrono>
 #include <cstdio>
@@ -18,10 +19,20 @@ int generateText(Trainer &trainer, const Options &opt) {
   Generator gen;
   if (Status st = Generator::create(trainer, gen); !st)
     return fail("lcc-run: error: --generate: " + opt.program + ": " + st.message());
-  // Byte-level models take the prompt's bytes; others token ids.
-  const bool bytes = gen.vocab() == 256;
+  // Byte-level models take the prompt's bytes; others its pieces with a
+  // tokenizer, or token ids.
+  const bool bytes = gen.vocab() == 256 && opt.tokenizer.empty();
+  Tokenizer tokenizer;
   std::vector<int32_t> prompt;
-  if (bytes) {
+  if (!opt.tokenizer.empty()) {
+    if (Status st = Tokenizer::load(opt.tokenizer, tokenizer); !st)
+      return fail("lcc-run: error: --tokenizer: " + st.message());
+    if (tokenizer.size() > gen.vocab())
+      return fail("lcc-run: error: --tokenizer: " + opt.tokenizer + " has " +
+                  std::to_string(tokenizer.size()) + " pieces, more than the model's " +
+                  std::to_string(gen.vocab()) + " tokens");
+    prompt = tokenizer.encode(*opt.prompt);
+  } else if (bytes) {
     for (unsigned char c : *opt.prompt)
       prompt.push_back(int32_t(c));
   } else {
@@ -34,7 +45,7 @@ int generateText(Trainer &trainer, const Options &opt) {
         return fail("lcc-run: error: --prompt: '" + word + "' is no token id in [0, " +
                     std::to_string(gen.vocab()) +
                     ") (the model's vocabulary is not bytes: give token ids separated by "
-                    "spaces)");
+                    "spaces, or --tokenizer)");
       prompt.push_back(int32_t(id));
     }
   }
@@ -47,21 +58,37 @@ int generateText(Trainer &trainer, const Options &opt) {
     return fail("lcc-run: error: --prompt: " + st.message());
   double prefillSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  if (bytes)
+  // With a tokenizer, the text of prompt + continuation so far is decoded
+  // again after each token and what it adds printed (a piece's text can
+  // depend on its neighbours: the leading space of the first one goes).
+  std::vector<int32_t> all = prompt;
+  std::string shown;
+  if (bytes) {
     std::fwrite(opt.prompt->data(), 1, opt.prompt->size(), stdout);
-  else
+  } else if (!opt.tokenizer.empty()) {
+    shown = tokenizer.decode(all);
+    std::fwrite(shown.data(), 1, shown.size(), stdout);
+  } else {
     for (size_t i = 0; i < prompt.size(); ++i)
       std::printf("%s%d", i ? " " : "", prompt[i]);
+  }
   std::fflush(stdout);
   int64_t made = 0, steps = 0;
   double decodeSeconds = 0;
   bool full = false;
   while (made < opt.maxTokens) {
     int32_t token = sampleToken(logits, sampling, rng);
-    if (bytes)
+    all.push_back(token);
+    if (bytes) {
       std::fputc(token, stdout);
-    else
+    } else if (!opt.tokenizer.empty()) {
+      std::string text = tokenizer.decode(all);
+      if (text.size() > shown.size() && text.compare(0, shown.size(), shown) == 0)
+        std::fwrite(text.data() + shown.size(), 1, text.size() - shown.size(), stdout);
+      shown = std::move(text);
+    } else {
       std::printf(" %d", token);
+    }
     std::fflush(stdout);
     ++made;
     if (made == opt.maxTokens)

@@ -65,7 +65,8 @@ checkpoints:
 generation (instead of training; from --resume, --init-from or fresh weights):
   --generate           print a continuation of --prompt, then prefill and decode tokens/s
   --prompt TEXT        the text to continue (a byte-level model, vocab 256: its bytes;
-                       otherwise token ids separated by spaces)
+                       with --tokenizer: its pieces; otherwise token ids separated by spaces)
+  --tokenizer FILE     a SentencePiece model (tokenizer.model) for a model of token ids
   --max-tokens N       tokens to generate (default 64; fewer when the context fills)
   --temperature T      sampling temperature (default 0.8; 0: greedy, the likeliest token)
   --top-k K            sample among the K likeliest tokens (default 40; 0: all)
@@ -215,6 +216,11 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
          o.prompt = v;
          return true;
        }},
+      {"--tokenizer",
+       [&](auto &, auto &v) {
+         o.tokenizer = v;
+         return true;
+       }},
       {"--max-tokens", [&](auto &f, auto &v) { return toInt(f, v, o.maxTokens, 0); }},
       {"--top-k", [&](auto &f, auto &v) { return toInt(f, v, o.topK, 0); }},
       {"--temperature",
@@ -331,6 +337,10 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
   if (o.generate != o.prompt.has_value()) {
     message = o.generate ? "lcc-run: error: --generate needs --prompt TEXT"
                          : "lcc-run: error: --prompt applies to --generate";
+    return false;
+  }
+  if (!o.tokenizer.empty() && !o.generate) {
+    message = "lcc-run: error: --tokenizer applies to --generate";
     return false;
   }
   if (o.generate && o.ranks > 0) {

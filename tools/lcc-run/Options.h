@@ -39,6 +39,7 @@ struct Options {
   // Text generation (--generate; runtime/train/Generator.h) instead of training.
   bool generate = false;
   std::optional<std::string> prompt;
+  std::string tokenizer; // a SentencePiece model: text in and out for a token-id model
   int64_t maxTokens = 64;
   double temperature = 0.8; // 0: greedy
   int64_t topK = 40;        // 0: no cut
