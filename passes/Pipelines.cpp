@@ -43,18 +43,34 @@ static void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
     llvm::report_fatal_error(llvm::Twine("lcc: internal pipeline does not parse: ") + errors);
 }
 
+/// lcc-lora on `options.function` when --lora names targets.
+static void addLora(OpPassManager &pm, const TrainStepOptions &options) {
+  if (options.loraTargets.empty())
+    return;
+  LccLoraPassOptions lora;
+  lora.function = options.function;
+  lora.rank = options.loraRank;
+  lora.alpha = options.loraAlpha;
+  lora.rslora = options.loraRslora;
+  lora.seed = options.loraSeed;
+  lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
+  pm.addPass(createLccLoraPass(lora));
+}
+
+/// lcc-precision on `function` unless the policy is fp32.
+static void addPrecision(OpPassManager &pm, const TrainStepOptions &options,
+                         llvm::StringRef function) {
+  if (options.precision == Precision::FP32)
+    return;
+  LccPrecisionPassOptions precision;
+  precision.function = function.str();
+  precision.precision = std::string(modeName(options.precision));
+  pm.addPass(createLccPrecisionPass(precision));
+}
+
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) {
   // Adapters first: every later pass sees them as ordinary parameters.
-  if (!options.loraTargets.empty()) {
-    LccLoraPassOptions lora;
-    lora.function = options.function;
-    lora.rank = options.loraRank;
-    lora.alpha = options.loraAlpha;
-    lora.rslora = options.loraRslora;
-    lora.seed = options.loraSeed;
-    lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
-    pm.addPass(createLccLoraPass(lora));
-  }
+  addLora(pm, options);
   // Tensor parallelism splits the forward; autodiff then derives the split
   // backward.
   if (options.tp > 1) {
@@ -76,12 +92,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
     }
   }
   // The precision policy on the forward; autodiff derives the backward's.
-  if (options.precision != Precision::FP32) {
-    LccPrecisionPassOptions precision;
-    precision.function = options.function;
-    precision.precision = std::string(modeName(options.precision));
-    pm.addPass(createLccPrecisionPass(precision));
-  }
+  addPrecision(pm, options, options.function);
   // A pipeline stage: its part of the forward (which the precision policy
   // and tensor parallelism have already rewritten), differentiated alone.
   if (options.pp > 1) {
@@ -142,6 +153,19 @@ int64_t attentionMinScores(AttentionMode attention, bool cuda) {
   if (attention == AttentionMode::Decomposed || cuda)
     return 0;
   return 512 * 512;
+}
+
+void buildGenerationPipeline(OpPassManager &pm, const TrainStepOptions &options,
+                             llvm::StringRef entry, int64_t context) {
+  // The adapters the step trains, on the forward the entry is made from.
+  addLora(pm, options);
+  LccBuildGenerationPassOptions o;
+  o.entry = entry.str();
+  o.context = context;
+  pm.addPass(createLccBuildGenerationPass(o));
+  // The step's precision policy (the CUDA fused attention needs half
+  // operands), after the entry is made, so that the cache stays f32.
+  addPrecision(pm, options, entry);
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores,

@@ -79,6 +79,12 @@ int64_t attentionMinScores(AttentionMode attention, bool cuda);
 /// -> distributed over ranks (lcc-shard-dp or lcc-shard-zero) when asked.
 void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options);
 
+/// @<entry> (prefill or decode_step, lcc-build-generation) of a module that
+/// holds the model imported at batch 1 and the entry's length, with the
+/// step's adapters and precision (`options`); `context`: the cache length.
+void buildGenerationPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options,
+                             llvm::StringRef entry, int64_t context);
+
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 /// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for
 /// the fused kernels (attentionMinScores). With `outlineLayers` (the AOT

@@ -41,35 +41,6 @@ int32_t sampleToken(const std::vector<float> &logits, const SamplingOptions &o,
   return order[cut - 1];
 }
 
-Generator &Generator::operator=(Generator &&other) noexcept {
-  if (this != &other) {
-    release();
-    trainer_ = other.trainer_;
-    prefill_ = other.prefill_;
-    decode_ = other.decode_;
-    context_ = other.context_;
-    vocab_ = other.vocab_;
-    length_ = other.length_;
-    tokensName_ = std::move(other.tokensName_);
-    cacheNames_ = std::move(other.cacheNames_);
-    tokens_ = other.tokens_;
-    token_ = other.token_;
-    position_ = other.position_;
-    logits_ = other.logits_;
-    for (int s = 0; s < 2; ++s) {
-      cache_[s] = std::move(other.cache_[s]);
-      warm_[s] = other.warm_[s];
-    }
-    current_ = other.current_;
-    cacheBytes_ = other.cacheBytes_;
-    other.trainer_ = nullptr;
-    other.tokens_ = other.token_ = other.position_ = other.logits_ = 0;
-    other.cache_[0].clear();
-    other.cache_[1].clear();
-  }
-  return *this;
-}
-
 Generator::~Generator() { release(); }
 
 void Generator::release() {
@@ -81,18 +52,24 @@ void Generator::release() {
       dev.release(b);
   for (auto &set : cache_)
     for (uint64_t b : set)
-      dev.release(b);
+      if (b)
+        dev.release(b);
   cache_[0].clear();
   cache_[1].clear();
+  tokens_ = token_ = position_ = logits_ = 0;
+  warm_[0] = warm_[1] = false;
+  cacheNames_.clear();
+  tokensName_.clear();
+  length_ = context_ = vocab_ = 0;
   trainer_ = nullptr;
 }
 
-Status Generator::create(Trainer &trainer, Generator &out) {
+Status Generator::init(Trainer &trainer) {
+  release();
   const Program &program = trainer.program();
-  Generator g;
-  g.prefill_ = program.entry("prefill");
-  g.decode_ = program.entry("decode_step");
-  if (!g.prefill_ || !g.decode_) {
+  prefill_ = program.entry("prefill");
+  decode_ = program.entry("decode_step");
+  if (!prefill_ || !decode_) {
     const json::Value *why = program.manifest().get("no_generation");
     return Status::failure("it has no text-generation entries: " +
                            (why && why->isString() ? why->asString()
@@ -100,33 +77,33 @@ Status Generator::create(Trainer &trainer, Generator &out) {
                                                                  "--no-generate or by an older "
                                                                  "lcc")));
   }
-  g.trainer_ = &trainer;
+  trainer_ = &trainer;
   // The prefill's slots say the sizes: tokens [1, context], logits [1, 1,
   // vocab], each cache [1, kv heads, context, head dim].
   std::vector<int64_t> cacheShape;
-  for (const Slot &s : g.prefill_->slots) {
+  for (const Slot &s : prefill_->slots) {
     if (s.role == Slot::Input && s.name != "position") {
       if (s.dtype != ElementType::I32 || s.shape.size() != 2 || s.shape[0] != 1 ||
-          !g.tokensName_.empty())
+          !tokensName_.empty())
         return Status::failure("@prefill takes an unexpected input '" + s.name + "'");
-      g.tokensName_ = s.name;
-      g.context_ = s.shape[1];
+      tokensName_ = s.name;
+      context_ = s.shape[1];
     } else if (s.role == Slot::Output && s.name == "logits") {
       if (s.shape.size() != 3 || s.dtype != ElementType::F32)
         return Status::failure("@prefill's logits are not [1, 1, vocab] f32");
-      g.vocab_ = s.shape[2];
+      vocab_ = s.shape[2];
     } else if (s.role == Slot::Output) {
       if (!cacheShape.empty() && s.shape != cacheShape)
         return Status::failure("@prefill's cache '" + s.name + "' differs from the others");
       cacheShape = s.shape;
-      g.cacheBytes_ = s.bytes();
-      g.cacheNames_.push_back(s.name);
+      cacheBytes_ = s.bytes();
+      cacheNames_.push_back(s.name);
     }
   }
-  if (g.tokensName_.empty() || !g.vocab_ || g.cacheNames_.empty())
+  if (tokensName_.empty() || !vocab_ || cacheNames_.empty())
     return Status::failure("@prefill lacks its tokens, logits or cache");
-  for (const Slot &s : g.decode_->slots)
-    if (s.role == Slot::Input && s.name == g.tokensName_ && s.shape != std::vector<int64_t>{1, 1})
+  for (const Slot &s : decode_->slots)
+    if (s.role == Slot::Input && s.name == tokensName_ && s.shape != std::vector<int64_t>{1, 1})
       return Status::failure("@decode_step's tokens are not [1, 1]");
   Device &dev = trainer.device();
   auto allocate = [&](size_t bytes, uint64_t &at) {
@@ -135,17 +112,16 @@ Status Generator::create(Trainer &trainer, Generator &out) {
                              dev.where() + " for text generation");
     return Status();
   };
-  for (auto [at, bytes] : {std::pair<uint64_t *, size_t>{&g.tokens_, size_t(g.context_) * 4},
-                           {&g.token_, 4},
-                           {&g.position_, 4},
-                           {&g.logits_, size_t(g.vocab_) * 4}})
+  for (auto [at, bytes] : {std::pair<uint64_t *, size_t>{&tokens_, size_t(context_) * 4},
+                           {&token_, 4},
+                           {&position_, 4},
+                           {&logits_, size_t(vocab_) * 4}})
     if (Status st = allocate(bytes, *at); !st)
       return st;
-  for (auto &set : g.cache_)
-    for (size_t i = 0; i < g.cacheNames_.size(); ++i)
-      if (Status st = allocate(g.cacheBytes_, set.emplace_back()); !st)
+  for (auto &set : cache_)
+    for (size_t i = 0; i < cacheNames_.size(); ++i)
+      if (Status st = allocate(cacheBytes_, set.emplace_back()); !st)
         return st;
-  out = std::move(g);
   return {};
 }
 

@@ -41,11 +41,12 @@ class Generator {
 public:
   /// Binds to `trainer`'s program, which must have @prefill and
   /// @decode_step (an error naming why it has none otherwise); allocates the
-  /// cache and the entries' inputs and outputs on the trainer's device.
-  static Status create(Trainer &trainer, Generator &out);
+  /// cache and the entries' inputs and outputs on the trainer's device
+  /// (released with the generator, which must not outlive the trainer).
+  Status init(Trainer &trainer);
   Generator() = default;
-  Generator(Generator &&other) noexcept { *this = std::move(other); }
-  Generator &operator=(Generator &&other) noexcept;
+  Generator(const Generator &) = delete;
+  Generator &operator=(const Generator &) = delete;
   ~Generator();
 
   /// The most tokens the cache holds (prompt and continuation).

@@ -173,25 +173,8 @@ Status Trainer::run(const EntryPoint &entry,
   // allocates and plans what a capture must not, and makes NCCL's first
   // calls (connection set-up; captured point-to-point calls also need an
   // eager one before them).
-  Status st;
-  if (graphs_ && &entry == step_ && warm_) {
-    int parity = int(steps_ % 2);
-    if (!dev.hasGraph(parity)) {
-      st = dev.beginCapture();
-      if (st) {
-        st = dev.call(*program_, entry, buffers);
-        Status end = dev.endCapture(parity);
-        if (st)
-          st = end;
-      }
-    }
-    if (st)
-      st = dev.replay(parity);
-    replays_ += st.ok();
-  } else {
-    st = dev.call(*program_, entry, buffers);
-    warm_ |= st.ok() && &entry == step_;
-  }
+  Status st = issue(entry, buffers, graphs_ && &entry == step_ && warm_ ? int(steps_ % 2) : -1);
+  warm_ |= st.ok() && &entry == step_;
   // A copy into pageable memory returns only when it is done, so it would
   // wait for the step without the timeout that catches a peer that stopped
   // taking part in a collective: wait the polling way first.
@@ -402,6 +385,26 @@ Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs
   return {};
 }
 
+Status Trainer::issue(const EntryPoint &entry, const std::vector<void *> &buffers, int graph) {
+  Device &dev = *device_;
+  if (graph < 0)
+    return dev.call(*program_, entry, buffers);
+  Status st;
+  if (!dev.hasGraph(graph)) {
+    st = dev.beginCapture();
+    if (st) {
+      st = dev.call(*program_, entry, buffers);
+      Status end = dev.endCapture(graph);
+      if (st)
+        st = end;
+    }
+  }
+  if (st)
+    st = dev.replay(graph);
+  replays_ += st.ok();
+  return st;
+}
+
 Status Trainer::callEntry(const EntryPoint &entry, const std::map<std::string, uint64_t> &inputs,
                           const std::map<std::string, uint64_t> &outputs, int graph) {
   Device &dev = *device_;
@@ -430,23 +433,7 @@ Status Trainer::callEntry(const EntryPoint &entry, const std::map<std::string, u
     }
     buffers.push_back(reinterpret_cast<void *>(p));
   }
-  Status st;
-  if (graph >= 0 && graphs_) {
-    if (!dev.hasGraph(graph)) {
-      st = dev.beginCapture();
-      if (st) {
-        st = dev.call(*program_, entry, buffers);
-        Status end = dev.endCapture(graph);
-        if (st)
-          st = end;
-      }
-    }
-    if (st)
-      st = dev.replay(graph);
-    replays_ += st.ok();
-  } else {
-    st = dev.call(*program_, entry, buffers);
-  }
+  Status st = issue(entry, buffers, graphs_ ? graph : -1);
   if (st)
     st = dev.synchronize();
   return st ? Status() : fail("on " + dev.where() + ": " + st.message());

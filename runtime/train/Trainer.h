@@ -174,6 +174,9 @@ private:
   std::map<std::string, size_t> stagingOffsets_;
 
   int64_t pieceIndex(const ShardSpec &spec) const;
+  // Calls `entry` on `buffers`, or (graph >= 0) replays graph slot `graph`,
+  // capturing it from this call first if it has none.
+  Status issue(const EntryPoint &entry, const std::vector<void *> &buffers, int graph);
   /// `whole` cut to this rank's piece when `name` is partitioned.
   HostTensor local(const std::string &name, const HostTensor &whole) const;
   /// Replaces parameters and state with `values` (whole tensors, cut here),

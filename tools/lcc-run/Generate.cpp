@@ -17,7 +17,7 @@ static int fail(const std::string &message) {
 
 int generateText(Trainer &trainer, const Options &opt) {
   Generator gen;
-  if (Status st = Generator::create(trainer, gen); !st)
+  if (Status st = gen.init(trainer); !st)
     return fail("lcc-run: error: --generate: " + opt.program + ": " + st.message());
   // Byte-level models take the prompt's bytes; others its pieces with a
   // tokenizer, or token ids.

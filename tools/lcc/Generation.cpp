@@ -11,7 +11,6 @@
 // whole parameters (not tp, pp or ZeRO-3).
 //
 //===----------------------------------------------------------------------===//
-#include "passes/train/Passes.h"
 #include "tools/lcc/TrainFlags.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -87,27 +86,7 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
                   llvm::toString(imported.takeError()));
     ModuleOp gen = **imported;
     PassManager pm(module.getContext());
-    if (!t.loraTargets.empty()) { // the adapters the step trains
-      LccLoraPassOptions lora;
-      lora.rank = t.loraRank;
-      lora.alpha = t.loraAlpha;
-      lora.rslora = t.loraRslora;
-      lora.seed = t.loraSeed;
-      lora.targets.assign(t.loraTargets.begin(), t.loraTargets.end());
-      pm.addPass(createLccLoraPass(lora));
-    }
-    LccBuildGenerationPassOptions o;
-    o.entry = entry;
-    o.context = context;
-    pm.addPass(createLccBuildGenerationPass(o));
-    // The step's precision policy (the CUDA fused attention needs half
-    // operands); after the entry is made, so the cache stays f32.
-    if (t.precision != Precision::FP32) {
-      LccPrecisionPassOptions precision;
-      precision.function = entry;
-      precision.precision = std::string(modeName(t.precision));
-      pm.addPass(createLccPrecisionPass(precision));
-    }
+    buildGenerationPipeline(pm, t, entry, context);
     if (failed(pm.run(gen)))
       return drop(why.empty() ? std::string("cannot build @") + entry : why);
     auto fn = gen.lookupSymbol<func::FuncOp>(entry);

@@ -66,8 +66,8 @@ void checkAgainstFullForward(const std::string &path) {
   Model m;
   load(path, m);
   lcc::Generator cached, full;
-  ASSERT_TRUE(isOk(lcc::Generator::create(m.trainer, cached)));
-  ASSERT_TRUE(isOk(lcc::Generator::create(m.trainer, full)));
+  ASSERT_TRUE(isOk(cached.init(m.trainer)));
+  ASSERT_TRUE(isOk(full.init(m.trainer)));
   std::vector<int32_t> seq = {3, 141, 59, 26, 200};
   std::vector<float> logits, want;
   ASSERT_TRUE(isOk(cached.prefill(seq, logits)));
@@ -114,7 +114,7 @@ TEST(Generate, SameSeedSameSample) {
   Model m;
   load(LCC_GEN_LLAMA_BIN, m);
   lcc::Generator g;
-  ASSERT_TRUE(isOk(lcc::Generator::create(m.trainer, g)));
+  ASSERT_TRUE(isOk(g.init(m.trainer)));
   std::vector<int32_t> a = sample(g, 42, 20), b = sample(g, 42, 20), c = sample(g, 43, 20);
   ASSERT_EQ(a.size(), 20u);
   EXPECT_EQ(a, b);
@@ -125,7 +125,7 @@ TEST(Generate, PromptLongerThanContextIsAnError) {
   Model m;
   load(LCC_GEN_GPT_BIN, m);
   lcc::Generator g;
-  ASSERT_TRUE(isOk(lcc::Generator::create(m.trainer, g)));
+  ASSERT_TRUE(isOk(g.init(m.trainer)));
   std::vector<float> logits;
   lcc::Status st = g.prefill(std::vector<int32_t>(size_t(g.context() + 1), 65), logits);
   ASSERT_FALSE(st.ok());
