@@ -66,7 +66,8 @@ generation (instead of training; from --resume, --init-from or fresh weights):
   --generate           print a continuation of --prompt, then prefill and decode tokens/s
   --prompt TEXT        the text to continue (a byte-level model, vocab 256: its bytes;
                        with --tokenizer: its pieces; otherwise token ids separated by spaces)
-  --tokenizer FILE     a SentencePiece model (tokenizer.model) for a model of token ids
+  --tokenizer FILE     a SentencePiece model (tokenizer.model) for a model of token ids;
+                       --export-hf copies it into the directory
   --max-tokens N       tokens to generate (default 64; fewer when the context fills)
   --temperature T      sampling temperature (default 0.8; 0: greedy, the likeliest token)
   --top-k K            sample among the K likeliest tokens (default 40; 0: all)
@@ -339,8 +340,8 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
                          : "lcc-run: error: --prompt applies to --generate";
     return false;
   }
-  if (!o.tokenizer.empty() && !o.generate) {
-    message = "lcc-run: error: --tokenizer applies to --generate";
+  if (!o.tokenizer.empty() && !o.generate && o.exportHf.empty()) {
+    message = "lcc-run: error: --tokenizer applies to --generate and --export-hf";
     return false;
   }
   if (o.generate && o.ranks > 0) {

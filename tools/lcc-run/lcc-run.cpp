@@ -20,6 +20,7 @@
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/EmulatedGpu.h"
+#include "tools/lcc-run/AppendFile.h"
 #include "tools/lcc-run/Data.h"
 #include "tools/lcc-run/Generate.h"
 #include "tools/lcc-run/HfModel.h"
@@ -28,6 +29,7 @@
 #include "tools/lcc-run/TensorBoard.h"
 #include "runtime/cpu/Parallel.h"
 #include "tools/lcc-run/Plot.h"
+#include "runtime/support/AtomicFile.h"
 #include "runtime/support/TrainBin.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/train/Trainer.h"
@@ -526,6 +528,16 @@ int main(int argc, char **argv) {
       return fail("lcc-run: error: --merge-lora: " + st.message());
     if (Status st = writeHfModel(opt.exportHf, *hf, merged, opt.exportHfShardBytes); !st)
       return fail("lcc-run: error: --export-hf: " + st.message());
+    // The model's SentencePiece tokenizer goes with it, under the name
+    // LLaMA-family directories give it (llama.cpp's converter reads it).
+    std::string tokenizer;
+    if (!opt.tokenizer.empty() && !readWholeFile(opt.tokenizer, tokenizer))
+      return fail("lcc-run: error: --tokenizer: cannot read " + opt.tokenizer);
+    if (!opt.tokenizer.empty())
+      if (Status st = writeFileAtomically(opt.exportHf + "/tokenizer.model", tokenizer.data(),
+                                          tokenizer.size());
+          !st)
+        return fail("lcc-run: error: --export-hf: " + st.message());
   }
   if (!opt.exportOnnx.empty()) {
     TrainBin file;
