@@ -54,7 +54,7 @@ case "${1:-}" in
       --export-hf "$BUILD_DIR/gpt-tiny-hf"
     # And what it learned: a sample from the trained model (docs/generate.md).
     "$BUILD_DIR/bin/lcc-run" "$BUILD_DIR/gpt-tiny.bin" --resume "$BUILD_DIR/gpt-tiny-ckpt" \
-      --generate --prompt "And God said" --max-tokens 80
+      --generate --prompt "And God said" --max-tokens 48
     ;;
   test)
     install_deps; build
