@@ -5,6 +5,8 @@
 # the GPU machine with the working tree):
 #   gpt-tiny-cuda.bin   gpt-tiny for --target=cuda (sm_90)
 #   gpt-tiny-cpu.csv    the CPU target's losses for the same 50 steps (the oracle)
+#   gpt-tiny-ckpt/, gpt-tiny-cpu-generate.txt
+#                       the CPU run's checkpoint and its continuation of a prompt (seeded)
 #   gpt2-cuda.bin       GPT-2 124M, batch 8, context 1024, --target=cuda
 #   *-bf16.*            the same with --precision=bf16 (the CPU run emulates bf16)
 #   gpt-tiny-*-fp16.*   gpt-tiny with --precision=fp16 (loss scaling; CPU emulates f16)
@@ -27,7 +29,14 @@ for v in fp32 bf16 fp16 bf16-fused; do
   flags=(--precision=$p --attention=$([ $v = $p ] && echo decomposed || echo fused) --quiet)
   "$BUILD/bin/lcc" examples/gpt-tiny.lcc "${flags[@]}" -o "$OUT/gpt-tiny-cpu.bin"
   "$BUILD/bin/lcc-run" "$OUT/gpt-tiny-cpu.bin" --data data/kjv-genesis-exodus.txt --steps $STEPS \
-    --val-fraction 0 --threads 2 --quiet --csv "$OUT/gpt-tiny-cpu$sfx.csv"
+    --val-fraction 0 --threads 2 --quiet --csv "$OUT/gpt-tiny-cpu$sfx.csv" \
+    $([ $v = fp32 ] && echo --save "$OUT/gpt-tiny-ckpt")
+  # fp32: the trained model's continuation on the CPU (sampled with a fixed seed), the oracle of
+  # the GPU's generation (@prefill, @decode_step as CUDA graphs).
+  if [ $v = fp32 ]; then
+    "$BUILD/bin/lcc-run" "$OUT/gpt-tiny-cpu.bin" --resume "$OUT/gpt-tiny-ckpt" --generate \
+      --prompt "And God said" --temperature 1 --top-k 0 --top-p 1 --seed 7 --max-tokens 48 > "$OUT/gpt-tiny-cpu-generate.txt"
+  fi
   rm "$OUT/gpt-tiny-cpu.bin"
   "$BUILD/bin/lcc" examples/gpt-tiny.lcc --target=cuda "${flags[@]}" -o "$OUT/gpt-tiny-cuda$sfx.bin"
   [ $p = fp16 ] && continue # GPT-2 is timed in fp32 and bf16 (what PyTorch users run)

@@ -157,7 +157,31 @@ def phase_tiny(args, results):
         row("(a) gpt-tiny ZeRO-3 (1 rank) GPU vs CPU losses", "PASS" if rel <= 1e-4 else "FAIL",
             f"max rel diff {rel:.2e} (tolerance 1e-4)")
 
+    def generate():
+        # Text generation from the CPU run's checkpoint: @prefill, then each
+        # @decode_step replayed as a CUDA graph per cache set; sampled with the
+        # CPU run's seed, so the text must be the CPU's (a draw within rounding
+        # of a boundary between two tokens could flip one).
+        want = open(os.path.join(args.bins, "gpt-tiny-cpu-generate.txt"), "rb").read()
+        cmd = [args.lcc_run, os.path.join(args.bins, "gpt-tiny-cuda.bin"), "--resume",
+               os.path.join(args.bins, "gpt-tiny-ckpt"), "--generate", "--prompt", "And God said",
+               "--temperature", "1", "--top-k", "0", "--top-p", "1", "--seed", "7", "--max-tokens", "48"]
+        done = subprocess.run(cmd, capture_output=True, timeout=120)
+        err = done.stderr.decode(errors="replace")
+        with open(os.path.join(args.out, "tiny-generate.log"), "w") as f:
+            f.write(" ".join(cmd) + "\n" + done.stdout.decode(errors="replace") + err)
+        if done.returncode != 0:
+            raise RuntimeError(f"exit {done.returncode}: {err.strip()[-400:]}")
+        got = done.stdout
+        first = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]),
+                     None if len(got) == len(want) else min(len(got), len(want)))
+        rate = next((l for l in err.splitlines() if l.startswith("prefill:")), "")
+        row("(a) gpt-tiny generation GPU vs CPU, seeded (KV cache, decode graphs)",
+            "PASS" if first is None else "FAIL",
+            (rate if first is None else f"first difference at byte {first}") )
+
     check("(a) gpt-tiny fp32", fp32)
+    check("(a) gpt-tiny generation", generate)
     check("(a) gpt-tiny ZeRO-3", zero3)
     check("(a) gpt-tiny --no-graph", eager)
     check("(a) gpt-tiny bf16", lambda: half("bf16", "CPU bf16 emulation"))
