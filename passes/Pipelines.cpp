@@ -69,8 +69,6 @@ static void addPrecision(OpPassManager &pm, const TrainStepOptions &options,
 }
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) {
-  // Adapters first: every later pass sees them as ordinary parameters.
-  addLora(pm, options);
   // Tensor parallelism splits the forward; autodiff then derives the split
   // backward.
   if (options.tp > 1) {
@@ -91,6 +89,10 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepOptions &options) 
       pm.addPass(createLccSequenceParallelPass(sequence));
     }
   }
+  // Adapters, after tensor parallelism (which they follow: a split W's
+  // adapters are split as it is) and before everything else, which sees
+  // them as ordinary parameters.
+  addLora(pm, options);
   // The precision policy on the forward; autodiff derives the backward's.
   addPrecision(pm, options, options.function);
   // A pipeline stage: its part of the forward (which the precision policy

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/train/Passes.h"
 
+#include "passes/shard/ShardUtils.h"
+
 #include "dialects/lcc/LccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,8 +50,14 @@ std::string adapterName(llvm::StringRef base, llvm::StringRef part) {
 struct Adapter {
   unsigned arg;     // W's @forward argument
   std::string name; // W's parameter name
-  int64_t in = 0, out = 0;
+  int64_t in = 0, out = 0; // W's whole sizes
   bool transposed = false; // used as x @ W^T (W is [out, in])
+  // A tensor-parallel W (lcc-shard-tp ran first): its out (column-parallel)
+  // or in (row-parallel) features split `parts` ways over `group`, in
+  // `blocks` equal blocks.
+  bool splitOut = false, splitIn = false;
+  std::string group;
+  int64_t parts = 1, blocks = 1;
 };
 
 struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
@@ -101,15 +109,34 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
     for (auto it = adapters.rbegin(); it != adapters.rend(); ++it) {
       const Adapter &a = *it;
       auto wType = llvm::cast<RankedTensorType>(fn.getArgument(a.arg).getType());
-      auto aType = RankedTensorType::get({rank, a.in}, wType.getElementType());
-      auto bType = RankedTensorType::get({a.out, rank}, wType.getElementType());
+      // Whole shapes (@init's); a tensor-parallel W's adapters are split as
+      // it is (Megatron's column split of `out`: B's rows; row split of `in`:
+      // A's columns), and the other adapter, which every rank holds, gets
+      // its gradient summed over the ranks (lcc.parallel_copy, Megatron's f).
+      auto aWhole = RankedTensorType::get({rank, a.in}, wType.getElementType());
+      auto bWhole = RankedTensorType::get({a.out, rank}, wType.getElementType());
+      RankedTensorType aType = aWhole, bType = bWhole;
+      DictionaryAttr aShard, bShard;
+      bool copyA = false, copyB = false;
+      if (a.splitOut) {
+        bShard = lcc::shard::splitAttr(ctx, a.group, a.parts, 0, a.blocks, bWhole.getShape());
+        bType = RankedTensorType::get({a.out / a.parts, rank}, wType.getElementType());
+        copyA = true;
+      } else if (a.splitIn) {
+        aShard = lcc::shard::splitAttr(ctx, a.group, a.parts, 1, a.blocks, aWhole.getShape());
+        aType = RankedTensorType::get({rank, a.in / a.parts}, wType.getElementType());
+        copyB = true;
+      }
       std::string aName = adapterName(a.name, "lora_A"), bName = adapterName(a.name, "lora_B");
       Location loc = fn.getArgument(a.arg).getLoc();
-      auto attrs = [&](const std::string &name) {
-        return b.getDictionaryAttr(b.getNamedAttr("lcc.param", b.getStringAttr(name)));
+      auto attrs = [&](const std::string &name, DictionaryAttr shard) {
+        SmallVector<NamedAttribute> list = {b.getNamedAttr("lcc.param", b.getStringAttr(name))};
+        if (shard)
+          list.push_back(b.getNamedAttr("lcc.shard", shard));
+        return b.getDictionaryAttr(list);
       };
-      if (failed(fn.insertArgument(a.arg + 1, aType, attrs(aName), loc)) ||
-          failed(fn.insertArgument(a.arg + 2, bType, attrs(bName), loc))) {
+      if (failed(fn.insertArgument(a.arg + 1, aType, attrs(aName, aShard), loc)) ||
+          failed(fn.insertArgument(a.arg + 2, bType, attrs(bName, bShard), loc))) {
         fn.emitError() << "lcc-lora: cannot add the adapters of '" << a.name << "'";
         return signalPassFailure();
       }
@@ -125,12 +152,16 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
         auto xType = llvm::cast<RankedTensorType>(x.getType());
         SmallVector<int64_t> shape(xType.getShape());
         shape.back() = rank;
-        auto down = lcc::MatmulOp::create(ob, at, xType.clone(shape), x, A,
+        Value aUse =
+            copyA ? Value(lcc::ParallelCopyOp::create(ob, at, A.getType(), A, a.group)) : A;
+        Value bUse =
+            copyB ? Value(lcc::ParallelCopyOp::create(ob, at, B.getType(), B, a.group)) : B;
+        auto down = lcc::MatmulOp::create(ob, at, xType.clone(shape), x, aUse,
                                           /*transpose_lhs=*/false, /*transpose_rhs=*/true);
         auto factor = lcc::FillOp::create(ob, at, RankedTensorType::get({}, xType.getElementType()),
                                           ob.getF64FloatAttr(scale));
         auto scaled = lcc::MulOp::create(ob, at, down.getType(), down, factor);
-        auto up = lcc::MatmulOp::create(ob, at, mm.getType(), scaled, B, false, true);
+        auto up = lcc::MatmulOp::create(ob, at, mm.getType(), scaled, bUse, false, true);
         auto sum = lcc::AddOp::create(ob, at, mm.getType(), mm.getResult(), up);
         mm.getResult().replaceAllUsesExcept(sum, sum);
       }
@@ -144,8 +175,8 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
       Value seedValue =
           arith::ConstantOp::create(ib, iloc, ib.getI64IntegerAttr(adapterSeed(seed, aName)));
       Value aInit = lcc::RandomUniformOp::create(
-          ib, iloc, aType, seedValue, ib.getF64FloatAttr(-bound), ib.getF64FloatAttr(bound));
-      Value bInit = lcc::FillOp::create(ib, iloc, bType, ib.getF64FloatAttr(0.0));
+          ib, iloc, aWhole, seedValue, ib.getF64FloatAttr(-bound), ib.getF64FloatAttr(bound));
+      Value bInit = lcc::FillOp::create(ib, iloc, bWhole, ib.getF64FloatAttr(0.0));
       SmallVector<Value> results(ret.getOperands());
       results.insert(results.begin() + result + 1, {aInit, bInit});
       ret->setOperands(results);
@@ -220,8 +251,29 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
       if (!orientation)
         return fn.emitError() << "lcc-lora: target '" << name.getValue() << "' is not used";
       a.transposed = *orientation;
-      a.in = type.getDimSize(a.transposed ? 1 : 0);
-      a.out = type.getDimSize(a.transposed ? 0 : 1);
+      int64_t inDim = a.transposed ? 1 : 0, outDim = 1 - inDim;
+      SmallVector<int64_t> whole(type.getShape());
+      // Split by lcc-shard-tp: the whole shape, and which features are split.
+      if (auto shard = fn.getArgAttrOfType<DictionaryAttr>(i, "lcc.shard")) {
+        auto group = shard.getAs<StringAttr>("group");
+        auto parts = shard.getAs<IntegerAttr>("parts");
+        auto dim = shard.getAs<IntegerAttr>("dim");
+        auto shape = shard.getAs<DenseI64ArrayAttr>("shape");
+        auto blocks = shard.getAs<IntegerAttr>("blocks");
+        if (!group || !parts || !dim || !shape || shape.size() != 2 || shard.get("within") ||
+            shape[dim.getInt()] % (parts.getInt() * (blocks ? blocks.getInt() : 1)) != 0)
+          return fn.emitError() << "lcc-lora: target '" << name.getValue()
+                                << "' is partitioned in a way adapters cannot follow (a "
+                                   "tensor-parallel split of whole blocks is)";
+        whole.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
+        a.group = group.str();
+        a.parts = parts.getInt();
+        a.blocks = blocks ? blocks.getInt() : 1;
+        a.splitOut = dim.getInt() == outDim;
+        a.splitIn = dim.getInt() == inDim;
+      }
+      a.in = whole[inDim];
+      a.out = whole[outDim];
       out.push_back(std::move(a));
     }
     for (size_t k = 0; k < patterns.size(); ++k)

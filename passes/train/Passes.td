@@ -215,9 +215,14 @@ def LccLoraPass : Pass<"lcc-lora", "::mlir::ModuleOp"> {
     base model is. Every other parameter gets `lcc.frozen`: no gradient, no
     optimizer state. The module gets `lcc.lora` (rank, alpha, scale, rslora,
     and per adapter its base, A, B and orientation) for the manifest (PEFT
-    export, merging). A pattern that matches no parameter, a matched
-    parameter used otherwise than as a matmul's right side, and `rank` < 1
-    are errors.
+    export, merging). After `lcc-shard-tp`, a split W's adapters are split
+    as it is: W's out features split (column-parallel) split B's rows, and A,
+    which every rank holds, enters through `lcc.parallel_copy` (its gradient
+    summed over tp); W's in features split (row-parallel) split A's columns,
+    and B enters through `lcc.parallel_copy`. @init returns whole adapters.
+    A pattern that matches no parameter, a matched parameter used otherwise
+    than as a matmul's right side, one split other than by whole blocks,
+    and `rank` < 1 are errors.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",

@@ -297,11 +297,9 @@ std::string checkTrainFlags(bool onePhase) {
   TrainStepOptions lora;
   if (std::string e = parseLora(lora); !e.empty())
     return e;
-  // lcc-shard-tp matches Megatron's matmul pairs, which the adapters' extra
-  // products hide, and a column-parallel weight's A would need its gradient
-  // all-reduced over tp: not built yet.
-  if (!lora.loraTargets.empty() && (tpFlag > 1 || autoShard))
-    return "--lora with --tp or --shard=auto is not supported yet (dp, ZeRO and --pp are)";
+  // The planner's probes have no adapters (their memory would be misjudged).
+  if (!lora.loraTargets.empty() && autoShard)
+    return "--lora with --shard=auto is not supported yet (dp, ZeRO, --tp and --pp are)";
   if (autoShard && (worlds.size() != 1 || onePhase || trainSteps > 0))
     return "--shard=auto plans for one --world=N and compiles a train.bin (-o) or --plan";
   if (!autoShard && !planApplied &&
