@@ -19,6 +19,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 namespace lcc {
 #define GEN_PASS_DEF_LCCBUILDGENERATIONPASS
@@ -30,6 +32,11 @@ using namespace mlir;
 namespace {
 
 RankedTensorType tensorOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+/// The argument attributes of a run-time input named `name`.
+DictionaryAttr inputAttrs(Builder &b, llvm::StringRef name) {
+  return b.getDictionaryAttr(b.getNamedAttr("lcc.input", b.getStringAttr(name)));
+}
 
 struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGenerationPass> {
   using Base::Base;
@@ -91,12 +98,9 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
 
     OpBuilder b(ctx);
     auto i32 = b.getI32Type();
-    auto inputAttrs = [&](llvm::StringRef name) {
-      return b.getDictionaryAttr(b.getNamedAttr("lcc.input", b.getStringAttr(name)));
-    };
     auto posType = RankedTensorType::get({1}, i32);
-    if (failed(
-            fn.insertArgument(fn.getNumArguments(), posType, inputAttrs("position"), fn.getLoc())))
+    if (failed(fn.insertArgument(fn.getNumArguments(), posType, inputAttrs(b, "position"),
+                                 fn.getLoc())))
       return fn.emitError() << "lcc-build-generation: cannot add the position input";
     Value position = fn.getArgument(fn.getNumArguments() - 1);
 
@@ -131,8 +135,10 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
       }
       SmallVector<lcc::RopeOp> ropes;
       fn.walk([&](lcc::RopeOp r) { ropes.push_back(r); });
+      // Every layer's q and k share one pair of rows per (theta, dim, offset).
+      std::map<std::tuple<double, int64_t, int64_t>, std::pair<Value, Value>> rows;
       for (lcc::RopeOp r : ropes)
-        if (failed(rewriteRope(r, position, length)))
+        if (failed(rewriteRope(r, position, length, rows)))
           return failure();
     }
 
@@ -223,7 +229,9 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
   /// rope(x) at `position` + offset: x * [c, c] + rotate_half(x) * [-s, s],
   /// with the rows of cos/sin tables computed as lcc.rope's lowering does
   /// (frequencies and angles in f32) for every position the cache holds.
-  LogicalResult rewriteRope(lcc::RopeOp r, Value position, int64_t length) {
+  LogicalResult
+  rewriteRope(lcc::RopeOp r, Value position, int64_t length,
+              std::map<std::tuple<double, int64_t, int64_t>, std::pair<Value, Value>> &rows) {
     auto type = tensorOf(r.getInput());
     int64_t rank = type.getRank(), dim = type.getShape().back(), half = dim / 2;
     if (type.getDimSize(rank - 2) != 1)
@@ -232,33 +240,39 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
     if (!type.getElementType().isF32())
       return r.emitError() << "lcc-build-generation: rope tables are f32; the input is "
                            << type.getElementType();
-    int64_t rows = length + int64_t(r.getOffset());
-    std::vector<float> cosT(size_t(rows * dim)), sinT(size_t(rows * dim));
-    float theta = float(r.getTheta().convertToDouble());
-    for (int64_t p = 0; p < rows; ++p)
-      for (int64_t i = 0; i < half; ++i) {
-        float freq = std::pow(theta, -(float(i) * 2.0f) / float(dim));
-        float angle = float(p) * freq;
-        float c = float(std::cos(double(angle))), s = float(std::sin(double(angle)));
-        cosT[p * dim + i] = cosT[p * dim + i + half] = c;
-        sinT[p * dim + i] = -s;
-        sinT[p * dim + i + half] = s;
-      }
     OpBuilder b(r);
     Location loc = r.getLoc();
-    auto tableType = RankedTensorType::get({rows, dim}, b.getF32Type());
-    auto rowType = RankedTensorType::get({1, dim}, b.getF32Type());
-    // An offset shifts the positions: the table starts `offset` rows later.
-    auto row = [&](std::vector<float> &data) {
-      Value table = lcc::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(tableType, llvm::ArrayRef<float>(data)));
-      if (r.getOffset())
-        table = lcc::SliceOp::create(b, loc, RankedTensorType::get({length, dim}, b.getF32Type()),
-                                     table, b.getDenseI64ArrayAttr({int64_t(r.getOffset()), 0}),
-                                     b.getDenseI64ArrayAttr({rows, dim}), DenseI64ArrayAttr());
-      return lcc::GatherOp::create(b, loc, rowType, table, position, b.getI64IntegerAttr(0));
-    };
-    Value c = row(cosT), s = row(sinT);
+    std::pair<Value, Value> &cs =
+        rows[{r.getTheta().convertToDouble(), dim, int64_t(r.getOffset())}];
+    if (!cs.first) {
+      // Made at the first rope (program order), so they dominate the others.
+      int64_t count = length + int64_t(r.getOffset());
+      std::vector<float> cosT(size_t(count * dim)), sinT(size_t(count * dim));
+      float theta = float(r.getTheta().convertToDouble());
+      for (int64_t p = 0; p < count; ++p)
+        for (int64_t i = 0; i < half; ++i) {
+          float freq = std::pow(theta, -(float(i) * 2.0f) / float(dim));
+          float angle = float(p) * freq;
+          float c = float(std::cos(double(angle))), s = float(std::sin(double(angle)));
+          cosT[p * dim + i] = cosT[p * dim + i + half] = c;
+          sinT[p * dim + i] = -s;
+          sinT[p * dim + i + half] = s;
+        }
+      auto tableType = RankedTensorType::get({count, dim}, b.getF32Type());
+      auto rowType = RankedTensorType::get({1, dim}, b.getF32Type());
+      // An offset shifts the positions: the table starts `offset` rows later.
+      auto row = [&](std::vector<float> &data) -> Value {
+        Value table = lcc::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(tableType, llvm::ArrayRef<float>(data)));
+        if (r.getOffset())
+          table = lcc::SliceOp::create(b, loc, RankedTensorType::get({length, dim}, b.getF32Type()),
+                                       table, b.getDenseI64ArrayAttr({int64_t(r.getOffset()), 0}),
+                                       b.getDenseI64ArrayAttr({count, dim}), DenseI64ArrayAttr());
+        return lcc::GatherOp::create(b, loc, rowType, table, position, b.getI64IntegerAttr(0));
+      };
+      cs = {row(cosT), row(sinT)};
+    }
+    Value c = cs.first, s = cs.second;
     Value x = r.getInput();
     // x's halves along the last dimension, swapped: rotate_half(x) before the signs.
     SmallVector<int64_t> lo(rank, 0), mid(rank, 0), end(type.getShape()), halfEnd(end);
@@ -297,12 +311,9 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
     Type elem = qType.getElementType();
     auto cacheType = RankedTensorType::get({1, kvHeads, length, d}, kType.getElementType());
     OpBuilder b(fn.getContext());
-    auto attrs = [&](const std::string &name) {
-      return b.getDictionaryAttr(b.getNamedAttr("lcc.input", b.getStringAttr(name)));
-    };
     unsigned n = fn.getNumArguments();
-    if (failed(fn.insertArgument(n, cacheType, attrs(kName), a.getLoc())) ||
-        failed(fn.insertArgument(n + 1, cacheType, attrs(vName), a.getLoc())))
+    if (failed(fn.insertArgument(n, cacheType, inputAttrs(b, kName), a.getLoc())) ||
+        failed(fn.insertArgument(n + 1, cacheType, inputAttrs(b, vName), a.getLoc())))
       return a.emitError() << "lcc-build-generation: cannot add the cache inputs";
     Value kCache = fn.getArgument(n), vCache = fn.getArgument(n + 1);
 

@@ -135,11 +135,11 @@ Status Trainer::run(const EntryPoint &entry,
         p = w->second;
         break;
       }
-      auto it = persistent_.find(s.name);
-      if (it == persistent_.end() || it->second.dtype != s.dtype || it->second.shape != s.shape)
+      const Persistent *held = heldAs(s);
+      if (!held)
         return fail("buffer for " + std::string(slotRoleName(s.role)) + " '" + s.name +
                     "' has the wrong type or shape");
-      p = s.out && swap ? it->second.next : it->second.current;
+      p = s.out && swap ? held->next : held->current;
       break;
     }
     case Slot::Step: p = bind(s, stepTensor_); break;
@@ -385,6 +385,13 @@ Status Trainer::evalLoss(const std::map<std::string, const HostTensor *> &inputs
   return {};
 }
 
+const Trainer::Persistent *Trainer::heldAs(const Slot &s) const {
+  auto it = persistent_.find(s.name);
+  return it != persistent_.end() && it->second.dtype == s.dtype && it->second.shape == s.shape
+             ? &it->second
+             : nullptr;
+}
+
 Status Trainer::issue(const EntryPoint &entry, const std::vector<void *> &buffers, int graph) {
   Device &dev = *device_;
   if (graph < 0)
@@ -413,10 +420,10 @@ Status Trainer::callEntry(const EntryPoint &entry, const std::map<std::string, u
   for (const Slot &s : entry.slots) {
     uint64_t p = 0;
     if (s.role == Slot::Param) {
-      auto it = persistent_.find(s.name);
-      if (it == persistent_.end() || it->second.dtype != s.dtype || it->second.shape != s.shape)
+      const Persistent *held = heldAs(s);
+      if (!held)
         return fail("parameter '" + s.name + "' is not held whole by this run");
-      p = it->second.current;
+      p = held->current;
     } else if (s.role == Slot::Workspace) {
       uint64_t &arena = arenas_[entry.name];
       if (!arena && !(arena = dev.allocate(s.bytes())))

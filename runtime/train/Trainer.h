@@ -174,6 +174,9 @@ private:
   std::map<std::string, size_t> stagingOffsets_;
 
   int64_t pieceIndex(const ShardSpec &spec) const;
+  // The parameter or state `s` names, when this run holds it with `s`'s
+  // type and shape (else null).
+  const Persistent *heldAs(const Slot &s) const;
   // Calls `entry` on `buffers`, or (graph >= 0) replays graph slot `graph`,
   // capturing it from this call first if it has none.
   Status issue(const EntryPoint &entry, const std::vector<void *> &buffers, int graph);

@@ -102,11 +102,13 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
     out = x;
     return true;
   };
-  auto toDouble = [&](const std::string &flag, const std::string &v, double &out) {
+  // A number `accept` takes (also false for NaN), else "expects <what>".
+  auto toReal = [&](const std::string &flag, const std::string &v, double &out,
+                    bool (*accept)(double), const char *what) {
     char *end = nullptr;
     out = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end || !(out >= 0 && out < 1)) {
-      message = "lcc-run: error: " + flag + " expects a number in [0, 1), got '" + v + "'";
+    if (v.empty() || *end || !accept(out)) {
+      message = "lcc-run: error: " + flag + " expects " + what + ", got '" + v + "'";
       return false;
     }
     return true;
@@ -123,7 +125,11 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
          o.val = v;
          return true;
        }},
-      {"--val-fraction", [&](auto &f, auto &v) { return toDouble(f, v, o.valFraction); }},
+      {"--val-fraction",
+       [&](auto &f, auto &v) {
+         return toReal(
+             f, v, o.valFraction, [](double x) { return x >= 0 && x < 1; }, "a number in [0, 1)");
+       }},
       {"--format",
        [&](auto &, auto &v) {
          o.format = v;
@@ -226,23 +232,13 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
       {"--top-k", [&](auto &f, auto &v) { return toInt(f, v, o.topK, 0); }},
       {"--temperature",
        [&](auto &f, auto &v) {
-         char *end = nullptr;
-         o.temperature = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end || !(o.temperature >= 0 && o.temperature < 1e6)) {
-           message = "lcc-run: error: " + f + " expects a number >= 0, got '" + v + "'";
-           return false;
-         }
-         return true;
+         return toReal(
+             f, v, o.temperature, [](double x) { return x >= 0 && x < 1e6; }, "a number >= 0");
        }},
       {"--top-p",
        [&](auto &f, auto &v) {
-         char *end = nullptr;
-         o.topP = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end || !(o.topP > 0 && o.topP <= 1)) {
-           message = "lcc-run: error: " + f + " expects a number in (0, 1], got '" + v + "'";
-           return false;
-         }
-         return true;
+         return toReal(
+             f, v, o.topP, [](double x) { return x > 0 && x <= 1; }, "a number in (0, 1]");
        }},
       {"--log-dir",
        [&](auto &, auto &v) {
@@ -260,13 +256,8 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
        }},
       {"--timeout",
        [&](auto &f, auto &v) {
-         char *end = nullptr;
-         o.timeout = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end || !(o.timeout > 0 && o.timeout < 1e7)) {
-           message = "lcc-run: error: " + f + " expects seconds > 0, got '" + v + "'";
-           return false;
-         }
-         return true;
+         return toReal(
+             f, v, o.timeout, [](double x) { return x > 0 && x < 1e7; }, "seconds > 0");
        }},
   };
   for (int i = 1; i < argc; ++i) {

@@ -27,11 +27,7 @@ std::string planShardAuto(AotOptions aot, std::map<std::string, int64_t> &overri
     return llvm::toString(model.takeError());
   // The probes are the model at 1 and 2 layers and micro-batch b: the
   // config must name those sizes.
-  auto config = (**model)->getAttrOfType<DictionaryAttr>("lcc.config");
-  auto constant = [&](llvm::StringRef name) -> int64_t {
-    auto v = config ? config.getAs<IntegerAttr>(name) : nullptr;
-    return v ? v.getInt() : 0;
-  };
+  auto constant = [&](llvm::StringRef name) { return configConstant(**model, name); };
   int64_t layers = constant("layers"), batch = constant("batch"), seq = constant("seq");
   if (layers < 1 || batch < 1 || seq < 1)
     return "--shard=auto needs a .lcc model whose config sets `layers`, `batch` and `seq`: it "

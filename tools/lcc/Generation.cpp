@@ -36,6 +36,8 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
                                  std::map<std::string, int64_t> overrides) {
   if (noGenerateFlag)
     return "";
+  if (contextFlag.getNumOccurrences() && contextFlag < 1)
+    return "--context must be at least 1";
   // Where the entries cannot be made, the train.bin has none and its
   // manifest says why (lcc-run --generate prints it); only --context asks
   // for them outright.
@@ -50,16 +52,12 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
   if (tpFlag > 1 || ppFlag > 1 || autoShard || modes.shard == ShardMode::Zero3)
     return skip("its ranks hold parts of the parameters (--tp, --pp, --shard=zero3 or auto); "
                 "compile the model without them to generate from its checkpoints");
-  auto config = module->getAttrOfType<DictionaryAttr>("lcc.config");
-  auto value = [&](llvm::StringRef key) -> int64_t {
-    auto a = config ? config.getAs<IntegerAttr>(key) : IntegerAttr();
-    return a ? a.getInt() : 0;
-  };
+  auto value = [&](llvm::StringRef key) { return configConstant(module, key); };
   if (!value("batch") || !value("seq"))
     return skip("the model's config has no batch and seq to set");
-  int64_t context = contextFlag ? contextFlag : value("ctx") ? value("ctx") : value("seq");
-  if (context < 1)
-    return "--context must be at least 1";
+  int64_t context = contextFlag.getNumOccurrences() ? int64_t(contextFlag)
+                    : value("ctx")                  ? value("ctx")
+                                                    : value("seq");
 
   // The imports and passes report to this handler, not to the driver's:
   // their first error is why there are no entries.

@@ -19,6 +19,13 @@ namespace cl = llvm::cl;
 
 namespace lcc::driver {
 
+int64_t configConstant(mlir::ModuleOp module, llvm::StringRef name) {
+  if (auto config = module->getAttrOfType<mlir::DictionaryAttr>("lcc.config"))
+    if (auto v = config.getAs<mlir::IntegerAttr>(name))
+      return v.getInt();
+  return 0;
+}
+
 // Training (docs/training.md): nanoGPT's AdamW defaults; the schedule is
 // constant unless --lr-schedule=cosine, because a cosine needs the run's length.
 cl::OptionCategory trainCat("lcc training options");

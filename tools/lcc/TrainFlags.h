@@ -94,6 +94,10 @@ planner::Problem plannerChoices();
 /// message or empty.
 std::string applyPlan(const planner::Plan &plan);
 
+/// The integer config constant `name` of a model (module attribute
+/// lcc.config), or 0 when it has none.
+int64_t configConstant(mlir::ModuleOp module, llvm::StringRef name);
+
 /// The model imported with config overrides (the DSL).
 using ImportAt = llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(
     const std::map<std::string, int64_t> &)>;

@@ -250,14 +250,6 @@ static std::vector<lcc::HostTensor> randomBatch(func::FuncOp forward, int64_t vo
   return inputs;
 }
 
-/// The `vocab` config constant (0 when absent): the range of random token ids.
-static int64_t configVocab(ModuleOp module) {
-  if (auto config = module->getAttrOfType<DictionaryAttr>("lcc.config"))
-    if (auto v = config.getAs<IntegerAttr>("vocab"))
-      return v.getInt();
-  return 0;
-}
-
 /// A failure inside lcc, not the user's: exit code 3.
 static int internalError(llvm::Error error) {
   llvm::errs() << "lcc: internal error: " << llvm::toString(std::move(error)) << "\n";
@@ -265,7 +257,7 @@ static int internalError(llvm::Error error) {
 }
 
 static int runForwardPass(ModuleOp module, func::FuncOp forward) {
-  int64_t vocab = configVocab(module);
+  int64_t vocab = configConstant(module, "vocab");
   if (vocab <= 0)
     return fail("lcc: error: --run-forward needs a positive `vocab` config constant, to draw "
                 "random token ids");
@@ -291,7 +283,7 @@ static int runForwardPass(ModuleOp module, func::FuncOp forward) {
 /// random batches (seed + step), zero optimizer state, 1-based step counter.
 static int runTrainSteps(MLIRContext &context, ModuleOp module, func::FuncOp forward,
                          const std::string &diagnostics) {
-  int64_t vocab = configVocab(module);
+  int64_t vocab = configConstant(module, "vocab");
   if (vocab <= 0)
     return fail("lcc: error: --train-steps needs a positive `vocab` config constant, to draw "
                 "random token ids");
