@@ -18,8 +18,8 @@ json::Value number(int64_t v) { return json::Value(static_cast<long long>(v)); }
 class Mapping {
 public:
   Mapping(std::string architecture, const json::Value &declared,
-          const std::vector<HfParameter> &params)
-      : architecture(std::move(architecture)), declared(declared) {
+          const std::vector<HfParameter> &params, HfSemantics semantics)
+      : architecture(std::move(architecture)), declared(declared), semantics(semantics) {
     for (const HfParameter &p : params)
       byName[p.name] = &p;
   }
@@ -57,6 +57,17 @@ public:
     return Status();
   }
 
+  /// A value of what the model computes (its activation, its attention's
+  /// scaling): lcc's ops compute `value`, an exported graph what its
+  /// config.json declares.
+  Status computes(const std::string &key, json::Value value) {
+    if (const json::Value *d = declared.get(key); d && semantics == HfSemantics::Exported) {
+      config.set(key, *d);
+      return Status();
+    }
+    return derive(key, std::move(value));
+  }
+
   /// A declared config.json value the shapes cannot say.
   Status require(const std::string &key, bool integer, json::Value &out) {
     const json::Value *d = declared.get(key);
@@ -72,10 +83,12 @@ public:
   void fixed(const std::string &key, json::Value value) { config.set(key, std::move(value)); }
 
   /// The tensor `hf` (shape `hfShape`) is the parameter `param` (or
-  /// `alternative`), transposed when `transpose`.
+  /// `alternative`); `linear`: an nn.Linear weight ([out, in]), transposed
+  /// unless the parameter is held in PyTorch's layout.
   Status tensor(const std::string &hf, const std::string &param, std::vector<int64_t> hfShape,
-                bool transpose, const std::string &alternative = "") {
+                bool linear, const std::string &alternative = "") {
     const HfParameter *p = find(param, alternative);
+    const bool transpose = linear && !(p && p->torchLayout);
     std::vector<int64_t> want = hfShape;
     if (transpose && want.size() == 2)
       std::swap(want[0], want[1]);
@@ -83,13 +96,14 @@ public:
       return Status::failure("hf " + architecture + ": its tensor '" + hf + "' " +
                              shapeList(hfShape) + " would be the parameter '" + param + "' " +
                              shapeList(want) + ", which the model does not have");
+    const std::string &stored = p->stored.empty() ? p->name : p->stored;
     if (p->shape != want)
-      return Status::failure("hf " + architecture + ": parameter '" + p->name + "' is " +
+      return Status::failure("hf " + architecture + ": parameter '" + stored + "' is " +
                              shapeList(p->shape) + ", but as '" + hf + "' " + shapeList(hfShape) +
                              (transpose ? " (transposed)" : "") + " it must be " + shapeList(want));
     used.insert(p->name);
     tensors.push(json::Value::object(
-        {{"hf", hf}, {"param", p->name}, {"transpose", transpose}, {"shape", shapeJson(hfShape)}}));
+        {{"hf", hf}, {"param", stored}, {"transpose", transpose}, {"shape", shapeJson(hfShape)}}));
     return Status();
   }
 
@@ -98,7 +112,8 @@ public:
                 std::vector<std::string> ignored, json::Value &out) {
     for (const auto &[name, p] : byName)
       if (!used.count(name))
-        return Status::failure("hf " + architecture + ": parameter '" + name +
+        return Status::failure("hf " + architecture + ": parameter '" +
+                               (p->stored.empty() ? name : p->stored) +
                                "' is none of its tensors (they are named like '" + example +
                                "' less '" + prefix + "'; docs/hf.md)");
     // Declared keys the architecture does not derive go to config.json as
@@ -137,6 +152,7 @@ private:
   }
 
   const json::Value &declared;
+  const HfSemantics semantics;
   std::map<std::string, const HfParameter *> byName;
   json::Value config = json::Value::object();
   json::Value tensors = json::Value::array();
@@ -161,8 +177,9 @@ Status gpt2(Mapping &m, json::Value &out) {
         m.derive("n_embd", number(dim)), m.derive("n_layer", number(layers)),
         m.require("n_head", true, heads),
         m.derive("n_inner", inner == 4 * dim ? json::Value() : number(inner)),
-        m.derive("activation_function", "gelu_new"), m.require("layer_norm_epsilon", false, eps),
-        m.derive("scale_attn_weights", true), m.derive("scale_attn_by_inverse_layer_idx", false)})
+        m.computes("activation_function", "gelu_new"), m.require("layer_norm_epsilon", false, eps),
+        m.computes("scale_attn_weights", true),
+        m.computes("scale_attn_by_inverse_layer_idx", false)})
     if (!st)
       return st;
   if (heads.asInt() <= 0 || dim % heads.asInt() != 0)
@@ -236,17 +253,19 @@ Status llama(Mapping &m, json::Value &out) {
         " does not divide hidden_size = " + std::to_string(dim));
   const int64_t headDim = dim / heads.asInt();
   int64_t kvHeads = heads.asInt(), inner = 0;
+  // Output features: [in, out] in lcc's layout, [out, in] in PyTorch's.
+  auto outputs = [](const HfParameter &p) { return p.shape[p.torchLayout ? 0 : 1]; };
   if (const HfParameter *k = m.find("layers.0.self_attn.k_proj.weight"); k && k->shape.size() == 2)
-    kvHeads = k->shape[1] / headDim;
+    kvHeads = outputs(*k) / headDim;
   if (const HfParameter *g = m.find("layers.0.mlp.gate_proj.weight"); g && g->shape.size() == 2)
-    inner = g->shape[1];
+    inner = outputs(*g);
   const HfParameter *head = m.find("lm_head.weight");
   for (Status st :
        {m.derive("intermediate_size", number(inner)),
         m.derive("num_key_value_heads", number(kvHeads)), m.derive("head_dim", number(headDim)),
-        m.derive("hidden_act", "silu"), m.require("max_position_embeddings", true, positions),
+        m.computes("hidden_act", "silu"), m.require("max_position_embeddings", true, positions),
         m.require("rms_norm_eps", false, eps), m.require("rope_theta", false, theta),
-        m.derive("rope_scaling", json::Value()), m.derive("attention_bias", false),
+        m.computes("rope_scaling", json::Value()), m.derive("attention_bias", false),
         m.derive("mlp_bias", false), m.derive("tie_word_embeddings", head == nullptr)})
     if (!st)
       return st;
@@ -261,7 +280,7 @@ Status llama(Mapping &m, json::Value &out) {
     struct {
       const char *name;
       std::vector<int64_t> shape; // Hugging Face's: [out, in] for Linear weights
-      bool transpose;
+      bool linear;
     } each[] = {{"input_layernorm.weight", {dim}, false},
                 {"self_attn.q_proj.weight", {q, dim}, true},
                 {"self_attn.k_proj.weight", {kv, dim}, true},
@@ -273,7 +292,7 @@ Status llama(Mapping &m, json::Value &out) {
                 {"mlp.down_proj.weight", {dim, inner}, true}};
     for (auto &e : each)
       if (st)
-        st = m.tensor(t + l + e.name, l + e.name, e.shape, e.transpose);
+        st = m.tensor(t + l + e.name, l + e.name, e.shape, e.linear);
   }
   if (st)
     st = m.tensor(t + "norm.weight", "norm.weight", {dim}, false);
@@ -303,9 +322,17 @@ Status llama(Mapping &m, json::Value &out) {
 
 } // namespace
 
+std::string hfBasePrefix(const std::string &architecture) {
+  if (architecture == "GPT2LMHeadModel")
+    return "transformer.";
+  if (architecture == "LlamaForCausalLM")
+    return "model.";
+  return "";
+}
+
 Status hfSection(const std::string &architecture, const json::Value &declared,
-                 const std::vector<HfParameter> &params, json::Value &out) {
-  Mapping m(architecture, declared, params);
+                 const std::vector<HfParameter> &params, json::Value &out, HfSemantics semantics) {
+  Mapping m(architecture, declared, params, semantics);
   if (architecture == "GPT2LMHeadModel")
     return gpt2(m, out);
   if (architecture == "LlamaForCausalLM")

@@ -26,9 +26,15 @@
 //                            beside them (buffers, a tied head)
 //
 // Layouts: GPT-2's Conv1D weights are [in, out], as lcc's `x @ weight`
-// stores them; LLaMA's nn.Linear weights are [out, in], so they are
+// stores them; LLaMA's nn.Linear weights are [out, in], so a DSL model's are
 // transposed both ways. lcc's rope is the rotate-half form Hugging Face's
 // LLaMA uses, so q and k need no permutation.
+//
+// An ONNX export of the Hugging Face module itself (lcc --hf-config) is
+// mapped too: its initializers are the module's tensors under their full
+// names, in PyTorch's layouts, and its graph computes what config.json says,
+// so the config's activation and attention-scaling values are taken as
+// declared rather than checked against lcc's DSL semantics.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_COMPILER_PACKAGE_HFNAMES_H
@@ -44,15 +50,31 @@
 namespace lcc {
 
 struct HfParameter {
-  std::string name;
+  std::string name;           // Hugging Face's less the base model's prefix
   std::vector<int64_t> shape; // whole, as the model declares it
+  /// The module's own name when it differs from `name` (an ONNX export's
+  /// full name), for the manifest.
+  std::string stored;
+  /// Held as the PyTorch module holds it (an ONNX export's initializer),
+  /// rather than as lcc's `x @ weight` ([in, out]) does.
+  bool torchLayout = false;
 };
+
+/// Who computes the model: lcc's DSL ops (values such as the activation
+/// are lcc's and checked), or an exported graph of the Hugging Face module
+/// (they are config.json's, taken as declared).
+enum class HfSemantics { Dsl, Exported };
+
+/// The prefix of `architecture`'s base model in its tensor names
+/// ("transformer.", "model."), or empty for an architecture lcc does not map.
+std::string hfBasePrefix(const std::string &architecture);
 
 /// The manifest's "hf" section for a model of `architecture` with
 /// `declared` config.json values (an object) and `params`; an error naming
 /// the first parameter or value that does not fit.
 Status hfSection(const std::string &architecture, const json::Value &declared,
-                 const std::vector<HfParameter> &params, json::Value &out);
+                 const std::vector<HfParameter> &params, json::Value &out,
+                 HfSemantics semantics = HfSemantics::Dsl);
 
 } // namespace lcc
 

@@ -413,7 +413,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   std::vector<std::pair<std::string, RankedTensorType>> params, inputs;
   ImportedGraph imported;
   std::set<std::string> compileTime = compileTimeValues(g, model.opset);
-  std::optional<std::set<std::string>> signature = signatureParameters(g);
+  std::map<std::string, std::string> foldedFrom;
+  std::optional<std::set<std::string>> signature = signatureParameters(g, &foldedFrom);
   // --trainable overrides the buffer signals (not compile-time uses: those
   // cannot be parameters).
   std::vector<llvm::GlobPattern> trainable;
@@ -565,6 +566,8 @@ importOnnx(const OnnxModel &model, MLIRContext &context, const ImportOptions &op
   Block *body = fn.addEntryBlock();
   for (size_t i = 0; i < params.size(); ++i) {
     fn.setArgAttr(unsigned(i), "lcc.param", b.getStringAttr(params[i].first));
+    if (auto it = foldedFrom.find(params[i].first); it != foldedFrom.end())
+      fn.setArgAttr(unsigned(i), "lcc.folded_from", b.getStringAttr(it->second));
     values[params[i].first].tensor = body->getArgument(unsigned(i));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -70,7 +70,8 @@ std::string locationName(const onnx::NodeProto &node) {
   return name;
 }
 
-std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto &g) {
+std::optional<std::set<std::string>>
+signatureParameters(const onnx::GraphProto &g, std::map<std::string, std::string> *origins) {
   auto signatures = newerMetadata(g.unknown_fields(), kGraphMetadataField,
                                   {"pkg.torch.export.ExportedProgram.graph_signature"});
   if (signatures.empty())
@@ -110,6 +111,10 @@ std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto 
   // judge the model by the other signals rather than train nothing.
   if (targets.empty())
     return std::nullopt;
+  if (origins)
+    for (auto &[name, sources] : foldedFrom)
+      if (sources.size() == 1 && targets.count(sources[0]))
+        (*origins)[name] = sources[0];
   for (bool changed = true; changed;) {
     changed = false;
     for (auto &[name, sources] : foldedFrom)

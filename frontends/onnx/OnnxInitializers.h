@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,8 +49,13 @@ newerMetadata(const std::string &unknownFields, int field, llvm::ArrayRef<llvm::
 /// folded_from` (the values it came from). Every other float initializer
 /// of such a model is a constant the exporter made (a mask, a scale, the
 /// ones of a LayerNorm without weight). std::nullopt when the model has no
-/// signature (TorchScript exports, other producers).
-std::optional<std::set<std::string>> signatureParameters(const onnx::GraphProto &g);
+/// signature (TorchScript exports, other producers). `origins`, if given,
+/// gets the initializers folded from exactly one module parameter, with its
+/// name (the optimizer's transposed copy of a Linear weight: lcc --hf-config
+/// maps it back).
+std::optional<std::set<std::string>>
+signatureParameters(const onnx::GraphProto &g,
+                    std::map<std::string, std::string> *origins = nullptr);
 
 /// The module path a node's ops are named after (their NameLoc):
 /// "/transformer/h.3/attn/MatMul" (TorchScript) or "/h.3/h.3.attn... NAME"

@@ -50,6 +50,9 @@ std::string adapterName(llvm::StringRef base, llvm::StringRef part) {
 struct Adapter {
   unsigned arg;     // W's @forward argument
   std::string name; // W's parameter name
+  // The module weight W is (an exporter's folded copy is named apart from
+  // it: lcc.folded_from); targets match it and the adapters are named by it.
+  std::string module;
   int64_t in = 0, out = 0; // W's whole sizes
   bool transposed = false; // used as x @ W^T (W is [out, in])
   // A tensor-parallel W (lcc-shard-tp ran first): its out (column-parallel)
@@ -127,7 +130,7 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
         aType = RankedTensorType::get({rank, a.in / a.parts}, wType.getElementType());
         copyB = true;
       }
-      std::string aName = adapterName(a.name, "lora_A"), bName = adapterName(a.name, "lora_B");
+      std::string aName = adapterName(a.module, "lora_A"), bName = adapterName(a.module, "lora_B");
       Location loc = fn.getArgument(a.arg).getLoc();
       auto attrs = [&](const std::string &name, DictionaryAttr shard) {
         SmallVector<NamedAttribute> list = {b.getNamedAttr("lcc.param", b.getStringAttr(name))};
@@ -201,6 +204,30 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
                                          b.getNamedAttr("adapters", b.getArrayAttr(records))}));
   }
 
+  /// `transpose(W) -> x @ W'` as `x @ W^T` (an ONNX export's nn.Linear is
+  /// Transpose then MatMul), so the adapters see one matmul per use.
+  static void foldTransposes(Value w) {
+    for (Operation *user : llvm::make_early_inc_range(w.getUsers())) {
+      auto t = llvm::dyn_cast<lcc::TransposeOp>(user);
+      if (!t || t.getPerm().size() != 2 || t.getPerm()[0] != 1 ||
+          !llvm::all_of(t->getUsers(), [&](Operation *u) {
+            auto mm = llvm::dyn_cast<lcc::MatmulOp>(u);
+            return mm && mm.getRhs() == t.getResult() && mm.getLhs() != t.getResult() &&
+                   !mm.getTransposeRhs();
+          }))
+        continue;
+      for (Operation *u : llvm::make_early_inc_range(t->getUsers())) {
+        auto mm = llvm::cast<lcc::MatmulOp>(u);
+        OpBuilder ob(mm);
+        auto folded = lcc::MatmulOp::create(ob, mm.getLoc(), mm.getType(), mm.getLhs(), w,
+                                            mm.getTransposeLhs(), /*transpose_rhs=*/true);
+        mm.getResult().replaceAllUsesWith(folded.getResult());
+        mm.erase();
+      }
+      t.erase();
+    }
+  }
+
   /// The parameters `targets` match, each checked to be a matmul weight.
   LogicalResult findTargets(func::FuncOp fn, std::vector<Adapter> &out) {
     // A plain module name matches as PEFT's target_modules do: the weight of
@@ -225,15 +252,18 @@ struct LccLoraPass : lcc::impl::LccLoraPassBase<LccLoraPass> {
       auto name = fn.getArgAttrOfType<StringAttr>(i, "lcc.param");
       if (!name)
         continue;
+      auto folded = fn.getArgAttrOfType<StringAttr>(i, "lcc.folded_from");
+      llvm::StringRef module = folded ? folded.getValue() : name.getValue();
       bool hit = false;
       for (size_t k = 0; k < patterns.size(); ++k)
-        if (patterns[k](name.getValue()))
+        if (patterns[k](module))
           hit = matched[k] = true;
       if (!hit)
         continue;
       Value w = fn.getArgument(i);
       auto type = llvm::cast<RankedTensorType>(w.getType());
-      Adapter a{i, name.str()};
+      foldTransposes(w);
+      Adapter a{i, name.str(), module.str()};
       std::optional<bool> orientation;
       for (Operation *user : w.getUsers()) {
         auto mm = llvm::dyn_cast<lcc::MatmulOp>(user);

@@ -73,7 +73,7 @@ Status checkConfig(const std::string &path, const json::Value &file, const json:
   }
   for (const json::Value &k : hf.get("checked")->items()) {
     const std::string &key = k.asString();
-    const json::Value *expected = want.get(key);
+    const json::Value *expected = configValue(want, key);
     if (!expected)
       expected = hf.get("defaults")->get(key);
     const json::Value *given = configValue(file, key);

@@ -42,8 +42,10 @@ extern bool autoShard;
 std::string applyParameterFlags(mlir::func::FuncOp forward);
 
 /// The manifest's Hugging Face mapping into `out` when the module names an
-/// architecture (HfMapping.cpp); an error message, or empty.
-std::string mapToHuggingFace(mlir::ModuleOp module, mlir::func::FuncOp forward, json::Value &out);
+/// architecture, or an ONNX model --hf-config describes (HfMapping.cpp); an
+/// error message, or empty.
+std::string mapToHuggingFace(mlir::ModuleOp module, mlir::func::FuncOp forward, bool isOnnx,
+                             json::Value &out);
 
 /// --lora into `o`'s lora fields (ParamFlags.cpp); an error message, or empty.
 std::string parseLora(TrainStepOptions &o);

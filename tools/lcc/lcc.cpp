@@ -722,7 +722,7 @@ int main(int argc, char **argv) {
   }
   if (std::string error = lcc::driver::applyParameterFlags(forward); !error.empty())
     return fail("lcc: error: " + error);
-  if (std::string error = lcc::driver::mapToHuggingFace(**module, forward, hfMapping);
+  if (std::string error = lcc::driver::mapToHuggingFace(**module, forward, isOnnx, hfMapping);
       !error.empty())
     return fail("lcc: error: " + inputFile + ": " + error);
   if (!quiet)
