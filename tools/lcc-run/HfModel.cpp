@@ -259,4 +259,20 @@ Status writeHfModel(const std::string &dir, const json::Value &hf,
   return writeJson("config.json", config);
 }
 
+Status copyTokenizerFiles(const std::string &from, const std::string &to) {
+  for (const char *name :
+       {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+        "vocab.json", "merges.txt", "tokenizer.model", "chat_template.jinja"}) {
+    const std::string source = from + "/" + name;
+    if (::access(source.c_str(), F_OK) != 0)
+      continue;
+    std::string bytes;
+    if (!readWholeFile(source, bytes))
+      return Status::failure(source + ": cannot read: " + std::strerror(errno));
+    if (Status st = writeFileAtomically(to + "/" + name, bytes.data(), bytes.size()); !st)
+      return st;
+  }
+  return Status();
+}
+
 } // namespace lcc

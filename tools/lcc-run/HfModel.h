@@ -41,6 +41,13 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
 Status writeHfModel(const std::string &dir, const json::Value &hf,
                     const std::map<std::string, HostTensor> &params, int64_t shardBytes);
 
+/// The tokenizer files transformers and llama.cpp's converter read beside a
+/// model (tokenizer.json, vocab.json and merges.txt, tokenizer.model, their
+/// configs, a chat template), copied atomically from the model directory
+/// `from` into `to` where `from` has them: an export of a fine-tuned model
+/// keeps its tokenizer.
+Status copyTokenizerFiles(const std::string &from, const std::string &to);
+
 } // namespace lcc
 
 #endif // LCC_TOOLS_LCC_RUN_HFMODEL_H

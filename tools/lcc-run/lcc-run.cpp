@@ -528,8 +528,12 @@ int main(int argc, char **argv) {
       return fail("lcc-run: error: --merge-lora: " + st.message());
     if (Status st = writeHfModel(opt.exportHf, *hf, merged, opt.exportHfShardBytes); !st)
       return fail("lcc-run: error: --export-hf: " + st.message());
-    // The model's SentencePiece tokenizer goes with it, under the name
-    // LLaMA-family directories give it (llama.cpp's converter reads it).
+    // The tokenizer of the model it started from goes with it; a
+    // SentencePiece --tokenizer, under the name LLaMA-family directories
+    // give it (llama.cpp's converter reads it), replaces its tokenizer.model.
+    if (!opt.initFrom.empty())
+      if (Status st = copyTokenizerFiles(opt.initFrom, opt.exportHf); !st)
+        return fail("lcc-run: error: --export-hf: " + st.message());
     std::string tokenizer;
     if (!opt.tokenizer.empty() && !readWholeFile(opt.tokenizer, tokenizer))
       return fail("lcc-run: error: --tokenizer: cannot read " + opt.tokenizer);
