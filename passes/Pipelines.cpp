@@ -158,12 +158,13 @@ int64_t attentionMinScores(AttentionMode attention, bool cuda) {
 }
 
 void buildGenerationPipeline(OpPassManager &pm, const TrainStepOptions &options,
-                             llvm::StringRef entry, int64_t context) {
+                             llvm::StringRef entry, int64_t context, bool cache) {
   // The adapters the step trains, on the forward the entry is made from.
   addLora(pm, options);
   LccBuildGenerationPassOptions o;
   o.entry = entry.str();
   o.context = context;
+  o.cache = cache;
   pm.addPass(createLccBuildGenerationPass(o));
   // The step's precision policy (the CUDA fused attention needs half
   // operands), after the entry is made, so that the cache stays f32.

@@ -81,9 +81,11 @@ void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &opt
 
 /// @<entry> (prefill or decode_step, lcc-build-generation) of a module that
 /// holds the model imported at batch 1 and the entry's length, with the
-/// step's adapters and precision (`options`); `context`: the cache length.
+/// step's adapters and precision (`options`); `context`: the cache length;
+/// `cache`: false for a prefill without KV cache (models whose attention is
+/// not one op).
 void buildGenerationPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options,
-                             llvm::StringRef entry, int64_t context);
+                             llvm::StringRef entry, int64_t context, bool cache = true);
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 /// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for

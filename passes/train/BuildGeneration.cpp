@@ -95,6 +95,9 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
     if (length < 1)
       return fn.emitError() << "lcc-build-generation: decode_step needs the cache's length "
                                "(context)";
+    if (decode && !cache)
+      return fn.emitError() << "lcc-build-generation: decode_step reads the KV cache: it "
+                               "cannot be made with cache=false";
 
     OpBuilder b(ctx);
     auto i32 = b.getI32Type();
@@ -144,8 +147,9 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
 
     // The caches, one key and one value per attention, in program order.
     SmallVector<lcc::AttentionOp> attentions;
-    fn.walk([&](lcc::AttentionOp a) { attentions.push_back(a); });
-    if (attentions.empty())
+    if (cache)
+      fn.walk([&](lcc::AttentionOp a) { attentions.push_back(a); });
+    if (attentions.empty() && cache)
       return fn.emitError() << "lcc-build-generation: the model has no attention to cache";
     SmallVector<Value> results;
     SmallVector<std::string> names = {"logits"};

@@ -189,12 +189,21 @@ def LccBuildGenerationPass : Pass<"lcc-build-generation", "::mlir::ModuleOp"> {
     cos/sin tables gathered at `position` (plus its offset). Other ops that
     depend on positions (`lcc.iota`, `lcc.causal_mask`), attention without
     `causal`, and a position table with fewer than `context` rows are errors.
+
+    With `cache=false` (prefill only) the entry returns just the logits at
+    `position`; the model's attention may be any ops (an ONNX export's
+    decomposed one), as long as it is causal: text generation then runs the
+    whole context for every token.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"decode_step\"",
            "prefill or decode_step">,
     Option<"context", "context", "int64_t", /*default=*/"0",
            "The KV cache's length (prefill: 0 means @forward's sequence length)">,
+    Option<"cache", "cache", "bool", /*default=*/"true",
+           "false: a prefill without KV cache results, for models whose attention is not "
+           "one lcc.attention (ONNX graphs); lcc-run runs it again over the text so far "
+           "for every token">,
   ];
   let dependentDialects = ["::lcc::LccDialect", "::mlir::func::FuncDialect"];
 }

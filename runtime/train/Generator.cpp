@@ -59,6 +59,7 @@ void Generator::release() {
   tokens_ = token_ = position_ = logits_ = 0;
   warm_[0] = warm_[1] = false;
   cacheNames_.clear();
+  text_.clear();
   tokensName_.clear();
   length_ = context_ = vocab_ = 0;
   trainer_ = nullptr;
@@ -69,7 +70,7 @@ Status Generator::init(Trainer &trainer) {
   const Program &program = trainer.program();
   prefill_ = program.entry("prefill");
   decode_ = program.entry("decode_step");
-  if (!prefill_ || !decode_) {
+  if (!prefill_) {
     const json::Value *why = program.manifest().get("no_generation");
     return Status::failure("it has no text-generation entries: " +
                            (why && why->isString() ? why->asString()
@@ -100,11 +101,12 @@ Status Generator::init(Trainer &trainer) {
       cacheNames_.push_back(s.name);
     }
   }
-  if (tokensName_.empty() || !vocab_ || cacheNames_.empty())
+  if (tokensName_.empty() || !vocab_ || cacheNames_.empty() != (decode_ == nullptr))
     return Status::failure("@prefill lacks its tokens, logits or cache");
-  for (const Slot &s : decode_->slots)
-    if (s.role == Slot::Input && s.name == tokensName_ && s.shape != std::vector<int64_t>{1, 1})
-      return Status::failure("@decode_step's tokens are not [1, 1]");
+  if (decode_)
+    for (const Slot &s : decode_->slots)
+      if (s.role == Slot::Input && s.name == tokensName_ && s.shape != std::vector<int64_t>{1, 1})
+        return Status::failure("@decode_step's tokens are not [1, 1]");
   Device &dev = trainer.device();
   auto allocate = [&](size_t bytes, uint64_t &at) {
     if (!(at = dev.allocate(bytes)))
@@ -146,11 +148,16 @@ Status Generator::prefill(const std::vector<int32_t> &prompt, std::vector<float>
                              std::to_string(vocab_) + ")");
   // Padding after the prompt: the causal mask keeps it out of the prompt's
   // rows, and decode steps overwrite its cache rows before reading them.
-  std::vector<int32_t> padded(size_t(context_), 0);
-  std::copy(prompt.begin(), prompt.end(), padded.begin());
-  int32_t last = int32_t(prompt.size()) - 1;
+  text_.assign(size_t(context_), 0);
+  std::copy(prompt.begin(), prompt.end(), text_.begin());
+  length_ = int64_t(prompt.size());
+  current_ = 0;
+  return runPrefill(int32_t(prompt.size()) - 1, logits);
+}
+
+Status Generator::runPrefill(int32_t last, std::vector<float> &logits) {
   Device &dev = trainer_->device();
-  dev.upload(tokens_, padded.data(), padded.size() * 4);
+  dev.upload(tokens_, text_.data(), text_.size() * 4);
   dev.upload(position_, &last, 4);
   std::map<std::string, uint64_t> outputs = {{"logits", logits_}};
   for (size_t i = 0; i < cacheNames_.size(); ++i)
@@ -159,8 +166,6 @@ Status Generator::prefill(const std::vector<int32_t> &prompt, std::vector<float>
                                       outputs);
       !st)
     return st;
-  current_ = 0;
-  length_ = int64_t(prompt.size());
   return readLogits(logits);
 }
 
@@ -172,6 +177,11 @@ Status Generator::decode(int32_t token, std::vector<float> &logits) {
   if (token < 0 || token >= vocab_)
     return Status::failure("token " + std::to_string(token) + " is outside the vocabulary");
   int32_t position = int32_t(length_);
+  if (!decode_) {
+    text_[size_t(position)] = token;
+    ++length_;
+    return runPrefill(position, logits);
+  }
   Device &dev = trainer_->device();
   dev.upload(token_, &token, 4);
   dev.upload(position_, &position, 4);

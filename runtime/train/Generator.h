@@ -8,7 +8,9 @@
 // device buffers, one read and one written per step, swapped after it (no
 // copies); on a GPU each set's step is one captured graph (Trainer::
 // callEntry). Parameters are the Trainer's: whatever it holds (fresh,
-// restored, --init-from) is what generates.
+// restored, --init-from) is what generates. A program with a @prefill
+// without cache and no @decode_step (an ONNX model's) generates by running
+// the prefill again over the text so far for each token.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_TRAIN_GENERATOR_H
@@ -40,7 +42,8 @@ int32_t sampleToken(const std::vector<float> &logits, const SamplingOptions &o,
 class Generator {
 public:
   /// Binds to `trainer`'s program, which must have @prefill and
-  /// @decode_step (an error naming why it has none otherwise); allocates the
+  /// @decode_step, or a @prefill without cache (an error naming why it has
+  /// none otherwise); allocates the
   /// cache and the entries' inputs and outputs on the trainer's device
   /// (released with the generator, which must not outlive the trainer).
   Status init(Trainer &trainer);
@@ -54,6 +57,8 @@ public:
   int64_t vocab() const { return vocab_; }
   /// Tokens in the cache so far.
   int64_t length() const { return length_; }
+  /// Whether each token reads a KV cache (else the prefill runs again).
+  bool cached() const { return decode_ != nullptr; }
 
   /// Starts over with `prompt` (1..context tokens, each in [0, vocab)):
   /// `logits` of the token after it.
@@ -68,6 +73,7 @@ private:
   int64_t context_ = 0, vocab_ = 0, length_ = 0;
   std::string tokensName_; // the model's token input
   std::vector<std::string> cacheNames_;
+  std::vector<int32_t> text_; // the tokens so far, padded to the context (no cache)
   // Device buffers: the prefill's tokens [1, context], the decode's token
   // [1, 1], the position [1], the logits [1, 1, vocab], two cache sets.
   uint64_t tokens_ = 0, token_ = 0, position_ = 0, logits_ = 0;
@@ -77,6 +83,8 @@ private:
   size_t cacheBytes_ = 0;
   void release();
   Status readLogits(std::vector<float> &logits);
+  /// @prefill over text_ with the logits at `last`.
+  Status runPrefill(int32_t last, std::vector<float> &logits);
 };
 
 } // namespace lcc

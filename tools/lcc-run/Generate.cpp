@@ -111,10 +111,11 @@ int generateText(Trainer &trainer, const Options &opt) {
   if (!opt.quiet)
     std::fprintf(stderr,
                  "prefill: %zu tokens in %.1f ms (%.0f tokens/s); decode: %lld tokens in %.1f "
-                 "ms (%.1f tokens/s)\n",
+                 "ms (%.1f tokens/s)%s\n",
                  prompt.size(), prefillSeconds * 1e3, double(prompt.size()) / prefillSeconds,
                  static_cast<long long>(steps), decodeSeconds * 1e3,
-                 steps && decodeSeconds > 0 ? double(steps) / decodeSeconds : 0.0);
+                 steps && decodeSeconds > 0 ? double(steps) / decodeSeconds : 0.0,
+                 gen.cached() ? "" : " without KV cache: each token runs the whole context");
   return 0;
 }
 

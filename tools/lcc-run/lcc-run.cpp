@@ -290,7 +290,7 @@ int main(int argc, char **argv) {
                                                     : "--export-peft") +
                 ": " + opt.program +
                 "'s model names no Hugging Face architecture (an `hf` section of a DSL "
-                "model; docs/hf.md)");
+                "model, lcc --hf-config for an ONNX export; docs/hf.md)");
   // Start: fresh init, or a checkpoint (which also brings back the data seed
   // and order).
   uint64_t seed = opt.seed.value_or(1337);

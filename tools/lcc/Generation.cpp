@@ -4,11 +4,11 @@
 // --generate): the model imported again at batch 1, at the context's length
 // and at one token, each made an entry by lcc-build-generation, then
 // compiled with the step (fused, planned, on CPU or GPU like it, in its
-// precision). Shapes are
-// compile-time constants, so re-importing is how the same model gets other
-// sizes; only what the frontend can re-import gets the entries (not ONNX
-// graphs, whose shapes the exporter fixed), and only where each rank holds
-// whole parameters (not tp, pp or ZeRO-3).
+// precision). Shapes are compile-time constants, so re-importing is how the
+// same model gets other sizes. An ONNX graph with symbolic batch and
+// sequence dimensions gets a @prefill without KV cache (its attention is
+// the exporter's ops); one whose shapes the exporter fixed gets none. Only
+// where each rank holds whole parameters (not tp, pp or ZeRO-3).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/lcc/TrainFlags.h"
@@ -47,8 +47,6 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
     module->setAttr("lcc.no_generation", StringAttr::get(module.getContext(), why));
     return std::string();
   };
-  if (isOnnx)
-    return skip("ONNX models have none (their shapes are the exporter's)");
   if (tpFlag > 1 || ppFlag > 1 || autoShard || modes.shard == ShardMode::Zero3)
     return skip("its ranks hold parts of the parameters (--tp, --pp, --shard=zero3 or auto); "
                 "compile the model without them to generate from its checkpoints");
@@ -74,8 +72,13 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
       fn.erase();
     return skip(reason);
   };
-  for (auto [entry, seq] : {std::pair<const char *, int64_t>{"prefill", context},
-                            std::pair<const char *, int64_t>{"decode_step", 1}}) {
+  // An ONNX graph's attention is the exporter's ops, not one lcc.attention
+  // whose keys and values could be a cache: a prefill alone, run again over
+  // the text so far for every token.
+  std::vector<std::pair<const char *, int64_t>> entries = {{"prefill", context}};
+  if (!isOnnx)
+    entries.push_back({"decode_step", 1});
+  for (auto [entry, seq] : entries) {
     overrides["batch"] = 1;
     overrides["seq"] = seq;
     auto imported = importAt(overrides);
@@ -83,8 +86,20 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
       return drop("the model does not import at batch 1, seq " + std::to_string(seq) + ": " +
                   llvm::toString(imported.takeError()));
     ModuleOp gen = **imported;
+    // An export with fixed shapes imports at its own sizes whatever is asked.
+    if (auto forward = gen.lookupSymbol<func::FuncOp>("forward"); isOnnx && forward)
+      for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+        if (auto name = forward.getArgAttrOfType<StringAttr>(i, "lcc.input")) {
+          auto type = llvm::cast<RankedTensorType>(forward.getArgument(i).getType());
+          if (type.getRank() == 2 && type.getShape() != ArrayRef<int64_t>{1, seq})
+            return drop("the exporter fixed its input shape at [" +
+                        std::to_string(type.getDimSize(0)) + ", " +
+                        std::to_string(type.getDimSize(1)) +
+                        "]; generation needs symbolic batch and sequence dimensions (export "
+                        "with dynamic axes)");
+        }
     PassManager pm(module.getContext());
-    buildGenerationPipeline(pm, t, entry, context);
+    buildGenerationPipeline(pm, t, entry, context, /*cache=*/!isOnnx);
     if (failed(pm.run(gen)))
       return drop(why.empty() ? std::string("cannot build @") + entry : why);
     auto fn = gen.lookupSymbol<func::FuncOp>(entry);

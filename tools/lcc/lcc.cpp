@@ -734,10 +734,25 @@ int main(int argc, char **argv) {
     return runTrainSteps(context, **module, forward, diagnostics);
 
   if (emit == "train-bin") {
-    auto importAt = [&](const std::map<std::string, int64_t> &o) {
-      lcc::dsl::ImportOptions at = options;
-      at.overrides = o;
-      return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, at);
+    // The model again at other sizes (an ONNX graph's batch and seq are
+    // its symbolic dimensions 0 and 1).
+    auto importAt =
+        [&](const std::map<std::string, int64_t> &o) -> llvm::Expected<OwningOpRef<ModuleOp>> {
+      if (!isOnnx) {
+        lcc::dsl::ImportOptions at = options;
+        at.overrides = o;
+        return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, at);
+      }
+      auto model = lcc::onnx_import::parseOnnxModel(source->getBuffer(), inputFile);
+      if (!model)
+        return model.takeError();
+      lcc::onnx_import::TrainingImportOptions at = onnxOptions;
+      at.graph.batch = o.at("batch");
+      at.graph.seq = o.at("seq");
+      auto imported = lcc::onnx_import::importOnnxForTraining(*model, context, at);
+      if (!imported)
+        return imported.takeError();
+      return std::move(imported->module);
     };
     // (Only into a file: --plan alone shows the training memory, without them.)
     if (std::string e = outputFile == "-" ? ""
