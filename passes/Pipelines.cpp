@@ -158,17 +158,19 @@ int64_t attentionMinScores(AttentionMode attention, bool cuda) {
 }
 
 void buildGenerationPipeline(OpPassManager &pm, const TrainStepOptions &options,
-                             llvm::StringRef entry, int64_t context, bool cache) {
+                             llvm::StringRef entry, int64_t context, bool cache,
+                             llvm::StringRef symbol) {
   // The adapters the step trains, on the forward the entry is made from.
   addLora(pm, options);
   LccBuildGenerationPassOptions o;
   o.entry = entry.str();
   o.context = context;
   o.cache = cache;
+  o.symbol = symbol.str();
   pm.addPass(createLccBuildGenerationPass(o));
   // The step's precision policy (the CUDA fused attention needs half
   // operands), after the entry is made, so that the cache stays f32.
-  addPrecision(pm, options, entry);
+  addPrecision(pm, options, symbol.empty() ? entry : symbol);
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScores,

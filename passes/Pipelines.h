@@ -83,9 +83,10 @@ void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainStepOptions &opt
 /// holds the model imported at batch 1 and the entry's length, with the
 /// step's adapters and precision (`options`); `context`: the cache length;
 /// `cache`: false for a prefill without KV cache (models whose attention is
-/// not one op).
+/// not one op); `symbol`: the function's name (default: the entry's).
 void buildGenerationPipeline(mlir::OpPassManager &pm, const TrainStepOptions &options,
-                             llvm::StringRef entry, int64_t context, bool cache = true);
+                             llvm::StringRef entry, int64_t context, bool cache = true,
+                             llvm::StringRef symbol = "");
 
 /// lcc dialect -> linalg/tensor/arith/math on tensors (target neutral).
 /// Attentions with Tq * Tk >= `keepAttentionMinScores` (> 0) stay whole for

@@ -2,6 +2,7 @@
 #include "compiler/package/Package.h"
 
 #include "passes/pipeline/PipelineStep.h"
+#include "runtime/support/Entries.h"
 #include "runtime/support/TrainBin.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -207,9 +208,9 @@ llvm::Expected<json::Value> buildManifest(ModuleOp module, const PackageOptions 
   }
 
   // lcc-build-generation's entries (lcc-run --generate), where the model has them.
-  for (const char *name : {"prefill", "decode_step"}) {
-    auto fn = module.lookupSymbol<func::FuncOp>(name);
-    if (!fn)
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    std::string name = fn.getSymName().str();
+    if (!isGenerationEntry(name) || fn.isExternal())
       continue;
     json::Value slots = json::Value::array();
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {

@@ -53,17 +53,37 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
                           << entry << "'";
       return signalPassFailure();
     }
-    if (module.lookupSymbol(entry)) {
-      forward.emitError() << "lcc-build-generation: @" << entry << " exists already";
+    std::string name = symbol.empty() ? std::string(entry) : std::string(symbol);
+    if (module.lookupSymbol(name)) {
+      forward.emitError() << "lcc-build-generation: @" << name << " exists already";
       return signalPassFailure();
     }
     func::FuncOp fn = forward.clone();
-    fn.setName(entry);
+    fn.setName(name);
     module.push_back(fn);
     if (failed(build(fn))) {
       fn.erase();
       return signalPassFailure();
     }
+  }
+
+  /// A prefill's keys or values [1, H, seq, D] as the cache [1, H, context,
+  /// D]: zero rows after them (decode steps write each row before reading it).
+  static Value padToContext(Value kv, int64_t context) {
+    auto type = tensorOf(kv);
+    int64_t seq = type.getDimSize(2);
+    if (seq == context)
+      return kv;
+    OpBuilder b(kv.getContext());
+    b.setInsertionPointAfterValue(kv);
+    auto rest = RankedTensorType::get(
+        {type.getDimSize(0), type.getDimSize(1), context - seq, type.getDimSize(3)},
+        type.getElementType());
+    Value zeros = lcc::FillOp::create(b, kv.getLoc(), rest, b.getF64FloatAttr(0.0));
+    return lcc::ConcatOp::create(
+        b, kv.getLoc(),
+        type.clone({type.getDimSize(0), type.getDimSize(1), context, type.getDimSize(3)}),
+        ValueRange{kv, zeros}, b.getI64IntegerAttr(2));
   }
 
   LogicalResult build(func::FuncOp fn) {
@@ -89,8 +109,8 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
       return ce.emitError() << "lcc-build-generation: decode_step needs @forward at sequence "
                                "length 1, not "
                             << seq;
-    if (!decode && seq != length)
-      return ce.emitError() << "lcc-build-generation: prefill runs over the whole context ("
+    if (!decode && seq > length)
+      return ce.emitError() << "lcc-build-generation: prefill runs over at most the context ("
                             << length << " positions), but @forward has sequence length " << seq;
     if (length < 1)
       return fn.emitError() << "lcc-build-generation: decode_step needs the cache's length "
@@ -160,8 +180,8 @@ struct LccBuildGenerationPass : lcc::impl::LccBuildGenerationPassBase<LccBuildGe
       names.push_back(k);
       names.push_back(v);
       if (!decode) {
-        results.push_back(a.getKey());
-        results.push_back(a.getValue());
+        results.push_back(padToContext(a.getKey(), length));
+        results.push_back(padToContext(a.getValue(), length));
         continue;
       }
       auto kv = decodeAttention(fn, a, position, length, k, v);

@@ -176,7 +176,10 @@ def LccBuildGenerationPass : Pass<"lcc-build-generation", "::mlir::ModuleOp"> {
     [1, Hkv, context, D].
 
     `prefill` runs the model over `context` tokens (the prompt, padded: the
-    causal mask keeps padding out of the prompt's rows) and returns the cache.
+    causal mask keeps padding out of the prompt's rows) and returns the cache;
+    made from a shorter import (seq < context; named by `symbol`, such as
+    `prefill_64`), it runs over that many and returns the cache padded with
+    zero rows to `context`, the decode step's shape.
     `decode_step` takes the cache as inputs of the same names and returns it
     with row `position` written: each attention becomes the new key/value
     written at `position` (iota == position), then scores over the whole
@@ -200,6 +203,9 @@ def LccBuildGenerationPass : Pass<"lcc-build-generation", "::mlir::ModuleOp"> {
            "prefill or decode_step">,
     Option<"context", "context", "int64_t", /*default=*/"0",
            "The KV cache's length (prefill: 0 means @forward's sequence length)">,
+    Option<"symbol", "symbol", "std::string", /*default=*/"\"\"",
+           "The entry function's name (default: the entry's; prefill_<L> for a prefill "
+           "over the first L positions of a longer context)">,
     Option<"cache", "cache", "bool", /*default=*/"true",
            "false: a prefill without KV cache results, for models whose attention is not "
            "one lcc.attention (ONNX graphs); lcc-run runs it again over the text so far "

@@ -1,5 +1,6 @@
 //===- CpuProgram.cpp - load and call the CPU code of a train.bin ---------===//
 #include "runtime/cpu/CpuProgram.h"
+#include "runtime/support/Entries.h"
 #include "runtime/support/Format.h"
 #include "runtime/support/Sharding.h"
 
@@ -82,7 +83,7 @@ bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
   // allocates besides parameters, state and arenas.
   for (const auto &[name, slots] : functions->members()) {
     // The text-generation entries' buffers exist only in lcc-run --generate.
-    if (name == "prefill" || name == "decode_step")
+    if (isGenerationEntry(name))
       continue;
     for (const json::Value &s : slots.items()) {
       const json::Value *role = s.get("role");

@@ -1,6 +1,8 @@
 //===- Generator.cpp - text generation with a train.bin's KV cache --------===//
 #include "runtime/train/Generator.h"
 
+#include "runtime/support/Entries.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -59,9 +61,11 @@ void Generator::release() {
   tokens_ = token_ = position_ = logits_ = 0;
   warm_[0] = warm_[1] = false;
   cacheNames_.clear();
+  prefills_.clear();
   text_.clear();
   tokensName_.clear();
   length_ = context_ = vocab_ = 0;
+  cacheBytes_ = 0;
   trainer_ = nullptr;
 }
 
@@ -79,30 +83,53 @@ Status Generator::init(Trainer &trainer) {
                                                                  "lcc")));
   }
   trainer_ = &trainer;
-  // The prefill's slots say the sizes: tokens [1, context], logits [1, 1,
-  // vocab], each cache [1, kv heads, context, head dim].
-  std::vector<int64_t> cacheShape;
-  for (const Slot &s : prefill_->slots) {
-    if (s.role == Slot::Input && s.name != "position") {
-      if (s.dtype != ElementType::I32 || s.shape.size() != 2 || s.shape[0] != 1 ||
-          !tokensName_.empty())
-        return Status::failure("@prefill takes an unexpected input '" + s.name + "'");
-      tokensName_ = s.name;
-      context_ = s.shape[1];
-    } else if (s.role == Slot::Output && s.name == "logits") {
-      if (s.shape.size() != 3 || s.dtype != ElementType::F32)
-        return Status::failure("@prefill's logits are not [1, 1, vocab] f32");
-      vocab_ = s.shape[2];
-    } else if (s.role == Slot::Output) {
-      if (!cacheShape.empty() && s.shape != cacheShape)
-        return Status::failure("@prefill's cache '" + s.name + "' differs from the others");
-      cacheShape = s.shape;
-      cacheBytes_ = s.bytes();
-      cacheNames_.push_back(s.name);
+  // Each prefill's slots say the sizes: tokens [1, its length], logits [1,
+  // 1, vocab], each cache [1, kv heads, context, head dim]; @prefill's
+  // length is the context, the others' shorter.
+  std::vector<std::pair<std::string, const EntryPoint *>> prefills = {{"prefill", prefill_}};
+  if (const json::Value *functions = program.manifest().get("functions");
+      functions && functions->isObject())
+    for (const auto &[name, slots] : functions->members())
+      if (name != "prefill" && isPrefillEntry(name))
+        if (const EntryPoint *e = program.entry(name))
+          prefills.push_back({name, e});
+  for (const auto &[name, entry] : prefills) {
+    std::string tokens;
+    int64_t length = 0;
+    std::vector<std::string> caches;
+    for (const Slot &s : entry->slots) {
+      if (s.role == Slot::Input && s.name != "position") {
+        if (s.dtype != ElementType::I32 || s.shape.size() != 2 || s.shape[0] != 1 ||
+            !tokens.empty())
+          return Status::failure("@" + name + " takes an unexpected input '" + s.name + "'");
+        tokens = s.name;
+        length = s.shape[1];
+      } else if (s.role == Slot::Output && s.name == "logits") {
+        if (s.shape.size() != 3 || s.dtype != ElementType::F32 || (vocab_ && s.shape[2] != vocab_))
+          return Status::failure("@" + name + "'s logits are not [1, 1, vocab] f32");
+        vocab_ = s.shape[2];
+      } else if (s.role == Slot::Output) {
+        if (cacheBytes_ && s.bytes() != cacheBytes_)
+          return Status::failure("@" + name + "'s cache '" + s.name + "' differs from the others");
+        cacheBytes_ = s.bytes();
+        caches.push_back(s.name);
+      }
     }
+    if (tokens.empty() || (!tokensName_.empty() && tokens != tokensName_) ||
+        (name == "prefill") != (length == context_ || !context_) ||
+        (name != "prefill" && length >= context_) || (name != "prefill" && caches != cacheNames_))
+      return Status::failure("@" + name + "'s inputs or outputs are not @prefill's");
+    tokensName_ = tokens;
+    if (name == "prefill") {
+      context_ = length;
+      cacheNames_ = caches;
+    }
+    prefills_.push_back({length, entry});
   }
-  if (tokensName_.empty() || !vocab_ || cacheNames_.empty() != (decode_ == nullptr))
-    return Status::failure("@prefill lacks its tokens, logits or cache");
+  std::sort(prefills_.begin(), prefills_.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  if (!vocab_ || cacheNames_.empty() != (decode_ == nullptr))
+    return Status::failure("@prefill lacks its logits or cache");
   if (decode_)
     for (const Slot &s : decode_->slots)
       if (s.role == Slot::Input && s.name == tokensName_ && s.shape != std::vector<int64_t>{1, 1})
@@ -156,14 +183,17 @@ Status Generator::prefill(const std::vector<int32_t> &prompt, std::vector<float>
 }
 
 Status Generator::runPrefill(int32_t last, std::vector<float> &logits) {
+  // The shortest prefill that holds the text (@prefill, the context, does).
+  auto [length, entry] = *std::find_if(prefills_.begin(), prefills_.end(),
+                                       [&](const auto &p) { return p.first > last; });
   Device &dev = trainer_->device();
-  dev.upload(tokens_, text_.data(), text_.size() * 4);
+  dev.upload(tokens_, text_.data(), size_t(length) * 4);
   dev.upload(position_, &last, 4);
   std::map<std::string, uint64_t> outputs = {{"logits", logits_}};
   for (size_t i = 0; i < cacheNames_.size(); ++i)
     outputs[cacheNames_[i]] = cache_[0][i];
-  if (Status st = trainer_->callEntry(*prefill_, {{tokensName_, tokens_}, {"position", position_}},
-                                      outputs);
+  if (Status st =
+          trainer_->callEntry(*entry, {{tokensName_, tokens_}, {"position", position_}}, outputs);
       !st)
     return st;
   return readLogits(logits);

@@ -1,8 +1,9 @@
 //===- Generator.h - text generation with a train.bin's KV cache -*- C++ -*-===//
 //
 // Runs the generation entries lcc compiles beside the step (passes/train,
-// lcc-build-generation): @prefill over the prompt (padded to the context:
-// one compiled shape) gives the logits after the prompt and the KV cache;
+// lcc-build-generation): the shortest prefill that holds the prompt (padded
+// to its length: @prefill_<L>, or @prefill over the whole context) gives the
+// logits after the prompt and the KV cache;
 // each @decode_step takes one token and its position, reads the cache and
 // returns it with the token's row written. The cache lives in two sets of
 // device buffers, one read and one written per step, swapped after it (no
@@ -73,6 +74,8 @@ private:
   int64_t context_ = 0, vocab_ = 0, length_ = 0;
   std::string tokensName_; // the model's token input
   std::vector<std::string> cacheNames_;
+  // The prefills by length, shortest first (the last is @prefill, the context).
+  std::vector<std::pair<int64_t, const EntryPoint *>> prefills_;
   std::vector<int32_t> text_; // the tokens so far, padded to the context (no cache)
   // Device buffers: the prefill's tokens [1, context], the decode's token
   // [1, 1], the position [1], the logits [1, 1, vocab], two cache sets.

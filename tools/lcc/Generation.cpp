@@ -27,10 +27,43 @@ static llvm::cl::opt<int64_t>
                 llvm::cl::desc("Longest text lcc-run --generate handles, prompt and continuation "
                                "(the KV cache's length; default: the config's ctx, else seq)"),
                 llvm::cl::init(0), llvm::cl::cat(trainCat));
+static llvm::cl::list<std::string> prefillLengthsFlag(
+    "prefill-lengths",
+    llvm::cl::desc("Shorter prefills compiled beside the one over the whole context: a prompt "
+                   "runs the shortest that holds it (auto: context/16 and context/4, those of "
+                   "at least 16; none; or lengths, comma-separated)"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(trainCat));
 static llvm::cl::opt<bool>
     noGenerateFlag("no-generate",
                    llvm::cl::desc("Leave the text-generation entries out of the train.bin"),
                    llvm::cl::init(false), llvm::cl::cat(trainCat));
+
+std::vector<std::string> generationFunctions;
+
+/// The shorter prefills' lengths for `context`, ascending; an error message
+/// in `error` for a length that is not below it.
+static std::vector<int64_t> prefillLengths(int64_t context, std::string &error) {
+  std::vector<int64_t> lengths;
+  std::vector<std::string> given(prefillLengthsFlag.begin(), prefillLengthsFlag.end());
+  if (given.empty() || given == std::vector<std::string>{"auto"}) {
+    for (int64_t fraction : {16, 4})
+      if (context / fraction >= 16)
+        lengths.push_back(context / fraction);
+  } else if (given != std::vector<std::string>{"none"}) {
+    for (const std::string &text : given) {
+      int64_t length = 0;
+      if (llvm::StringRef(text).getAsInteger(10, length) || length < 1 || length >= context) {
+        error = "--prefill-lengths: '" + text + "' is not a length below the context (" +
+                std::to_string(context) + ")";
+        return {};
+      }
+      lengths.push_back(length);
+    }
+  }
+  llvm::sort(lengths);
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  return lengths;
+}
 
 std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &importAt,
                                  std::map<std::string, int64_t> overrides) {
@@ -73,12 +106,21 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
     return skip(reason);
   };
   // An ONNX graph's attention is the exporter's ops, not one lcc.attention
-  // whose keys and values could be a cache: a prefill alone, run again over
+  // whose keys and values could be a cache: prefills alone, run again over
   // the text so far for every token.
-  std::vector<std::pair<const char *, int64_t>> entries = {{"prefill", context}};
+  struct Entry {
+    std::string entry, symbol;
+    int64_t seq;
+  };
+  std::vector<Entry> entries = {{"prefill", "prefill", context}};
+  std::string error;
+  for (int64_t length : prefillLengths(context, error))
+    entries.push_back({"prefill", "prefill_" + std::to_string(length), length});
+  if (!error.empty())
+    return error;
   if (!isOnnx)
-    entries.push_back({"decode_step", 1});
-  for (auto [entry, seq] : entries) {
+    entries.push_back({"decode_step", "decode_step", 1});
+  for (const auto &[entry, symbol, seq] : entries) {
     overrides["batch"] = 1;
     overrides["seq"] = seq;
     auto imported = importAt(overrides);
@@ -99,15 +141,17 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
                         "with dynamic axes)");
         }
     PassManager pm(module.getContext());
-    buildGenerationPipeline(pm, t, entry, context, /*cache=*/!isOnnx);
+    buildGenerationPipeline(pm, t, entry, context, /*cache=*/!isOnnx, symbol);
     if (failed(pm.run(gen)))
-      return drop(why.empty() ? std::string("cannot build @") + entry : why);
-    auto fn = gen.lookupSymbol<func::FuncOp>(entry);
+      return drop(why.empty() ? "cannot build @" + symbol : why);
+    auto fn = gen.lookupSymbol<func::FuncOp>(symbol);
     fn->remove();
     made.push_back(fn);
   }
-  for (func::FuncOp fn : made)
+  for (func::FuncOp fn : made) {
     module.push_back(fn);
+    generationFunctions.push_back(fn.getSymName().str());
+  }
   return "";
 }
 

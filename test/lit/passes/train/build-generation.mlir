@@ -1,5 +1,6 @@
 // RUN: lcc-opt %s --lcc-build-generation="entry=decode_step context=8" | FileCheck %s
 // RUN: lcc-opt %s --lcc-build-generation="entry=prefill" | FileCheck %s --check-prefix=PREFILL
+// RUN: lcc-opt %s --lcc-build-generation="entry=prefill context=8 symbol=prefill_1" | FileCheck %s --check-prefix=SHORT
 // Tests passes/train/BuildGeneration.cpp on a one-layer model at batch 1,
 // sequence length 1: a position table, rotary embeddings, grouped-query
 // attention (2 query heads share 1 key/value head) and a tied head.
@@ -57,6 +58,15 @@
 // PREFILL: %[[ROW:.*]] = lcc.gather %[[YF]], %[[POS]] {axis = 1 : i64} : tensor<1x1x8xf32>, tensor<1xi32> -> tensor<1x1x8xf32>
 // PREFILL: %[[L:.*]] = lcc.matmul %[[ROW]], %{{.*}} {transpose_rhs = true}
 // PREFILL: return %[[L]], %[[KR]], %[[V]]
+
+// A prefill shorter than the context (named by `symbol`) returns the cache
+// padded with zero rows to the context, the decode step's shape.
+// SHORT-LABEL: func.func @prefill_1(
+// SHORT-SAME: -> (tensor<1x1x16xf32> {lcc.output = "logits"}, tensor<1x1x8x4xf32> {lcc.output = "cache.k.0"}, tensor<1x1x8x4xf32> {lcc.output = "cache.v.0"})
+// SHORT: %[[KR:.*]] = lcc.rope %{{.*}} : tensor<1x1x1x4xf32>
+// SHORT: %[[KZ:.*]] = lcc.fill {value = 0.000000e+00 : f64} : tensor<1x1x7x4xf32>
+// SHORT: %[[K:.*]] = lcc.concat %[[KR]], %[[KZ]] {axis = 2 : i64} : tensor<1x1x1x4xf32>, tensor<1x1x7x4xf32> -> tensor<1x1x8x4xf32>
+// SHORT: return %{{.*}}, %[[K]], %{{.*}}
 
 func.func @forward(%wte: tensor<16x8xf32> {lcc.param = "wte"}, %wpe: tensor<8x8xf32> {lcc.param = "wpe"},
                    %wq: tensor<8x8xf32> {lcc.param = "wq"}, %wk: tensor<8x4xf32> {lcc.param = "wk"},
