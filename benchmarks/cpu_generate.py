@@ -9,7 +9,8 @@ against llama.cpp (llama-cpp-python from PyPI, which builds it) for the LLaMA sh
 Both sides start from fresh random weights of the same shapes (decode speed does not depend on
 the values) and decode the same number of tokens after the same prompt length; the sides run
 interleaved, each figure the median of --repeat runs. Prefill is reported too: lcc's runs over
-the whole compiled context (one shape), PyTorch's over the prompt only.
+the shortest compiled prefill that holds the prompt (with the default --prefill-lengths, 16
+positions for these 16-token prompts), PyTorch's and llama.cpp's over the prompt.
 """
 import argparse
 import os
