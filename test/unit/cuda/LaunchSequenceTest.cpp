@@ -139,9 +139,16 @@ TEST(CudaLaunchSequence, LaunchesMatchTheKernelsAndStayInsideTheBuffers) {
   const Program &p = program();
   std::map<std::string, int> params = ptxParams(p.cudaPtx());
   std::set<int64_t> launched;
-  // The text-generation entries too (lcc-build-generation): their kernels
-  // are in the same file.
-  for (const char *function : {"init", "forward", "train_step", "prefill", "decode_step"}) {
+  // Every entry of the manifest, the text-generation ones too
+  // (lcc-build-generation: @prefill, @prefill_16, @decode_step): their
+  // kernels are in the same file.
+  std::vector<std::string> functions;
+  for (const auto &[name, slots] : p.manifest().get("functions")->members())
+    functions.push_back(name);
+  for (const char *expected :
+       {"init", "forward", "train_step", "prefill", "prefill_16", "decode_step"})
+    EXPECT_TRUE(std::count(functions.begin(), functions.end(), expected)) << expected;
+  for (const std::string &function : functions) {
     SCOPED_TRACE(function);
     const EntryPoint *e = p.entry(function);
     ASSERT_NE(e, nullptr);
