@@ -186,8 +186,10 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, int64_t keepAttentionMinScore
   // A pipeline stage's parts (lcc-build-train-step) hold its layers: their
   // runs become layer functions the parts call, so a deep stage compiles
   // each layer once, as the step without a pipeline does.
+  // The text-generation entries too (lcc-build-generation): each is the
+  // model's forward again, as deep as the step's.
   if (outlineLayers) {
-    std::vector<std::string> functions = {"forward", "train_step"};
+    std::vector<std::string> functions = {"forward", "train_step", "prefill*", "decode_step"};
     for (const std::string &part : lcc::pipeline::partFunctionNames(pipelineChunks))
       functions.push_back("train_step_" + part);
     for (const std::string &function : functions) {

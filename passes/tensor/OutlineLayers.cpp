@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -277,18 +278,39 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
                          << int64_t(minRepeats);
       return signalPassFailure();
     }
-    auto fn = module.lookupSymbol<func::FuncOp>(function);
-    if (ifPresent && (!fn || fn.isExternal()))
-      return;
-    if (!fn || fn.isExternal()) {
+    // `function` may be a glob: prefill* is every prefill entry
+    // (lcc-build-generation's @prefill and @prefill_<L>).
+    SmallVector<func::FuncOp> targets;
+    if (llvm::StringRef(function).find_first_of("*?[") == llvm::StringRef::npos) {
+      auto fn = module.lookupSymbol<func::FuncOp>(function);
+      if (fn && !fn.isExternal())
+        targets.push_back(fn);
+    } else {
+      auto glob = llvm::GlobPattern::create(function);
+      if (!glob) {
+        module.emitError() << "lcc-outline-layers: bad function pattern '" << function
+                           << "': " << llvm::toString(glob.takeError());
+        return signalPassFailure();
+      }
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (glob->match(fn.getSymName()) && !fn.isExternal())
+          targets.push_back(fn);
+    }
+    if (targets.empty() && !ifPresent) {
       module.emitError() << "lcc-outline-layers: no @" << function << " with a body";
       return signalPassFailure();
     }
-    if (!fn.getBody().hasOneBlock()) {
-      fn.emitError() << "lcc-outline-layers: @" << function
-                     << " has control flow; layers are found in one straight-line block";
-      return signalPassFailure();
-    }
+    for (func::FuncOp fn : targets)
+      if (failed(outlineLayersOf(module, fn)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outlineLayersOf(ModuleOp module, func::FuncOp fn) {
+    replaced.clear();
+    dead.clear();
+    if (!fn.getBody().hasOneBlock())
+      return fn.emitError() << "lcc-outline-layers: @" << fn.getSymName()
+                            << " has control flow; layers are found in one straight-line block";
 
     // Runs in program order; each layer instance's runs numbered by phase
     // (a step has a layer's forward run and, later, its backward run), per
@@ -384,6 +406,7 @@ struct LccOutlineLayersPass : lcc::impl::LccOutlineLayersPassBase<LccOutlineLaye
         if (rematerializable(op) && isOpTriviallyDead(op))
           op->erase();
     });
+    return success();
   }
 
   void outline(ArrayRef<Run *> members, func::FuncOp fn, OpBuilder &moduleBuilder,

@@ -55,7 +55,7 @@ def LccOutlineLayersPass : Pass<"lcc-outline-layers", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"forward\"",
-           "The function whose layers are outlined">,
+           "The function whose layers are outlined (a glob such as prefill*: each it matches)">,
     Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
            "Runs of one structure needed to outline them">,
     Option<"ifPresent", "if-present", "bool", /*default=*/"false",
