@@ -233,4 +233,13 @@ llvm::Expected<ImportedGraph> importOnnxForTraining(const OnnxModel &model,
   return std::move(*imported);
 }
 
+llvm::Expected<ImportedGraph> importOnnxForTraining(llvm::StringRef bytes, const std::string &path,
+                                                    MLIRContext &context,
+                                                    const TrainingImportOptions &options) {
+  auto model = parseOnnxModel(bytes, path);
+  if (!model)
+    return model.takeError();
+  return importOnnxForTraining(*model, context, options);
+}
+
 } // namespace lcc::onnx_import

@@ -37,6 +37,11 @@ llvm::Expected<ImportedGraph>
 importOnnxForTraining(const OnnxModel &model, mlir::MLIRContext &context,
                       const TrainingImportOptions &options);
 
+/// The same from the file's bytes (parseOnnxModel, then the import).
+llvm::Expected<ImportedGraph> importOnnxForTraining(llvm::StringRef bytes, const std::string &path,
+                                                    mlir::MLIRContext &context,
+                                                    const TrainingImportOptions &options);
+
 } // namespace lcc::onnx_import
 
 #endif

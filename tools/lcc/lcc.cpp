@@ -683,12 +683,10 @@ int main(int argc, char **argv) {
   auto module = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
     if (!isOnnx)
       return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, options);
-    auto model = lcc::onnx_import::parseOnnxModel(source->getBuffer(), inputFile);
-    if (!model)
-      return model.takeError();
     // In a train.bin the weights travel as data, not as code (section "params").
     onnxOptions.parametersAsData = emit == "train-bin";
-    auto imported = lcc::onnx_import::importOnnxForTraining(*model, context, onnxOptions);
+    auto imported = lcc::onnx_import::importOnnxForTraining(source->getBuffer(), inputFile, context,
+                                                            onnxOptions);
     if (!imported)
       return imported.takeError();
     if (onnxOptions.parametersAsData)
@@ -746,13 +744,11 @@ int main(int argc, char **argv) {
         at.overrides = o;
         return lcc::dsl::importDsl(source->getBuffer(), inputFile, context, at);
       }
-      auto model = lcc::onnx_import::parseOnnxModel(source->getBuffer(), inputFile);
-      if (!model)
-        return model.takeError();
       lcc::onnx_import::TrainingImportOptions at = onnxOptions;
       at.graph.batch = o.at("batch");
       at.graph.seq = o.at("seq");
-      auto imported = lcc::onnx_import::importOnnxForTraining(*model, context, at);
+      auto imported =
+          lcc::onnx_import::importOnnxForTraining(source->getBuffer(), inputFile, context, at);
       if (!imported)
         return imported.takeError();
       return std::move(imported->module);
