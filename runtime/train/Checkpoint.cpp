@@ -2,6 +2,7 @@
 #include "runtime/train/Checkpoint.h"
 
 #include "runtime/support/AtomicFile.h"
+#include "runtime/support/Crc32c.h"
 #include "runtime/support/Sharding.h"
 
 #include <algorithm>
@@ -93,13 +94,44 @@ Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t
   return {};
 }
 
-Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                      int64_t keep) {
+static const char kCrcKey[] = "lcc.crc32c.";
+
+void addChecksums(SafetensorsFile &file) {
+  for (const auto &[name, t] : file.tensors) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", crc32c(t.rawData(), t.byteSize()));
+    file.metadata[kCrcKey + name] = hex;
+  }
+}
+
+Status verifyChecksums(const SafetensorsFile &file, const std::string &path, bool &checked) {
+  checked = false;
+  for (const auto &[key, value] : file.metadata)
+    checked |= key.rfind(kCrcKey, 0) == 0;
+  if (!checked)
+    return {};
+  for (const auto &[name, t] : file.tensors) {
+    auto it = file.metadata.find(kCrcKey + name);
+    if (it == file.metadata.end())
+      return Status::failure(path + ": tensor '" + name +
+                             "' has no checksum while the others have (the file was altered)");
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", crc32c(t.rawData(), t.byteSize()));
+    if (it->second != hex)
+      return Status::failure(path + ": tensor '" + name + "' is corrupt: its bytes' CRC-32C is " +
+                             hex + ", the checkpoint recorded " + it->second +
+                             " (a damaged file or disk; resume from an earlier checkpoint)");
+  }
+  return {};
+}
+
+Status saveCheckpoint(const std::string &dir, int64_t step, SafetensorsFile file, int64_t keep) {
   if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
     return Status::failure("cannot create checkpoint directory '" + dir +
                            "': " + std::strerror(errno));
   }
   std::string name = checkpointFileName(step);
+  addChecksums(file);
   Status st = writeSafetensors(dir + "/" + name, file);
   if (!st)
     return st;
@@ -107,7 +139,7 @@ Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFil
 }
 
 /// The rank files of a step directory, assembled into whole tensors.
-static Status loadStepDir(const std::string &target, SafetensorsFile &file) {
+static Status loadStepDir(const std::string &target, SafetensorsFile &file, bool *unchecked) {
   std::vector<std::string> names = listDir(target, [](const std::string &n) {
     return n.rfind("rank-", 0) == 0 && n.find("-of-") != std::string::npos &&
            endsWith(n, ".safetensors");
@@ -126,15 +158,25 @@ static Status loadStepDir(const std::string &target, SafetensorsFile &file) {
                            " rank files, expected " + std::to_string(expected) +
                            " (a rank's file is missing)");
   std::vector<SafetensorsFile> files(names.size());
-  for (size_t i = 0; i < names.size(); ++i)
-    if (Status st = readSafetensors(target + "/" + names[i], files[i]); !st)
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string path = target + "/" + names[i];
+    bool checked = false;
+    if (Status st = readSafetensors(path, files[i]); !st)
       return st;
+    if (Status st = verifyChecksums(files[i], path, checked); !st)
+      return st;
+    if (!checked && unchecked)
+      *unchecked = true;
+  }
   if (Status st = assembleShards(files, file); !st)
     return Status::failure(target + ": " + st.message());
   return {};
 }
 
-Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used) {
+Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::string &used,
+                      bool *unchecked) {
+  if (unchecked)
+    *unchecked = false;
   std::string path = given;
   while (path.size() > 1 && path.back() == '/')
     path.pop_back();
@@ -161,12 +203,17 @@ Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::stri
     used = path + "/" + name;
   }
   if (isStepDirName(baseName(used)))
-    return loadStepDir(used, file);
+    return loadStepDir(used, file, unchecked);
   // One file; written by one process of a ZeRO program it may still hold
   // pieces (of one part each): put them together.
   SafetensorsFile one;
   if (Status st = readSafetensors(used, one); !st)
     return st;
+  bool checked = false;
+  if (Status st = verifyChecksums(one, used, checked); !st)
+    return st;
+  if (!checked && unchecked)
+    *unchecked = true;
   if (Status st = assembleShards({one}, file); !st)
     return Status::failure(used + ": " + st.message());
   return {};

@@ -10,6 +10,9 @@
 // checkpoint it names is complete, so a crash or kill -9 at any moment
 // leaves `latest` naming a complete checkpoint. Loading gives whole tensors
 // whichever layout wrote them, so a checkpoint resumes at any world size.
+// Every file carries a CRC-32C of each tensor's bytes in its metadata
+// ("lcc.crc32c.<tensor>": 8 hex digits), checked on load: a flipped bit is
+// an error naming the tensor, never a silently different run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_CHECKPOINT_H
@@ -29,8 +32,15 @@ std::string checkpointRankFileName(int rank, int world);
 
 /// Writes `file` as DIR/step-<step>.safetensors, then DIR/latest; keeps the
 /// newest `keep` checkpoints. Creates DIR if needed.
-Status saveCheckpoint(const std::string &dir, int64_t step, const SafetensorsFile &file,
-                      int64_t keep);
+Status saveCheckpoint(const std::string &dir, int64_t step, SafetensorsFile file, int64_t keep);
+
+/// Adds the CRC-32C of each tensor of `file` to its metadata.
+void addChecksums(SafetensorsFile &file);
+
+/// Checks `file`'s tensors (read from `path`) against their CRC-32Cs: an
+/// error naming the first that differs. `checked` is false for a file
+/// without them (an lcc before checksums wrote it).
+Status verifyChecksums(const SafetensorsFile &file, const std::string &path, bool &checked);
 
 /// Makes `name` (a checkpoint in DIR, complete) the one DIR/latest names,
 /// then removes all but the newest `keep` checkpoints of either layout.
@@ -42,8 +52,10 @@ void removeCheckpointDir(const std::string &dir);
 /// Reads a checkpoint (a file, a step directory, or a checkpoint directory's
 /// latest) as whole tensors (pieces of partitioned tensors put together).
 /// `used` receives the checkpoint read. A step directory must hold exactly
-/// the W rank files its names say.
-Status loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used);
+/// the W rank files its names say. Every file's checksums are verified;
+/// `unchecked` (if given) is set when some file had none.
+Status loadCheckpoint(const std::string &path, SafetensorsFile &file, std::string &used,
+                      bool *unchecked = nullptr);
 
 } // namespace lcc
 

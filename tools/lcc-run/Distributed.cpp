@@ -305,6 +305,7 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
     return g.first == "pp" || g.first.rfind("pp_", 0) == 0 || g.second == 0;
   });
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/first);
+  addChecksums(mine);
   if (Status st =
           writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
       !st)

@@ -298,8 +298,14 @@ int main(int argc, char **argv) {
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
-    if (Status st = loadCheckpoint(opt.resume, ckpt, used); !st)
+    bool unchecked = false;
+    if (Status st = loadCheckpoint(opt.resume, ckpt, used, &unchecked); !st)
       return fail("lcc-run: error: " + st.message());
+    if (unchecked && lead)
+      std::fprintf(stderr,
+                   "lcc-run: notice: %s has no checksums (written by an older lcc): "
+                   "its tensors are not verified\n",
+                   used.c_str());
     if (Status st = trainer.restore(ckpt); !st)
       return fail("lcc-run: error: " + used + ": " + st.message());
     auto s = ckpt.metadata.find("lcc.data_seed");
@@ -408,7 +414,7 @@ int main(int argc, char **argv) {
     SafetensorsFile whole;
     if (Status st = run::wholeSnapshot(job, trainer, true, meta, whole); !st)
       return st;
-    return saveCheckpoint(opt.saveDir, trainer.stepCount(), whole, opt.keep);
+    return saveCheckpoint(opt.saveDir, trainer.stepCount(), std::move(whole), opt.keep);
   };
   auto start = Clock::now();
   double lastLoss = NAN, lastVal = NAN;
