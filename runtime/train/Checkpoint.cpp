@@ -94,29 +94,52 @@ Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t
   return {};
 }
 
-static const char kCrcKey[] = "lcc.crc32c.";
+// Per tensor "lcc.crc32c.<name>"; "lcc.crc32c" covers the other metadata
+// (step, data seed and order), so that a flipped bit anywhere in the file
+// is found: in the data, a name, a sum, or the metadata.
+static const char kCrcKey[] = "lcc.crc32c.", kMetadataCrcKey[] = "lcc.crc32c";
+
+static std::string hex8(uint32_t crc) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", crc);
+  return hex;
+}
+
+/// The CRC-32C of the metadata entries that are not sums, "key=value\n" in
+/// key order.
+static std::string metadataCrc(const SafetensorsFile &file) {
+  uint32_t crc = 0;
+  for (const auto &[key, value] : file.metadata) {
+    if (key.rfind(kMetadataCrcKey, 0) == 0)
+      continue;
+    std::string line = key + "=" + value + "\n";
+    crc = crc32c(line.data(), line.size(), crc);
+  }
+  return hex8(crc);
+}
 
 void addChecksums(SafetensorsFile &file) {
-  for (const auto &[name, t] : file.tensors) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", crc32c(t.rawData(), t.byteSize()));
-    file.metadata[kCrcKey + name] = hex;
-  }
+  for (const auto &[name, t] : file.tensors)
+    file.metadata[kCrcKey + name] = hex8(crc32c(t.rawData(), t.byteSize()));
+  file.metadata[kMetadataCrcKey] = metadataCrc(file);
 }
 
 Status verifyChecksums(const SafetensorsFile &file, const std::string &path, bool &checked) {
   checked = false;
   for (const auto &[key, value] : file.metadata)
-    checked |= key.rfind(kCrcKey, 0) == 0;
+    checked |= key.rfind(kMetadataCrcKey, 0) == 0;
   if (!checked)
     return {};
+  auto sum = file.metadata.find(kMetadataCrcKey);
+  if (sum == file.metadata.end() || sum->second != metadataCrc(file))
+    return Status::failure(path + ": its metadata (step, data seed, ...) is corrupt or altered: "
+                                  "their CRC-32C does not match the one recorded");
   for (const auto &[name, t] : file.tensors) {
     auto it = file.metadata.find(kCrcKey + name);
     if (it == file.metadata.end())
       return Status::failure(path + ": tensor '" + name +
                              "' has no checksum while the others have (the file was altered)");
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", crc32c(t.rawData(), t.byteSize()));
+    std::string hex = hex8(crc32c(t.rawData(), t.byteSize()));
     if (it->second != hex)
       return Status::failure(path + ": tensor '" + name + "' is corrupt: its bytes' CRC-32C is " +
                              hex + ", the checkpoint recorded " + it->second +

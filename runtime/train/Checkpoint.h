@@ -11,8 +11,9 @@
 // leaves `latest` naming a complete checkpoint. Loading gives whole tensors
 // whichever layout wrote them, so a checkpoint resumes at any world size.
 // Every file carries a CRC-32C of each tensor's bytes in its metadata
-// ("lcc.crc32c.<tensor>": 8 hex digits), checked on load: a flipped bit is
-// an error naming the tensor, never a silently different run.
+// ("lcc.crc32c.<tensor>": 8 hex digits) and one of the other metadata
+// ("lcc.crc32c"), checked on load: a flipped bit is an error naming the
+// tensor (or the metadata), never a silently different run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LCC_RUNTIME_CHECKPOINT_H

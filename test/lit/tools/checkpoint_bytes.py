@@ -3,7 +3,7 @@
 
   checkpoint_bytes.py flip FILE N        flips the lowest bit of the N-th byte from the end
                                          (the end of the tensor data, after the header)
-  checkpoint_bytes.py strip-sums FILE    rewrites FILE without its lcc.crc32c.* metadata, as
+  checkpoint_bytes.py strip-sums FILE    rewrites FILE without its lcc.crc32c* metadata, as
                                          an lcc before checksums wrote it
 """
 import json
@@ -20,7 +20,7 @@ def main():
         (n,) = struct.unpack("<Q", data[:8])
         header = json.loads(data[8:8 + n])
         meta = header.get("__metadata__", {})
-        header["__metadata__"] = {k: v for k, v in meta.items() if not k.startswith("lcc.crc32c.")}
+        header["__metadata__"] = {k: v for k, v in meta.items() if not k.startswith("lcc.crc32c")}
         text = json.dumps(header, separators=(",", ":")).encode()
         text += b" " * (-len(text) % 8)
         data = struct.pack("<Q", len(text)) + text + data[8 + n:]

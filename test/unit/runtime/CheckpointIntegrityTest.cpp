@@ -1,7 +1,7 @@
 //===- CheckpointIntegrityTest.cpp - checksummed checkpoints --------------===//
 //
-// Oracle: every byte of a checkpoint's payload, each with one bit flipped in
-// turn, must make loading fail with an error naming the tensor that byte
+// Oracle: every bit of a checkpoint file, flipped in turn, must make loading
+// fail; in the tensor data, with an error naming the tensor that byte
 // belongs to (known from the header's data offsets, read here on its own);
 // the untouched file loads with the same bytes; a file without checksums
 // (an older lcc's) loads and says so; a checksum for one tensor removed while
@@ -51,7 +51,7 @@ void writeAll(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-TEST(CheckpointIntegrity, EveryFlippedPayloadBitNamesItsTensor) {
+TEST(CheckpointIntegrity, EveryFlippedBitIsFoundAndNamesItsTensor) {
   lcc::test::TempDir tmp("lcc-ckpt-crc");
   ASSERT_TRUE(isOk(lcc::saveCheckpoint(tmp.path, 3, sample(), 2)));
   const std::string path = tmp.file(lcc::checkpointFileName(3));
@@ -78,24 +78,30 @@ TEST(CheckpointIntegrity, EveryFlippedPayloadBitNamesItsTensor) {
     EXPECT_EQ(std::memcmp(back.tensors.at(name).rawData(), t.rawData(), t.byteSize()), 0) << name;
   }
 
-  size_t payload = good.size() - 8 - headerSize, failures = 0;
-  for (size_t i = 0; i < payload; ++i) {
-    std::string bad = good;
-    bad[8 + headerSize + i] ^= char(1 << (i % 8));
-    writeAll(path, bad);
-    lcc::SafetensorsFile f;
-    lcc::Status st = lcc::loadCheckpoint(path, f, used);
-    std::string owner;
-    for (const auto &[name, begin, end] : ranges)
-      if (i >= begin && i < end)
-        owner = name;
-    ASSERT_FALSE(owner.empty()) << "byte " << i << " belongs to no tensor";
-    EXPECT_FALSE(st.ok()) << "byte " << i << " flipped loads";
-    EXPECT_NE(st.message().find("tensor '" + owner + "' is corrupt"), std::string::npos)
-        << "byte " << i << ": " << st.message();
-    failures += !st.ok();
-  }
-  EXPECT_EQ(failures, payload);
+  // The header (its length, the JSON: names, dtypes, shapes, offsets, the
+  // step and seed, the sums) and the data, every bit.
+  size_t failures = 0;
+  for (size_t at = 0; at < good.size(); ++at)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = good;
+      bad[at] ^= char(1 << bit);
+      writeAll(path, bad);
+      lcc::SafetensorsFile f;
+      lcc::Status st = lcc::loadCheckpoint(path, f, used);
+      EXPECT_FALSE(st.ok()) << "byte " << at << " bit " << bit << " flipped loads";
+      failures += !st.ok();
+      if (at < 8 + headerSize)
+        continue;
+      size_t i = at - 8 - headerSize;
+      std::string owner;
+      for (const auto &[name, begin, end] : ranges)
+        if (i >= begin && i < end)
+          owner = name;
+      ASSERT_FALSE(owner.empty()) << "byte " << i << " belongs to no tensor";
+      EXPECT_NE(st.message().find("tensor '" + owner + "' is corrupt"), std::string::npos)
+          << "byte " << at << ": " << st.message();
+    }
+  EXPECT_EQ(failures, 8 * good.size());
   writeAll(path, good);
   EXPECT_TRUE(isOk(lcc::loadCheckpoint(path, back, used)));
 }
@@ -110,6 +116,15 @@ TEST(CheckpointIntegrity, OldFilesLoadUncheckedAndPartialSumsAreErrors) {
   bool unchecked = false;
   ASSERT_TRUE(isOk(lcc::loadCheckpoint(path, f, used, &unchecked)));
   EXPECT_TRUE(unchecked);
+
+  // A metadata value changed (the seed) with the sums left as they were.
+  lcc::SafetensorsFile altered = sample();
+  lcc::addChecksums(altered);
+  altered.metadata["lcc.data_seed"] = "1338";
+  ASSERT_TRUE(isOk(lcc::writeSafetensors(path, altered)));
+  EXPECT_EQ(lcc::loadCheckpoint(path, f, used).message(),
+            path + ": its metadata (step, data seed, ...) is corrupt or altered: their CRC-32C "
+                   "does not match the one recorded");
 
   lcc::SafetensorsFile partial = sample();
   lcc::addChecksums(partial);
