@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/AotCompiler.h"
+#include "runtime/support/Entries.h"
 #include "compiler/cpu/LlvmSetup.h"
 #include "compiler/cpu/ParallelCodegen.h"
 #include "passes/Pipelines.h"
@@ -221,7 +222,14 @@ llvm::Error buildAotPipeline(OpPassManager &pm, const AotOptions &options) {
   return llvm::Error::success();
 }
 
-llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions &options) {
+llvm::Expected<CpuCode> compileCpuSharedObject(ModuleOp module, const AotOptions &given) {
+  // The text-generation entries the module has (@prefill_<L> among them)
+  // are exported with the listed functions.
+  AotOptions options = given;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (isGenerationEntry(fn.getSymName().str()) &&
+        !llvm::is_contained(options.functions, fn.getSymName().str()))
+      options.functions.push_back(fn.getSymName().str());
   initializeNativeTargetOnce();
   MLIRContext *ctx = module.getContext();
   prepareLoweringContext(ctx);

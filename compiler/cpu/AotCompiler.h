@@ -43,8 +43,9 @@ struct AotOptions {
   unsigned optLevel = 3;
   /// Exported functions (module functions that exist); others are dropped
   /// before lowering so they cost no compile time. @prefill and @decode_step
-  /// are the text-generation entries (lcc-build-generation); the driver adds
-  /// shorter prefills (@prefill_<L>) it made.
+  /// are the text-generation entries (lcc-build-generation); whatever other
+  /// entries the module has (@prefill_<L>, runtime/support/Entries.h) are
+  /// exported too.
   std::vector<std::string> functions = {"init", "forward", "train_step", "prefill", "decode_step"};
   /// Threads for LLVM's optimization and code generation (0: LCC_NUM_THREADS or
   /// the CPUs in the affinity mask); the code does not depend on it (compiler/cpu/ParallelCodegen.h).

@@ -118,9 +118,13 @@ static std::string metadataCrc(const SafetensorsFile &file) {
   return hex8(crc);
 }
 
+static std::string tensorCrc(const HostTensor &t) {
+  return hex8(crc32c(t.rawData(), t.byteSize()));
+}
+
 void addChecksums(SafetensorsFile &file) {
   for (const auto &[name, t] : file.tensors)
-    file.metadata[kCrcKey + name] = hex8(crc32c(t.rawData(), t.byteSize()));
+    file.metadata[kCrcKey + name] = tensorCrc(t);
   file.metadata[kMetadataCrcKey] = metadataCrc(file);
 }
 
@@ -139,7 +143,7 @@ Status verifyChecksums(const SafetensorsFile &file, const std::string &path, boo
     if (it == file.metadata.end())
       return Status::failure(path + ": tensor '" + name +
                              "' has no checksum while the others have (the file was altered)");
-    std::string hex = hex8(crc32c(t.rawData(), t.byteSize()));
+    std::string hex = tensorCrc(t);
     if (it->second != hex)
       return Status::failure(path + ": tensor '" + name + "' is corrupt: its bytes' CRC-32C is " +
                              hex + ", the checkpoint recorded " + it->second +
@@ -159,6 +163,19 @@ Status saveCheckpoint(const std::string &dir, int64_t step, SafetensorsFile file
   if (!st)
     return st;
   return commitCheckpoint(dir, name, keep);
+}
+
+/// Reads the checkpoint file `path` and verifies its checksums; sets
+/// `*unchecked` when it has none.
+static Status readVerified(const std::string &path, SafetensorsFile &file, bool *unchecked) {
+  bool checked = false;
+  if (Status st = readSafetensors(path, file); !st)
+    return st;
+  if (Status st = verifyChecksums(file, path, checked); !st)
+    return st;
+  if (!checked && unchecked)
+    *unchecked = true;
+  return {};
 }
 
 /// The rank files of a step directory, assembled into whole tensors.
@@ -181,16 +198,9 @@ static Status loadStepDir(const std::string &target, SafetensorsFile &file, bool
                            " rank files, expected " + std::to_string(expected) +
                            " (a rank's file is missing)");
   std::vector<SafetensorsFile> files(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string path = target + "/" + names[i];
-    bool checked = false;
-    if (Status st = readSafetensors(path, files[i]); !st)
+  for (size_t i = 0; i < names.size(); ++i)
+    if (Status st = readVerified(target + "/" + names[i], files[i], unchecked); !st)
       return st;
-    if (Status st = verifyChecksums(files[i], path, checked); !st)
-      return st;
-    if (!checked && unchecked)
-      *unchecked = true;
-  }
   if (Status st = assembleShards(files, file); !st)
     return Status::failure(target + ": " + st.message());
   return {};
@@ -230,13 +240,8 @@ Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::stri
   // One file; written by one process of a ZeRO program it may still hold
   // pieces (of one part each): put them together.
   SafetensorsFile one;
-  if (Status st = readSafetensors(used, one); !st)
+  if (Status st = readVerified(used, one, unchecked); !st)
     return st;
-  bool checked = false;
-  if (Status st = verifyChecksums(one, used, checked); !st)
-    return st;
-  if (!checked && unchecked)
-    *unchecked = true;
   if (Status st = assembleShards({one}, file); !st)
     return Status::failure(used + ": " + st.message());
   return {};

@@ -115,15 +115,15 @@ Status Generator::init(Trainer &trainer) {
         caches.push_back(s.name);
       }
     }
-    if (tokens.empty() || (!tokensName_.empty() && tokens != tokensName_) ||
-        (name == "prefill") != (length == context_ || !context_) ||
-        (name != "prefill" && length >= context_) || (name != "prefill" && caches != cacheNames_))
-      return Status::failure("@" + name + "'s inputs or outputs are not @prefill's");
-    tokensName_ = tokens;
+    // @prefill comes first and sets what the shorter ones must match.
     if (name == "prefill") {
+      tokensName_ = tokens;
       context_ = length;
       cacheNames_ = caches;
     }
+    if (tokens.empty() || tokens != tokensName_ || caches != cacheNames_ ||
+        (name != "prefill" && length >= context_))
+      return Status::failure("@" + name + "'s inputs or outputs are not @prefill's");
     prefills_.push_back({length, entry});
   }
   std::sort(prefills_.begin(), prefills_.end(),

@@ -38,8 +38,6 @@ static llvm::cl::opt<bool>
                    llvm::cl::desc("Leave the text-generation entries out of the train.bin"),
                    llvm::cl::init(false), llvm::cl::cat(trainCat));
 
-std::vector<std::string> generationFunctions;
-
 /// The shorter prefills' lengths for `context`, ascending; an error message
 /// in `error` for a length that is not below it.
 static std::vector<int64_t> prefillLengths(int64_t context, std::string &error) {
@@ -148,10 +146,8 @@ std::string addGenerationEntries(ModuleOp module, bool isOnnx, const ImportAt &i
     fn->remove();
     made.push_back(fn);
   }
-  for (func::FuncOp fn : made) {
+  for (func::FuncOp fn : made)
     module.push_back(fn);
-    generationFunctions.push_back(fn.getSymName().str());
-  }
   return "";
 }
 

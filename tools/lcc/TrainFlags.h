@@ -110,9 +110,6 @@ using ImportAt = llvm::function_ref<llvm::Expected<mlir::OwningOpRef<mlir::Modul
 /// error if --context asked for them). The error message, or empty.
 std::string addGenerationEntries(mlir::ModuleOp module, bool isOnnx, const ImportAt &importAt,
                                  std::map<std::string, int64_t> overrides);
-/// The functions addGenerationEntries made (@prefill, @prefill_<L>,
-/// @decode_step), which the AOT compile exports.
-extern std::vector<std::string> generationFunctions;
 
 /// --shard=auto: plans the model `import` makes (with config overrides:
 /// `layers` for the probes, `batch` for the micro-batch), prints the ranked

@@ -174,9 +174,6 @@ static lcc::AotOptions aotOptions() {
   o.attention = modes.attention;
   o.target = targetFlag;
   o.cudaArch = archFlag;
-  for (const std::string &f : lcc::driver::generationFunctions)
-    if (!llvm::is_contained(o.functions, f))
-      o.functions.push_back(f);
   return o;
 }
 
