@@ -3,7 +3,10 @@
 #   ./dev.sh demo   install dependencies, build, compile examples/gpt-tiny.lcc into a train.bin,
 #                   train it on CPU on the shipped corpus (data/) and print a sample from it
 #   ./dev.sh test   install dependencies, build, run every test (ctest: lit + GoogleTest)
-# Both are idempotent: a second run only rebuilds what changed.
+#   ./dev.sh sanitize  the same tests built with ASan + UBSan, in build-asan/ (docs/reliability.md)
+#   ./dev.sh tsan      the runtime, its tests and training runs in every mode under TSan
+#                      (build-tsan/)
+# All are idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -60,6 +63,37 @@ case "${1:-}" in
     install_deps; build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
     ;;
+  sanitize)
+    # Compiled train.bin code is not instrumented; the compiler, runtime,
+    # tools and tests are. Leak checking is on: the tools free what they own.
+    install_deps
+    BUILD_DIR=${LCC_SANITIZE_DIR:-build-asan}
+    LCC_CMAKE_ARGS="-DLCC_ENABLE_SANITIZERS=ON ${LCC_CMAKE_ARGS:-}" build
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "${@:2}"
+    ;;
+  tsan)
+    # The runtime's threads (thread pool, communication thread, launcher,
+    # Gloo communicators) under ThreadSanitizer: the runtime and lcc-run
+    # alone, built with TSan in build-tsan/, run their unit tests and train
+    # the train.bins the normal build's lcc compiles in every mode
+    # (test/sanitize/tsan-runs.sh).
+    install_deps; build lcc
+    TSAN_DIR=${LCC_TSAN_DIR:-build-tsan}
+    if [[ ! -f "$TSAN_DIR/build.ninja" ]]; then
+      cmake -G Ninja -S . -B "$TSAN_DIR" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+        -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+        -DLCC_RUNTIME_ONLY=ON -DLCC_ENABLE_SANITIZERS=ON -DLCC_SANITIZERS=thread
+    fi
+    CCACHE_BASEDIR="$PWD" ninja -C "$TSAN_DIR" -j "$JOBS"
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/sanitize/tsan.supp}
+    "$TSAN_DIR/bin/lcc-runtime-test"
+    "$TSAN_DIR/bin/lcc-dist-test"
+    test/sanitize/tsan-runs.sh "$BUILD_DIR/bin/lcc" "$TSAN_DIR/bin/lcc-run"
+    ;;
   *)
-    echo "usage: ./dev.sh demo | test" >&2; exit 2 ;;
+    echo "usage: ./dev.sh demo | test | sanitize | tsan" >&2; exit 2 ;;
 esac

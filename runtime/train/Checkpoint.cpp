@@ -165,6 +165,22 @@ Status saveCheckpoint(const std::string &dir, int64_t step, SafetensorsFile file
   return commitCheckpoint(dir, name, keep);
 }
 
+Status latestCheckpoint(const std::string &dir, std::string &name) {
+  FILE *f = std::fopen((dir + "/latest").c_str(), "r");
+  if (!f)
+    return Status::failure(dir +
+                           ": no 'latest' file, not a checkpoint directory written by lcc-run");
+  char buf[256] = {0};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  name.assign(buf, n);
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
+    name.pop_back();
+  if (!(isCheckpointName(name) || isStepDirName(name)) || name.find('/') != std::string::npos)
+    return Status::failure(dir + "/latest does not name a checkpoint file or step directory");
+  return {};
+}
+
 /// Reads the checkpoint file `path` and verifies its checksums; sets
 /// `*unchecked` when it has none.
 static Status readVerified(const std::string &path, SafetensorsFile &file, bool *unchecked) {
@@ -219,20 +235,9 @@ Status loadCheckpoint(const std::string &given, SafetensorsFile &file, std::stri
     return Status::failure("cannot read checkpoint '" + path + "': " + std::strerror(errno));
   }
   if (S_ISDIR(sb.st_mode) && !isStepDirName(baseName(path))) {
-    FILE *f = std::fopen((path + "/latest").c_str(), "r");
-    if (!f) {
-      return Status::failure(path +
-                             ": no 'latest' file, not a checkpoint directory written by lcc-run");
-    }
-    char buf[256] = {0};
-    size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    std::string name(buf, n);
-    while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
-      name.pop_back();
-    if (!(isCheckpointName(name) || isStepDirName(name)) || name.find('/') != std::string::npos) {
-      return Status::failure(path + "/latest does not name a checkpoint file or step directory");
-    }
+    std::string name;
+    if (Status st = latestCheckpoint(path, name); !st)
+      return st;
     used = path + "/" + name;
   }
   if (isStepDirName(baseName(used)))

@@ -47,6 +47,10 @@ Status verifyChecksums(const SafetensorsFile &file, const std::string &path, boo
 /// then removes all but the newest `keep` checkpoints of either layout.
 Status commitCheckpoint(const std::string &dir, const std::string &name, int64_t keep);
 
+/// The name of the checkpoint DIR/latest names (a file or step directory
+/// in DIR); an error when there is none or it is not a checkpoint's name.
+Status latestCheckpoint(const std::string &dir, std::string &name);
+
 /// Removes a step directory and the files in it.
 void removeCheckpointDir(const std::string &dir);
 

@@ -356,6 +356,23 @@ Status Trainer::finishSteps(std::vector<StepResult> &done) {
   return n ? collect(n, done) : Status();
 }
 
+Status Trainer::undoLastStep() {
+  if (pendingStep_ || steps_ == 0)
+    return Status::failure("undoLastStep: no finished step to undo");
+  // Through the host: a rare event, and the Device has no device-to-device
+  // copy. The swap itself is kept, so captured graphs (one per buffer set)
+  // stay paired with the step parity they were captured at.
+  std::vector<uint8_t> host;
+  for (const Slot &s : step_->slots)
+    if (s.out && (s.role == Slot::Param || s.role == Slot::State)) {
+      Persistent &p = persistent_.at(s.name);
+      host.resize(p.bytes());
+      device_->download(host.data(), p.next, host.size());
+      device_->upload(p.current, host.data(), host.size());
+    }
+  return device_->synchronize();
+}
+
 void Trainer::forgetPending() {
   // Its copies into staging must be done before the slot is reused (a
   // failure shows at the next step).

@@ -66,6 +66,13 @@ public:
   Status startStep(const std::map<std::string, const HostTensor *> &inputs,
                    std::vector<StepResult> &done);
   Status finishSteps(std::vector<StepResult> &done);
+  /// Undoes the last update's writes: parameters and optimizer state become
+  /// what they were before it (the other buffer of the double buffering
+  /// still holds them); the step count stays (the next update is the next
+  /// step: its data and learning rate). For a step whose results were all
+  /// finished (finishSteps) and whose loss or gradient was not finite
+  /// (lcc-run --on-nan=skip).
+  Status undoLastStep();
   /// CPU: hold each step's results back until the next startStep or
   /// finishSteps, as a GPU run delivers them (for testing callers).
   void setLateResults(bool late) { lateResults_ = late; }

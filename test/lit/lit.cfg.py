@@ -32,3 +32,12 @@ def _cuda_toolkit():
 if _cuda_toolkit():
     config.available_features.add("cuda-toolkit")
     llvm_config.with_environment("CUDA_HOME", _cuda_toolkit())
+
+# Storage-fault tests mount a small tmpfs (a full disk, a read-only one) in a
+# private mount namespace: root, or a user namespace, is needed.
+import subprocess
+import tempfile
+with tempfile.TemporaryDirectory() as _d:
+    if subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs " + _d],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("tmpfs-mount")

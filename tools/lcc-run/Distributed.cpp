@@ -205,6 +205,29 @@ Status barrier(const DistributedRun &run) {
   return {};
 }
 
+Status agree(const DistributedRun &run, std::vector<int32_t> &flags) {
+  if (!run.active() || !gWorld || flags.empty())
+    return {};
+  std::vector<int32_t> all(flags.size());
+  if (Status st = gWorld->allReduce(flags.data(), all.data(), int64_t(flags.size()),
+                                    ElementType::I32, dist::Reduction::Max);
+      !st)
+    return Status::failure("rank " + std::to_string(run.rank) + ": " + st.message());
+  flags = all;
+  return {};
+}
+
+Status agreeOk(const DistributedRun &run, Status mine) {
+  // The largest failing rank + 1 (0: none failed).
+  std::vector<int32_t> failed = {mine ? 0 : run.rank + 1};
+  if (Status st = agree(run, failed); !st)
+    return mine ? st : mine;
+  if (!mine || failed[0] == 0)
+    return mine;
+  return Status::failure("rank " + std::to_string(failed[0] - 1) +
+                         " failed (its error is in its output)");
+}
+
 Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
                      const std::map<std::string, std::string> &meta, SafetensorsFile &out) {
   out = trainer.snapshot(withState, meta);
@@ -286,15 +309,16 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
   // complete and never mixes files of two runs (of different world sizes).
   std::string name = checkpointStepDirName(step);
   std::string stepDir = dir + "/" + name, partial = dir + "/.partial-" + name;
+  Status made;
   if (run.rank == 0) {
     if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-      return Status::failure("cannot create checkpoint directory '" + dir +
+      made = Status::failure("cannot create checkpoint directory '" + dir +
                              "': " + std::strerror(errno));
     removeCheckpointDir(partial);
-    if (mkdir(partial.c_str(), 0777) != 0)
-      return Status::failure("cannot create '" + partial + "': " + std::strerror(errno));
+    if (made && mkdir(partial.c_str(), 0777) != 0)
+      made = Status::failure("cannot create '" + partial + "': " + std::strerror(errno));
   }
-  if (Status st = barrier(run); !st)
+  if (Status st = agreeOk(run, made); !st)
     return st;
   std::map<std::string, std::string> m = meta;
   m["lcc.world"] = std::to_string(run.world);
@@ -306,25 +330,28 @@ Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, 
   });
   SafetensorsFile mine = trainer.snapshot(true, m, /*withWhole=*/first);
   addChecksums(mine);
-  if (Status st =
-          writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
-      !st)
-    return st;
   // Only a checkpoint every rank finished writing may become `latest`.
-  if (Status st = barrier(run); !st)
+  Status wrote =
+      writeSafetensors(partial + "/" + checkpointRankFileName(run.rank, run.world), mine);
+  if (Status st = agreeOk(run, wrote); !st) {
+    if (run.rank == 0)
+      removeCheckpointDir(partial);
     return st;
-  if (run.rank != 0)
-    return {};
-  // An older directory of the same step (another run) goes out of the way
-  // first; `latest` may name it until the new one is in place.
-  std::string old = dir + "/.replaced-" + name;
-  removeCheckpointDir(old);
-  if (rename(stepDir.c_str(), old.c_str()) != 0 && errno != ENOENT)
-    return Status::failure("cannot replace '" + stepDir + "': " + std::strerror(errno));
-  if (rename(partial.c_str(), stepDir.c_str()) != 0)
-    return Status::failure("cannot commit '" + stepDir + "': " + std::strerror(errno));
-  removeCheckpointDir(old);
-  return commitCheckpoint(dir, name, keep);
+  }
+  // Rank 0 commits; the others learn whether it could.
+  auto commit = [&]() -> Status {
+    // An older directory of the same step (another run) goes out of the way
+    // first; `latest` may name it until the new one is in place.
+    std::string old = dir + "/.replaced-" + name;
+    removeCheckpointDir(old);
+    if (rename(stepDir.c_str(), old.c_str()) != 0 && errno != ENOENT)
+      return Status::failure("cannot replace '" + stepDir + "': " + std::strerror(errno));
+    if (rename(partial.c_str(), stepDir.c_str()) != 0)
+      return Status::failure("cannot commit '" + stepDir + "': " + std::strerror(errno));
+    removeCheckpointDir(old);
+    return commitCheckpoint(dir, name, keep);
+  };
+  return agreeOk(run, run.rank == 0 ? commit() : Status());
 }
 
 } // namespace lcc::run

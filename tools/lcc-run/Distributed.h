@@ -55,6 +55,17 @@ Status joinJob(const json::Value &manifest, const std::string &backend, double t
 /// Waits for every rank (checkpoint commits).
 Status barrier(const DistributedRun &run);
 
+/// Every rank passes its `flags` (one int per question: stop after this
+/// step? was its loss finite? ...) and gets each one's largest value over
+/// all ranks, so all of them decide the same. A collective: every rank calls
+/// it at the same point. Without a job, `flags` stay.
+Status agree(const DistributedRun &run, std::vector<int32_t> &flags);
+
+/// Whether every rank's `mine` succeeded (a collective, as agree): this
+/// rank's own error, or one naming a rank that failed, so that no rank
+/// waits for one that gave up.
+Status agreeOk(const DistributedRun &run, Status mine);
+
 /// The trainer's parameters (and state when `withState`) as whole tensors on
 /// every rank: partitioned ones are all-gathered over their group.
 Status wholeSnapshot(const DistributedRun &run, const Trainer &trainer, bool withState,
@@ -67,7 +78,9 @@ Status gatherStages(const DistributedRun &run, SafetensorsFile &whole);
 
 /// Writes this rank's part of a checkpoint of step `step` into `dir` (see
 /// above); rank 0 commits it in DIR/latest after every rank wrote, and keeps
-/// the newest `keep`.
+/// the newest `keep`. When any rank cannot write (a full disk, a read-only
+/// or removed directory), every rank returns an error and the previous
+/// checkpoint stays `latest`.
 Status saveShardedCheckpoint(const DistributedRun &run, const std::string &dir, int64_t step,
                              const Trainer &trainer, const std::map<std::string, std::string> &meta,
                              int64_t keep);

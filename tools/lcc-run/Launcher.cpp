@@ -2,6 +2,7 @@
 #include "Launcher.h"
 #include "runtime/dist/Store.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -22,8 +23,12 @@ namespace lcc::run {
 
 namespace {
 
-volatile sig_atomic_t gInterrupted = 0;
-void onSignal(int sig) { gInterrupted = sig; }
+// The latest signal and how many arrived (each is passed on once).
+volatile sig_atomic_t gInterrupted = 0, gSignals = 0;
+void onSignal(int sig) {
+  gInterrupted = sig;
+  gSignals = gSignals + 1;
+}
 
 int exitCodeOf(int status) {
   if (WIFEXITED(status))
@@ -36,7 +41,7 @@ int exitCodeOf(int status) {
 } // namespace
 
 int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std::string &logDir,
-                     double timeoutSeconds) {
+                     double timeoutSeconds, const std::vector<int> &preemptSignals) {
   if (!logDir.empty() && mkdir(logDir.c_str(), 0777) != 0 && errno != EEXIST) {
     std::fprintf(stderr, "lcc-run: error: cannot create --log-dir '%s': %s\n", logDir.c_str(),
                  std::strerror(errno));
@@ -50,6 +55,11 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
   sa.sa_handler = onSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : preemptSignals)
+    sigaction(sig, &sa, nullptr);
+  auto preempts = [&](int sig) {
+    return std::find(preemptSignals.begin(), preemptSignals.end(), sig) != preemptSignals.end();
+  };
   std::vector<pid_t> pids(ranks, -1);
   pid_t launcher = getpid();
   for (int r = 0; r < ranks; ++r) {
@@ -101,7 +111,8 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
 
   using Clock = std::chrono::steady_clock;
   int running = ranks, result = 0, failedRank = -1;
-  bool forwarded = false;
+  int forwarded = 0;
+  bool stopping = false; // a signal that is not a preemption: ranks get 10 s
   Clock::time_point deadline{};
   while (running > 0) {
     int status = 0;
@@ -133,13 +144,19 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
       }
       continue;
     }
-    if (gInterrupted && !forwarded) {
+    if (gSignals != forwarded) {
+      int sig = gInterrupted;
+      forwarded = gSignals;
       for (pid_t p : pids)
         if (p > 0)
-          kill(p, gInterrupted);
-      forwarded = true;
-      if (deadline == Clock::time_point{})
-        deadline = Clock::now() + std::chrono::seconds(10);
+          kill(p, sig);
+      // A preempted rank finishes its step and checkpoints (which takes what
+      // it takes: a rank that hangs meanwhile is the others' --timeout).
+      if (!preempts(sig) && !stopping) {
+        stopping = true;
+        if (deadline == Clock::time_point{})
+          deadline = Clock::now() + std::chrono::seconds(10);
+      }
     }
     if (deadline != Clock::time_point{} && Clock::now() > deadline) {
       for (int r = 0; r < ranks; ++r)
@@ -152,7 +169,7 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (gInterrupted && result == 0)
+  if (stopping && result == 0)
     result = 128 + gInterrupted;
   return result;
 }

@@ -23,8 +23,12 @@ namespace lcc::run {
 /// as `ranks` local processes and returns the job's exit code: 0 when every
 /// rank succeeded, else the first failing rank's code (128 + signal for a
 /// rank killed by a signal).
+/// `preemptSignals` (lcc-run --preempt-signals) are passed on to every rank,
+/// which then stop at a step they agree on with a checkpoint: the job
+/// succeeds when they all exit 0. SIGINT and SIGTERM otherwise are passed on
+/// too, and ranks still running 10 s later are killed.
 int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std::string &logDir,
-                     double timeoutSeconds);
+                     double timeoutSeconds, const std::vector<int> &preemptSignals);
 
 } // namespace lcc::run
 

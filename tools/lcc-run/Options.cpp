@@ -5,8 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Options.h"
+#include "Preemption.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -43,11 +46,21 @@ run:
   --plot FILE.png      loss curve at the end
   --tensorboard DIR    the same metrics (and the fp16 loss scale) as TensorBoard event
                        files in DIR (tensorboard --logdir DIR)
+  --on-nan P           a non-finite loss or gradient norm: stop (default: error naming
+                       the step, exit 2), skip (undo that update, go on) or continue
+  --preempt-signals S  signals that stop the run after the step in flight with a
+                       checkpoint in --save, exit 0 (default TERM,USR1; `none`: the
+                       signals' default actions); every rank stops at the same step
 checkpoints:
   --save DIR           write checkpoints into DIR (at the end, and every --save-every)
   --save-every N       checkpoint every N steps
   --keep N             checkpoints kept in DIR (default 3)
-  --resume PATH        continue from a checkpoint (DIR: its latest one)
+  --resume PATH        continue from a checkpoint (DIR: its latest one); `auto`: from
+                       --save DIR's latest checkpoint if it has one, else start fresh
+                       (a requeued job keeps its command line)
+  --on-save-error E    stop (default: exit 2, the previous checkpoint intact) or
+                       continue (warn, train on, try again at the next save) when a
+                       checkpoint cannot be written (full disk, read-only, removed)
   --init-from DIR      start from a Hugging Face model directory (config.json and
                        safetensors weights, as save_pretrained writes them; docs/hf.md)
   --export FILE        trained weights as safetensors, named as the model's parameters
@@ -90,6 +103,7 @@ distributed (the train.bin compiled with lcc --shard=MODE --world=N):
 
 bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool &help) {
   help = false;
+  o.preemptSignals = {SIGTERM, SIGUSR1};
   auto toInt = [&](const std::string &flag, const std::string &v, int64_t &out, int64_t min) {
     char *end = nullptr;
     errno = 0;
@@ -254,6 +268,52 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
          o.backend = v;
          return true;
        }},
+      {"--on-nan",
+       [&](auto &f, auto &v) {
+         static const std::map<std::string, NanPolicy> kPolicies = {
+             {"stop", NanPolicy::Stop},
+             {"skip", NanPolicy::Skip},
+             {"continue", NanPolicy::Continue}};
+         auto it = kPolicies.find(v);
+         if (it == kPolicies.end()) {
+           message = "lcc-run: error: " + f + " expects stop, skip or continue, got '" + v + "'";
+           return false;
+         }
+         o.onNan = it->second;
+         return true;
+       }},
+      {"--on-save-error",
+       [&](auto &f, auto &v) {
+         if (v != "stop" && v != "continue") {
+           message = "lcc-run: error: " + f + " expects stop or continue, got '" + v + "'";
+           return false;
+         }
+         o.continueAfterSaveError = v == "continue";
+         return true;
+       }},
+      {"--preempt-signals",
+       [&](auto &f, auto &v) {
+         o.preemptSignals.clear();
+         if (v == "none")
+           return true;
+         for (size_t at = 0; at <= v.size();) {
+           size_t comma = std::min(v.find(',', at), v.size());
+           std::string name = v.substr(at, comma - at);
+           if (name.rfind("SIG", 0) == 0)
+             name = name.substr(3);
+           const auto &known = preemptionSignalNames();
+           auto it = std::find_if(known.begin(), known.end(),
+                                  [&](const auto &k) { return k.second == name; });
+           if (it == known.end()) {
+             message = "lcc-run: error: " + f + " expects `none` or signal names among TERM, " +
+                       "USR1, USR2, INT, HUP, XCPU separated by commas, got '" + v + "'";
+             return false;
+           }
+           o.preemptSignals.push_back(it->first);
+           at = comma + 1;
+         }
+         return true;
+       }},
       {"--timeout",
        [&](auto &f, auto &v) {
          return toReal(
@@ -324,6 +384,15 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &message, bool 
   }
   if ((!o.initFrom.empty() || !o.initAdapter.empty()) && !o.resume.empty()) {
     message = "lcc-run: error: --init-from and --resume both say where to start; give one";
+    return false;
+  }
+  if (o.resume == "auto" && o.saveDir.empty()) {
+    message = "lcc-run: error: --resume auto continues from --save DIR's latest checkpoint; "
+              "give --save DIR";
+    return false;
+  }
+  if (o.resume == "auto" && o.generate) {
+    message = "lcc-run: error: --generate needs a checkpoint to --resume from, not auto";
     return false;
   }
   if (o.generate != o.prompt.has_value()) {

@@ -7,8 +7,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lcc::run {
+
+/// What a non-finite loss or gradient norm does (--on-nan; fp16's skipped
+/// overflow steps are loss scaling's business, not this).
+enum class NanPolicy {
+  Stop,     // an error naming the step, exit 2, nothing saved after it (default)
+  Skip,     // the update is undone (parameters and state as before the step),
+            // the step counts (data, learning rate), training goes on
+  Continue, // reported, and training goes on with what the step wrote
+};
 
 struct Options {
   std::string program;      // train.bin
@@ -27,7 +37,13 @@ struct Options {
   std::string saveDir;
   int64_t saveEvery = 0;    // 0: only at the end when --save is given
   int64_t keep = 3;         // checkpoints kept in --save
-  std::string resume;       // a checkpoint directory or file
+  std::string resume;       // a checkpoint directory or file; "auto": --save's
+                            // latest checkpoint when there is one, else a fresh start
+  NanPolicy onNan = NanPolicy::Stop;
+  bool continueAfterSaveError = false; // --on-save-error=continue (default stop)
+  // Signals that make the run stop cleanly after the step in flight, with a
+  // checkpoint (preemption: SLURM, Kubernetes); empty with --preempt-signals=none.
+  std::vector<int> preemptSignals;
   std::string exportPath;   // trained weights as safetensors
   std::string exportOnnx;   // trained weights in a copy of the original ONNX model
   std::string initFrom;     // a Hugging Face model directory to start from

@@ -13,6 +13,7 @@
 #include "Launcher.h"
 #include "OnnxExport.h"
 #include "Options.h"
+#include "Preemption.h"
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/cpu/CpuKernels.h"
@@ -40,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace lcc;
@@ -180,8 +182,11 @@ int main(int argc, char **argv) {
       if (!(timeout > 0))
         timeout = 300;
     }
-    return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, timeout);
+    return run::launchLocalRanks(int(opt.ranks), args, opt.logDir, timeout, opt.preemptSignals);
   }
+  // From here on a preemption signal stops training cleanly (Preemption.h).
+  if (!opt.generate)
+    run::catchPreemption(opt.preemptSignals);
   if (opt.threads > 0)
     setNumThreads(int(opt.threads));
 
@@ -295,6 +300,16 @@ int main(int argc, char **argv) {
   // and order).
   uint64_t seed = opt.seed.value_or(1337);
   SampleMode order = opt.order.value_or(SampleMode::Random);
+  if (opt.resume == "auto") {
+    // A requeued job: --save's latest checkpoint, or a fresh start when it
+    // has none (a directory with a `latest` that names no complete
+    // checkpoint is an error below, never a silent fresh start).
+    struct stat sb;
+    bool any = stat((opt.saveDir + "/latest").c_str(), &sb) == 0;
+    opt.resume = any ? opt.saveDir : "";
+    if (!any && !opt.quiet)
+      std::printf("no checkpoint in %s yet: starting fresh\n", opt.saveDir.c_str());
+  }
   if (!opt.resume.empty()) {
     SafetensorsFile ckpt;
     std::string used;
@@ -405,16 +420,30 @@ int main(int argc, char **argv) {
                 static_cast<long long>(trainer.stepMemoryBytes()));
   }
   // A distributed run writes one file per rank (run::saveShardedCheckpoint).
+  int64_t savedStep = -1; // the step of the last checkpoint this run wrote
   auto save = [&]() -> Status {
-    if (job.active())
-      return run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
-                                        opt.keep);
-    // One process: whole tensors (a ZeRO train.bin's 1-rank variant still
-    // holds pieces, of one part each).
-    SafetensorsFile whole;
-    if (Status st = run::wholeSnapshot(job, trainer, true, meta, whole); !st)
-      return st;
-    return saveCheckpoint(opt.saveDir, trainer.stepCount(), std::move(whole), opt.keep);
+    if (savedStep == trainer.stepCount())
+      return {};
+    struct stat sb;
+    if (savedStep >= 0 && lead && stat(opt.saveDir.c_str(), &sb) != 0)
+      std::fprintf(stderr,
+                   "lcc-run: warning: checkpoint directory %s was removed during the "
+                   "run; it is created again\n",
+                   opt.saveDir.c_str());
+    Status st;
+    if (job.active()) {
+      st = run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
+                                      opt.keep);
+    } else {
+      // One process: whole tensors (a ZeRO train.bin's 1-rank variant still
+      // holds pieces, of one part each).
+      SafetensorsFile whole;
+      if (st = run::wholeSnapshot(job, trainer, true, meta, whole); st)
+        st = saveCheckpoint(opt.saveDir, trainer.stepCount(), std::move(whole), opt.keep);
+    }
+    if (st)
+      savedStep = trainer.stepCount();
+    return st;
   };
   auto start = Clock::now();
   double lastLoss = NAN, lastVal = NAN;
@@ -423,10 +452,18 @@ int main(int argc, char **argv) {
   // makes rank R kill itself (SIGKILL) when step S starts, while the other
   // ranks are inside the step's collectives; R:S:stop stops it instead
   // (SIGSTOP: a stuck rank, alive but silent).
-  long long killRank = -1, killStep = -1;
+  // R:S:term sends it SIGTERM (a preemption, Preemption.h). LCC_RUN_AT_STEP=
+  // S:COMMAND runs a shell command on rank 0 when step S starts (storage
+  // faults: a disk filled, made read-only or removed at a known step).
+  long long killRank = -1, killStep = -1, hookStep = -1;
   char killHow[8] = "";
   if (const char *k = std::getenv("LCC_RUN_KILL"))
     std::sscanf(k, "%lld:%lld:%7s", &killRank, &killStep, killHow);
+  std::string hook;
+  if (const char *h = std::getenv("LCC_RUN_AT_STEP"); h && std::strchr(h, ':')) {
+    hookStep = std::atoll(h);
+    hook = std::strchr(h, ':') + 1;
+  }
   // Each step's results arrive in step order: on a GPU one step late (the
   // next step is queued before the host reads them, so it never waits for
   // the GPU between steps), except where the host needs the step done:
@@ -441,14 +478,39 @@ int main(int argc, char **argv) {
     return !opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps;
   };
   // Logs, evaluates and saves after step r.step; false with `error` set.
+  // A step's numbers are broken (outside fp16's skipped overflow steps).
+  auto nonFinite = [](const StepResult &r) {
+    return !std::isfinite(r.loss) || (r.lossScale == 0 && !std::isfinite(r.gradNorm));
+  };
+  int stopSignal = 0;
+  int64_t nonFiniteSteps = 0;
+  // A checkpoint that could not be written: --on-save-error decides.
+  auto saveFailed = [&](int64_t s, const Status &st, int &code) {
+    std::string name, kept = "there is no earlier checkpoint";
+    if (latestCheckpoint(opt.saveDir, name))
+      kept = opt.saveDir + "/" + name + " is still the latest";
+    std::string what = "cannot save the checkpoint of step " + std::to_string(s) + ": " +
+                       st.message() + "; " + kept;
+    if (opt.continueAfterSaveError) {
+      if (lead)
+        std::fprintf(stderr, "lcc-run: warning: %s; training goes on (--on-save-error=continue)\n",
+                     what.c_str());
+      return true;
+    }
+    error = "lcc-run: error: " + what + " (--on-save-error=continue trains on)";
+    code = 2;
+    return false;
+  };
   auto handle = [&](const StepResult &r, int &code) {
     const int64_t s = r.step;
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     lastLoss = r.loss;
-    if (!std::isfinite(r.loss))
-      return error = "lcc-run: error: the loss is " + std::to_string(r.loss) + " at step " +
-                     std::to_string(s) + "; lower --lr or check the data",
-             code = 2, false;
+    if (nonFinite(r)) { // reported (process); metrics files hold finite values
+      if (saveAt(s))
+        if (Status st = save(); !st)
+          return saveFailed(s, st, code);
+      return true;
+    }
     MetricsRow row{s, r.loss, r.lr, r.gradNorm, 0, std::nullopt, elapsed};
     row.tokensPerSec = double(tokensPerStep * (s - first + 1)) / std::max(elapsed, 1e-9);
     bool evalNow = evalAt(s);
@@ -488,29 +550,115 @@ int main(int argc, char **argv) {
     }
     if (saveAt(s))
       if (Status st = save(); !st)
-        return error = "lcc-run: error: " + st.message(), code = 2, false;
+        return saveFailed(s, st, code);
     return true;
   };
-  for (int64_t s = first; s <= opt.steps; ++s) {
+  // Agrees with the other ranks on whether to stop (a preemption signal
+  // reached any of them) and on which steps of `done` had a loss or gradient
+  // norm that is not finite on any of them, applies --on-nan to those, then
+  // handles each result; false with `error` and `code` set.
+  auto process = [&](std::vector<StepResult> &done, bool &stop, int &code) {
+    std::vector<int32_t> flags = {run::preemptionSignal()};
+    for (const StepResult &r : done)
+      flags.push_back(nonFinite(r));
+    if (Status st = run::agree(job, flags); !st)
+      return error = "lcc-run: error: " + st.message(), code = 4, false;
+    stop = flags[0] != 0;
+    stopSignal = stopSignal ? stopSignal : flags[0];
+    for (size_t i = 0; i < done.size(); ++i) {
+      if (!flags[i + 1])
+        continue;
+      const StepResult &r = done[i];
+      auto text = [](double x) {
+        return std::isnan(x)   ? std::string("nan")
+               : std::isinf(x) ? (x > 0 ? "inf" : "-inf")
+                               : std::to_string(x);
+      };
+      std::string what = nonFinite(r) ? "the loss is " + text(r.loss) + " and the gradient norm " +
+                                            text(r.gradNorm) + " at step " + std::to_string(r.step)
+                                      : "the loss or gradient norm is not finite at step " +
+                                            std::to_string(r.step) + " (on another rank)";
+      if (opt.onNan == run::NanPolicy::Stop)
+        return error = lead ? "lcc-run: error: " + what +
+                                  "; lower --lr or check the data (--on-nan=skip skips such "
+                                  "steps)"
+                            : "",
+               code = 2, false;
+      // (Skip runs step by step: `done` is the last step alone.)
+      if (opt.onNan == run::NanPolicy::Skip)
+        if (Status st = trainer.undoLastStep(); !st)
+          return error = "lcc-run: internal error: " + st.message(), code = 3, false;
+      ++nonFiniteSteps;
+      if (lead)
+        std::fprintf(stderr, "lcc-run: warning: %s: %s (--on-nan=%s)\n", what.c_str(),
+                     opt.onNan == run::NanPolicy::Skip ? "update undone" : "training goes on",
+                     opt.onNan == run::NanPolicy::Skip ? "skip" : "continue");
+    }
+    for (const StepResult &r : done)
+      if (!handle(r, code))
+        return false;
+    return true;
+  };
+  // --on-nan=skip undoes a step right after it: its results cannot wait.
+  const bool stepByStep = opt.onNan == run::NanPolicy::Skip;
+  bool stop = false;
+  int64_t s = first;
+  for (; s <= opt.steps && !stop; ++s) {
     if (s == killStep && job.rank == killRank)
-      std::raise(std::strcmp(killHow, "stop") == 0 ? SIGSTOP : SIGKILL);
+      std::raise(std::strcmp(killHow, "stop") == 0   ? SIGSTOP
+                 : std::strcmp(killHow, "term") == 0 ? SIGTERM
+                                                     : SIGKILL);
+    if (s == hookStep && job.rank == 0 && std::system(hook.c_str()) != 0)
+      std::fprintf(stderr, "lcc-run: LCC_RUN_AT_STEP: '%s' failed\n", hook.c_str());
     for (int64_t k = 0; k < stepFeed.micro; ++k)
       fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
     std::vector<StepResult> done;
     Status st = trainer.startStep(inputsOf(stepFeed), done);
-    if (st && (evalAt(s) || saveAt(s) || s == opt.steps))
+    if (st && (stepByStep || evalAt(s) || saveAt(s) || s == opt.steps))
       st = trainer.finishSteps(done);
     if (!st)
       return fail("lcc-run: internal error: " + st.message()), 3;
-    for (const StepResult &r : done)
-      if (int code = 0; !handle(r, code))
-        return fail(error), code;
+    if (int code = 0; !process(done, stop, code))
+      return error.empty() ? code : (fail(error), code);
+    if (stop) { // the step in flight (a GPU's) finishes, and is handled, first
+      std::vector<StepResult> rest;
+      if (Status st = trainer.finishSteps(rest); !st)
+        return fail("lcc-run: internal error: " + st.message()), 3;
+      bool again = false;
+      if (int code = 0; !process(rest, again, code))
+        return error.empty() ? code : (fail(error), code);
+    }
   }
   double total = std::chrono::duration<double>(Clock::now() - start).count();
 
   if (!opt.saveDir.empty())
-    if (Status st = save(); !st)
-      return fail("lcc-run: error: " + st.message());
+    if (Status st = save(); !st) {
+      int code = 0;
+      opt.continueAfterSaveError = false; // the last save: nothing comes after it
+      saveFailed(trainer.stepCount(), st, code);
+      return fail(error), code;
+    }
+  if (stop) {
+    // Preempted: a checkpoint and out, within the scheduler's grace period
+    // (no exports: the run is not done; --resume auto goes on from here).
+    if (csv.isOpen())
+      (void)csv.close();
+    (void)tensorboard.close();
+    if (!lead)
+      return 0;
+    std::string name;
+    if (opt.saveDir.empty() || !latestCheckpoint(opt.saveDir, name)) {
+      std::fprintf(
+          stderr, "lcc-run: stopped by %s after step %lld; nothing saved (no --save DIR)\n",
+          run::signalName(stopSignal).c_str(), static_cast<long long>(trainer.stepCount()));
+      return 128 + stopSignal;
+    }
+    std::printf("stopped by %s after step %lld: checkpoint %s/%s; the same command with "
+                "--resume auto (or --resume %s) continues\n",
+                run::signalName(stopSignal).c_str(), static_cast<long long>(trainer.stepCount()),
+                opt.saveDir.c_str(), name.c_str(), opt.saveDir.c_str());
+    return 0;
+  }
   // Exports hold whole tensors: partitioned ones are gathered (every rank
   // takes part), rank 0 writes.
   SafetensorsFile weights;
@@ -576,6 +724,9 @@ int main(int argc, char **argv) {
       return fail("lcc-run: error: " + st.message());
   }
   int64_t ran = opt.steps - first + 1;
+  if (nonFiniteSteps && lead)
+    std::fprintf(stderr, "lcc-run: warning: %lld steps had a non-finite loss or gradient norm\n",
+                 static_cast<long long>(nonFiniteSteps));
   std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f", 
               static_cast<long long>(std::max<int64_t>(ran, 0)), duration(total).c_str(),
               ran > 0 ? double(tokensPerStep * ran) / std::max(total, 1e-9) : 0.0, lastLoss);
