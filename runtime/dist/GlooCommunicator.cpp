@@ -199,12 +199,13 @@ void reduce(void *out, const std::vector<const char *> &parts, int64_t n, Elemen
 
 class GlooCommunicator final : public Communicator {
 public:
-  GlooCommunicator(std::string name, int worldRank, std::shared_ptr<TcpStore> store,
-                   std::shared_ptr<gloo::transport::Device> device,
+  GlooCommunicator(std::string name, int worldRank, std::vector<int> members,
+                   std::shared_ptr<TcpStore> store, std::shared_ptr<gloo::transport::Device> device,
                    std::shared_ptr<gloo::rendezvous::Context> context, double timeout)
-      : Communicator(std::move(name), worldRank), store_(std::move(store)),
-        device_(std::move(device)), context_(std::move(context)), timeout_(timeout),
-        sendSeq_(size_t(context_->size), 0), recvSeq_(size_t(context_->size), 0) {}
+      : Communicator(std::move(name), worldRank), members_(std::move(members)),
+        store_(std::move(store)), device_(std::move(device)), context_(std::move(context)),
+        timeout_(timeout), sendSeq_(size_t(context_->size), 0),
+        recvSeq_(size_t(context_->size), 0) {}
 
   int rank() const override { return context_->rank; }
   int size() const override { return context_->size; }
@@ -227,9 +228,11 @@ public:
   Status subgroup(const std::string &name, const std::vector<int> &members, const std::string &tag,
                   std::unique_ptr<Communicator> &out) override;
 
-  /// Connects a Gloo context over the store's keys under `tag`.
-  static Status connect(const std::string &name, int worldRank, int rank, int size,
-                        const std::string &tag, std::shared_ptr<TcpStore> store,
+  /// Connects a Gloo context over the store's keys under `tag`; `members`
+  /// are the group's ranks in the world (errors name peers by them).
+  static Status connect(const std::string &name, int worldRank, int rank,
+                        const std::vector<int> &members, const std::string &tag,
+                        std::shared_ptr<TcpStore> store,
                         std::shared_ptr<gloo::transport::Device> device, double timeout,
                         std::unique_ptr<Communicator> &out);
 
@@ -262,6 +265,7 @@ private:
                             const std::vector<int64_t> &offsets, const std::vector<int64_t> &counts,
                             ElementType type, Reduction red);
 
+  std::vector<int> members_;        // world rank of each rank of this group
   std::shared_ptr<TcpStore> store_; // kept for subgroups; the server lives on rank 0
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
@@ -314,7 +318,8 @@ Status GlooCommunicator::exchange(const char *op, const std::vector<Transfer> &t
     cause = "unknown error";
   }
   const Transfer &t = transfers[i < transfers.size() ? i : transfers.size() - 1];
-  std::string peer = "rank " + std::to_string(t.peer);
+  // The world's name for the peer: the user's logs are per world rank.
+  std::string peer = "rank " + std::to_string(members_[size_t(t.peer)]);
   auto has = [&](const char *text) { return cause.find(text) != std::string::npos; };
   if (has("Timed out"))
     cause = "timed out after " + seconds(timeout_) + (t.isSend ? " sending to " : " waiting for ") +
@@ -497,18 +502,20 @@ Status GlooCommunicator::barrier() {
   return exchange("barrier", transfers, nextCollectiveSlot());
 }
 
-Status GlooCommunicator::connect(const std::string &name, int worldRank, int rank, int size,
-                                 const std::string &tag, std::shared_ptr<TcpStore> store,
+Status GlooCommunicator::connect(const std::string &name, int worldRank, int rank,
+                                 const std::vector<int> &members, const std::string &tag,
+                                 std::shared_ptr<TcpStore> store,
                                  std::shared_ptr<gloo::transport::Device> device, double timeout,
                                  std::unique_ptr<Communicator> &out) {
   std::string cause;
   try {
+    int size = int(members.size());
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(std::chrono::milliseconds(int64_t(timeout * 1000)));
     GlooStore adapter(*store);
     gloo::rendezvous::PrefixStore prefixed(tag, adapter);
     context->connectFullMesh(prefixed, device);
-    out.reset(new GlooCommunicator(name, worldRank, std::move(store), std::move(device),
+    out.reset(new GlooCommunicator(name, worldRank, members, std::move(store), std::move(device),
                                    std::move(context), timeout));
     return {};
   } catch (const std::exception &e) {
@@ -516,7 +523,7 @@ Status GlooCommunicator::connect(const std::string &name, int worldRank, int ran
   } catch (...) {
     cause = "unknown error";
   }
-  return Status::failure("connecting group '" + name + "' (" + std::to_string(size) +
+  return Status::failure("connecting group '" + name + "' (" + std::to_string(members.size()) +
                          " ranks) failed: " + cause);
 }
 
@@ -529,8 +536,11 @@ Status GlooCommunicator::subgroup(const std::string &name, const std::vector<int
     out = makeLocalCommunicator(name, worldRank());
     return {};
   }
-  return connect(name, worldRank(), groupRank, int(members.size()), tag, store_, device_, timeout_,
-                 out);
+  // (The members are this group's parent's ranks: world ranks of world ranks.)
+  std::vector<int> world;
+  for (int m : members)
+    world.push_back(members_[size_t(m)]);
+  return connect(name, worldRank(), groupRank, world, tag, store_, device_, timeout_, out);
 }
 
 } // namespace
@@ -571,8 +581,11 @@ Status createGlooWorld(const DistEnv &env, std::unique_ptr<Communicator> &world)
     return Status::failure("cannot open a Gloo TCP device");
   }
   std::unique_ptr<Communicator> comm;
-  if (!(s = GlooCommunicator::connect("world", env.rank, env.rank, env.worldSize, "world", store,
-                                      device, env.timeoutSeconds, comm)))
+  std::vector<int> everyone(size_t(env.worldSize));
+  for (int r = 0; r < env.worldSize; ++r)
+    everyone[size_t(r)] = r;
+  if (!(s = GlooCommunicator::connect("world", env.rank, env.rank, everyone, "world", store, device,
+                                      env.timeoutSeconds, comm)))
     return s;
   // Nobody may leave (and rank 0 take the store down) while a peer still
   // reads its keys.

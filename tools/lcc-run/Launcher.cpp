@@ -116,13 +116,20 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
   Clock::time_point deadline{};
   while (running > 0) {
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
     if (pid > 0) {
       int r = 0;
       while (r < ranks && pids[r] != pid)
         ++r;
       if (r == ranks)
         continue;
+      // A stopped rank (SIGSTOP, a debugger) is alive but silent: the others
+      // will time out in their collectives; name it now.
+      if (WIFSTOPPED(status)) {
+        std::fprintf(stderr, "lcc-run: rank %d was stopped by signal %d (%s)\n", r,
+                     WSTOPSIG(status), strsignal(WSTOPSIG(status)));
+        continue;
+      }
       pids[r] = -1;
       --running;
       int code = exitCodeOf(status);

@@ -71,6 +71,36 @@ TEST(DistFault, DeadPeerIsAnErrorNotAHang) {
   EXPECT_GE(namedDead, 1);
 }
 
+// In a group of some ranks the error names the dead peer by its world rank
+// (the one in the user's logs), not its place in the group: ranks 1 and 3
+// form a group, and rank 3 dies; rank 1's peer is group rank 1.
+TEST(DistFault, SubgroupErrorNamesTheWorldRank) {
+  const int n = 4, port = freePort();
+  const double timeout = 2;
+  auto results = runRanks(
+      n,
+      [&](int rank, std::string &) -> std::string {
+        std::unique_ptr<Communicator> world, odd;
+        Status s = createWorld(loopbackEnv(rank, n, port, timeout), "gloo", world);
+        if (!s)
+          return "setup: " + s.message();
+        if (rank % 2 == 0)
+          return world->barrier() ? "" : "barrier failed";
+        if (!(s = world->subgroup("odd", {1, 3}, "odd", odd)))
+          return "subgroup: " + s.message();
+        if (!(s = world->barrier()))
+          return "barrier failed";
+        if (rank == 3)
+          ::_exit(0);
+        std::vector<float> v(100, 1.0f);
+        s = odd->allReduce(v.data(), v.data(), 100, ElementType::F32, Reduction::Sum);
+        return s ? "the all-reduce succeeded without rank 3" : s.message();
+      },
+      timeout + 10);
+  EXPECT_EQ(results[1].error,
+            "all_reduce on group 'odd' (2 ranks) failed: peer rank 3 closed the connection");
+}
+
 // Rank 2 is alive but never calls: the others time out.
 TEST(DistFault, StalledPeerTimesOut) {
   const int n = 3, port = freePort();
