@@ -5,7 +5,7 @@
 #   ./dev.sh test   install dependencies, build, run every test (ctest: lit + GoogleTest)
 #   ./dev.sh sanitize  the same tests built with ASan + UBSan, in build-asan/ (docs/reliability.md)
 #   ./dev.sh tsan      the runtime, its tests and training runs in every mode under TSan
-#                      (build-tsan/)
+#                      (build-thread/; `test` runs this and the same under ASan + UBSan)
 # All are idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -44,6 +44,32 @@ build() {
   CCACHE_BASEDIR="$PWD" ninja -C "$BUILD_DIR" -j "$JOBS" "$@"
 }
 
+# The runtime and lcc-run alone (no MLIR: minutes to build), instrumented
+# with the sanitizers $1 names, in build-<name>/: the runtime's and the
+# collectives' unit tests, then training runs in every parallel mode
+# (test/sanitize/runs.sh) with train.bins the normal build's lcc compiles.
+# Under `thread` these exercise the thread pool, the communication thread,
+# the launcher and Gloo; under `address,undefined` the runtime's memory.
+runtime_sanitized() {
+  local dir=${LCC_SANITIZED_DIR:-build-${1//,/-}}
+  if [[ ! -f "$dir/build.ninja" ]]; then
+    cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+      -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+      -DLCC_RUNTIME_ONLY=ON -DLCC_ENABLE_SANITIZERS=ON "-DLCC_SANITIZERS=$1" >/dev/null
+  fi
+  CCACHE_BASEDIR="$PWD" ninja -C "$dir" -j "$JOBS"
+  (
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/sanitize/tsan.supp}
+    "$dir/bin/lcc-runtime-test" --gtest_brief=1
+    "$dir/bin/lcc-dist-test" --gtest_brief=1
+    test/sanitize/runs.sh "$BUILD_DIR/bin/lcc" "$dir/bin/lcc-run"
+  )
+}
+
 case "${1:-}" in
   demo)
     install_deps; build lcc lcc-run
@@ -62,6 +88,12 @@ case "${1:-}" in
   test)
     install_deps; build
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    # The runtime under ASan + UBSan and under TSan (docs/reliability.md;
+    # the whole suite under ASan is ./dev.sh sanitize).
+    if [[ -z "${LCC_SKIP_SANITIZERS:-}" ]]; then
+      runtime_sanitized address,undefined
+      runtime_sanitized thread
+    fi
     ;;
   sanitize)
     # Compiled train.bin code is not instrumented; the compiler, runtime,
@@ -75,24 +107,8 @@ case "${1:-}" in
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "${@:2}"
     ;;
   tsan)
-    # The runtime's threads (thread pool, communication thread, launcher,
-    # Gloo communicators) under ThreadSanitizer: the runtime and lcc-run
-    # alone, built with TSan in build-tsan/, run their unit tests and train
-    # the train.bins the normal build's lcc compiles in every mode
-    # (test/sanitize/tsan-runs.sh).
     install_deps; build lcc
-    TSAN_DIR=${LCC_TSAN_DIR:-build-tsan}
-    if [[ ! -f "$TSAN_DIR/build.ninja" ]]; then
-      cmake -G Ninja -S . -B "$TSAN_DIR" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-        -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-        -DLCC_RUNTIME_ONLY=ON -DLCC_ENABLE_SANITIZERS=ON -DLCC_SANITIZERS=thread
-    fi
-    CCACHE_BASEDIR="$PWD" ninja -C "$TSAN_DIR" -j "$JOBS"
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/sanitize/tsan.supp}
-    "$TSAN_DIR/bin/lcc-runtime-test"
-    "$TSAN_DIR/bin/lcc-dist-test"
-    test/sanitize/tsan-runs.sh "$BUILD_DIR/bin/lcc" "$TSAN_DIR/bin/lcc-run"
+    runtime_sanitized thread
     ;;
   *)
     echo "usage: ./dev.sh demo | test | sanitize | tsan" >&2; exit 2 ;;

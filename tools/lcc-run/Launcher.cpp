@@ -112,6 +112,7 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
   using Clock = std::chrono::steady_clock;
   int running = ranks, result = 0, failedRank = -1;
   int forwarded = 0;
+  std::vector<bool> stopped(ranks, false);
   bool stopping = false; // a signal that is not a preemption: ranks get 10 s
   Clock::time_point deadline{};
   while (running > 0) {
@@ -128,6 +129,7 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
       if (WIFSTOPPED(status)) {
         std::fprintf(stderr, "lcc-run: rank %d was stopped by signal %d (%s)\n", r,
                      WSTOPSIG(status), strsignal(WSTOPSIG(status)));
+        stopped[r] = true;
         continue;
       }
       pids[r] = -1;
@@ -148,6 +150,12 @@ int launchLocalRanks(int ranks, const std::vector<std::string> &args, const std:
           deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(timeoutSeconds + 5));
         }
+        // A stopped rank will not stop by itself: no need to wait for it.
+        for (int s = 0; s < ranks; ++s)
+          if (stopped[s] && pids[s] > 0) {
+            std::fprintf(stderr, "lcc-run: killing rank %d (stopped, and rank %d failed)\n", s, r);
+            kill(pids[s], SIGKILL);
+          }
       }
       continue;
     }

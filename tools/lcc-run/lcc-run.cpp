@@ -644,10 +644,11 @@ int main(int argc, char **argv) {
     if (csv.isOpen())
       (void)csv.close();
     (void)tensorboard.close();
-    if (!lead)
-      return 0;
     std::string name;
-    if (opt.saveDir.empty() || !latestCheckpoint(opt.saveDir, name)) {
+    bool saved = !opt.saveDir.empty() && latestCheckpoint(opt.saveDir, name);
+    if (!lead)
+      return saved ? 0 : 128 + stopSignal;
+    if (!saved) {
       std::fprintf(
           stderr, "lcc-run: stopped by %s after step %lld; nothing saved (no --save DIR)\n",
           run::signalName(stopSignal).c_str(), static_cast<long long>(trainer.stepCount()));

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Trains small models with a ThreadSanitizer build of lcc-run (./dev.sh tsan):
+# Trains small models with a sanitizer build of lcc-run (dev.sh runtime_sanitized):
 # one process with the thread pool, and ranks of every parallel mode (the
 # launcher, Gloo, the communication thread that runs started collectives),
 # plus the paths that stop a run early: a preemption signal, a dead rank.
-# Any race TSan sees fails the run (halt_on_error=1 in TSAN_OPTIONS).
-#   test/sanitize/tsan-runs.sh LCC LCC_RUN
+# Any report fails the run (halt_on_error: TSan races, UBSan; ASan always).
+#   test/sanitize/runs.sh LCC LCC_RUN
 set -euo pipefail
 LCC=$1 RUN=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +18,7 @@ train() { # NAME RANKS THREADS [lcc-run flags]
   shift 3
   local n=()
   ((ranks > 1)) && n=(-n "$ranks")
-  echo "tsan-runs: $name ($ranks ranks, $threads threads)"
+  echo "runs: $name ($ranks ranks, $threads threads)"
   "$RUN" "${n[@]}" "$OUT/$name.bin" --data "$DATA" --threads "$threads" --quiet "$@"
 }
 
@@ -47,9 +47,9 @@ set +e
 LCC_RUN_KILL=1:3 train dp 2 2 --steps 8 --timeout 20 2> "$OUT/dead.err"
 code=$?
 set -e
-if ((code == 0)) || grep -q "ThreadSanitizer" "$OUT/dead.err"; then
+if ((code == 0)) || grep -q "Sanitizer" "$OUT/dead.err"; then
   cat "$OUT/dead.err" >&2
-  echo "tsan-runs: the dead-rank run should fail without a TSan report (exit $code)" >&2
+  echo "runs: the dead-rank run should fail without a TSan report (exit $code)" >&2
   exit 1
 fi
-echo "tsan-runs: all runs clean"
+echo "runs: all runs clean"
