@@ -24,8 +24,9 @@ thread_local bool insidePart = false;
 
 class Pool {
 public:
-  explicit Pool(int threads) : threads_(threads) {
-    for (int i = 1; i < threads; ++i)
+  // (At most 4096 threads: the part count must fit the epoch word's bits.)
+  explicit Pool(int threads) : threads_(threads < 4096 ? threads : 4096) {
+    for (int i = 1; i < threads_; ++i)
       workers_.emplace_back([this, i] { work(i); });
   }
 
@@ -54,7 +55,11 @@ public:
     n_ = n;
     parts_ = int(n < threads_ ? n : threads_);
     pending_.store(parts_ - 1);
-    epoch_.fetch_add(1); // publishes the loop (seq_cst)
+    // Publishes the loop (seq_cst). The part count travels in the epoch
+    // word: a worker without a part must not read parts_, which the next
+    // loop may be writing while it looks (ThreadSanitizer found this; a
+    // late worker could even run a part of the next loop twice).
+    epoch_.store((((epoch_.load() >> kPartBits) + 1) << kPartBits) | uint64_t(parts_));
     if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mutex_);
       wake_.notify_all();
@@ -97,13 +102,14 @@ private:
         }
       }
       seen = now;
-      if (index < parts_) {
+      if (index < int(now & ((uint64_t(1) << kPartBits) - 1))) {
         runPart(index);
         pending_.fetch_sub(1, std::memory_order_release);
       }
     }
   }
 
+  static constexpr int kPartBits = 16; // parts per loop < 65536 (threads)
   const int threads_;
   std::vector<std::thread> workers_;
   std::mutex runMutex_, mutex_;
