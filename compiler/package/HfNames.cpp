@@ -234,7 +234,8 @@ Status gpt2(Mapping &m, json::Value &out) {
 
 Status llama(Mapping &m, json::Value &out) {
   const HfParameter *embed = m.find("embed_tokens.weight", "embed_tokens");
-  if (!embed || embed->shape.size() != 2)
+  // (hidden_size 0 would make the head dimension 0, which divides below.)
+  if (!embed || embed->shape.size() != 2 || embed->shape[1] <= 0)
     return Status::failure("hf LlamaForCausalLM needs the embedding 'embed_tokens' [vocab, "
                            "hidden_size]");
   const int64_t vocab = embed->shape[0], dim = embed->shape[1];
@@ -328,6 +329,39 @@ std::string hfBasePrefix(const std::string &architecture) {
   if (architecture == "LlamaForCausalLM")
     return "model.";
   return "";
+}
+
+Status hfDeclaredConfig(const json::Value &config, std::string &architecture,
+                        json::Value &declared) {
+  const json::Value *archs = config.isObject() ? config.get("architectures") : nullptr;
+  if (archs && archs->isArray())
+    for (const json::Value &a : archs->items())
+      if (a.isString() && architecture.empty())
+        architecture = a.asString();
+  if (architecture.empty())
+    return Status::failure("no \"architectures\" list naming the model's class");
+  declared = json::Value::object();
+  for (const json::Value::Member &m : config.members()) {
+    if (m.first == "transformers_version" || m.first == "_name_or_path" || m.first == "dtype" ||
+        m.first == "torch_dtype" || m.second.isArray() || m.second.isObject())
+      continue;
+    declared.set(m.first, m.second);
+  }
+  if (const json::Value *scaling = config.get("rope_scaling"); scaling && scaling->isObject())
+    declared.set("rope_scaling", *scaling);
+  if (const json::Value *rope = config.get("rope_parameters"); rope && rope->isObject()) {
+    if (const json::Value *theta = rope->get("rope_theta"); theta && !declared.get("rope_theta"))
+      declared.set("rope_theta", *theta);
+    const json::Value *type = rope->get("rope_type");
+    if (type && !(type->isString() && type->asString() == "default")) {
+      json::Value scaling = json::Value::object();
+      for (const json::Value::Member &m : rope->members())
+        if (m.first != "rope_theta")
+          scaling.set(m.first, m.second);
+      declared.set("rope_scaling", std::move(scaling));
+    }
+  }
+  return Status();
 }
 
 Status hfSection(const std::string &architecture, const json::Value &declared,

@@ -69,6 +69,14 @@ enum class HfSemantics { Dsl, Exported };
 /// ("transformer.", "model."), or empty for an architecture lcc does not map.
 std::string hfBasePrefix(const std::string &architecture);
 
+/// config.json (`config`, parsed) as the declared values of an exported model
+/// (lcc --hf-config): its scalars (less what describes the file rather than
+/// the model), RoPE's theta where transformers 5 nests it, and a scaled RoPE
+/// as transformers 4's rope_scaling; `architecture` is the first name of its
+/// "architectures" (unless already set). An error when it names none.
+Status hfDeclaredConfig(const json::Value &config, std::string &architecture,
+                        json::Value &declared);
+
 /// The manifest's "hf" section for a model of `architecture` with
 /// `declared` config.json values (an object) and `params`; an error naming
 /// the first parameter or value that does not fit.

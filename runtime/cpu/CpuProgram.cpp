@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -56,15 +57,20 @@ std::vector<std::string> hostCpuTargets() {
 
 namespace {
 
-int64_t slotBytes(const json::Value &slot) {
+/// A slot's bytes (0 when it says no dtype or shape); false for a negative
+/// dimension or a size that does not fit in int64 (a hostile manifest's).
+bool slotBytes(const json::Value &slot, int64_t &n) {
+  n = 0;
   const json::Value *dtype = slot.get("dtype"), *shape = slot.get("shape");
   if (!dtype || !dtype->isString() || !shape || !shape->isArray())
-    return 0;
+    return true;
   const std::string &d = dtype->asString();
-  int64_t n = d == "f64" || d == "i64" ? 8 : d == "i8" || d == "i1" ? 1 : 4;
+  n = d == "f64" || d == "i64" ? 8 : d == "i8" || d == "i1" ? 1 : 4;
   for (const json::Value &dim : shape->items())
-    n *= dim.isInt() ? dim.asInt() : 0;
-  return n;
+    if ((dim.isInt() && dim.asInt() < 0) ||
+        __builtin_mul_overflow(n, dim.isInt() ? dim.asInt() : 0, &n))
+      return false;
+  return true;
 }
 
 bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
@@ -73,12 +79,18 @@ bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
   if (!params || !state || !functions || !params->isArray() || !state->isArray() ||
       !functions->isObject())
     return false;
+  // Sums of a manifest's sizes: none may overflow (the plan is then not given).
+  bool fits = true;
+  auto add = [&](int64_t &sum, const json::Value &slot) {
+    int64_t n = 0;
+    fits = fits && slotBytes(slot, n) && !__builtin_add_overflow(sum, n, &sum);
+  };
   for (const json::Value &s : params->items()) {
     const json::Value *f = s.get("frozen");
-    (f && f->isBool() && f->asBool() ? p.frozen : p.params) += slotBytes(s);
+    add(f && f->isBool() && f->asBool() ? p.frozen : p.params, s);
   }
   for (const json::Value &s : state->items())
-    p.state += slotBytes(s);
+    add(p.state, s);
   // Inputs and outputs of the step (the batch, loss, ...): what the runtime
   // allocates besides parameters, state and arenas.
   for (const auto &[name, slots] : functions->members()) {
@@ -89,19 +101,28 @@ bool planOf(const json::Value &manifest, MemoryPlanLines &p) {
       const json::Value *role = s.get("role");
       if (!role || !role->isString())
         continue;
-      if (role->asString() == "workspace")
-        p.arenas.push_back({name, slotBytes(s)});
-      else if (name == "train_step" && role->asString() != "param" && role->asString() != "state")
-        p.io += slotBytes(s);
+      if (role->asString() == "workspace") {
+        int64_t bytes = 0;
+        add(bytes, s);
+        p.arenas.push_back({name, bytes});
+      } else if (name == "train_step" && role->asString() != "param" &&
+                 role->asString() != "state") {
+        add(p.io, s);
+      }
     }
   }
   // Parameters and state are double-buffered (the step reads one set and
   // writes the other); frozen parameters are never written, but the runtime
   // keeps both sets uniform.
-  p.total = 2 * (p.params + p.frozen + p.state) + p.io;
+  int64_t held = 0;
+  fits = fits && !__builtin_add_overflow(p.params, p.frozen, &held) &&
+         !__builtin_add_overflow(held, p.state, &held) &&
+         !__builtin_mul_overflow(held, int64_t(2), &p.total) &&
+         !__builtin_add_overflow(p.total, p.io, &p.total);
   for (auto &[name, bytes] : p.arenas)
-    p.total += (bytes + 63) / 64 * 64;
-  return true;
+    fits = fits && bytes <= INT64_MAX - 63 &&
+           !__builtin_add_overflow(p.total, (bytes + 63) / 64 * 64, &p.total);
+  return fits;
 }
 
 bool parseDtype(const std::string &s, ElementType &out) {
@@ -307,12 +328,22 @@ int64_t compiledStages(const TrainBin &bin, int64_t world) {
   return stages;
 }
 
-Status Program::load(const TrainBin &bin, const std::string &what, Program &out, int64_t world,
-                     int64_t stage) {
+Status Program::loadManifest(const TrainBin &bin, const std::string &what, Program &out,
+                             int64_t world, int64_t stage) {
+  Program p;
+  std::string suffix;
+  if (Status st = readManifest(bin, what, p, world, stage, suffix); !st)
+    return st;
+  out = std::move(p);
+  return {};
+}
+
+Status Program::readManifest(const TrainBin &bin, const std::string &what, Program &p,
+                             int64_t world, int64_t stage, std::string &suffix) {
   auto fail = [&](const std::string &msg) { return Status::failure(what + ": " + msg); };
   // A train.bin compiled for several world sizes has one manifest and code
   // per size (manifest.wN, code.wN); otherwise one of each.
-  std::string suffix;
+  suffix.clear();
   std::vector<int64_t> worlds = compiledWorlds(bin);
   if (!worlds.empty()) {
     if (std::find(worlds.begin(), worlds.end(), world) == worlds.end()) {
@@ -334,7 +365,6 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
   TrainBinBytes manifest = bin.find("manifest" + suffix, "any", -1);
   if (!manifest.found())
     return fail("no manifest section, not a train.bin written by lcc");
-  Program p;
   if (Status st = json::parse(
           std::string_view(reinterpret_cast<const char *>(manifest.data), manifest.size),
           p.manifest_);
@@ -377,11 +407,9 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
     p.hasInitial_ = true;
   }
 
-  // A CUDA train.bin's code is the host side of its kernels (section
-  // cuda.host), compiled for a CPU like the CPU target's.
+  // A CUDA train.bin's kernels: their names, the cubin and PTX sections.
   const json::Value *target = p.manifest_.get("target");
   bool cuda = target && target->isString() && target->asString() == "cuda";
-  std::string codeName = (cuda ? "cuda.host" : "code") + suffix;
   if (cuda) {
     const json::Value *c = p.manifest_.get("cuda");
     const json::Value *kernels = c ? c->get("kernels") : nullptr;
@@ -405,6 +433,19 @@ Status Program::load(const TrainBin &bin, const std::string &what, Program &out,
     if (ptx.found())
       p.cudaPtx_.assign(reinterpret_cast<const char *>(ptx.data), ptx.size);
   }
+  return {};
+}
+
+Status Program::load(const TrainBin &bin, const std::string &what, Program &out, int64_t world,
+                     int64_t stage) {
+  auto fail = [&](const std::string &msg) { return Status::failure(what + ": " + msg); };
+  Program p;
+  std::string suffix;
+  if (Status st = readManifest(bin, what, p, world, stage, suffix); !st)
+    return st;
+  // A CUDA train.bin's code is the host side of its kernels (section
+  // cuda.host), compiled for a CPU like the CPU target's.
+  std::string codeName = (p.isCuda() ? "cuda.host" : "code") + suffix;
 
   // The best code this CPU can run.
   std::vector<std::string> mine = hostCpuTargets();

@@ -61,6 +61,13 @@ public:
   /// The same from an open container (the error prefix is `what`).
   static Status load(const TrainBin &bin, const std::string &what, Program &out, int64_t world = 1,
                      int64_t stage = -1);
+  /// What load reads before the code, without loading any: the variant's
+  /// manifest (checked: format, version, every function's slots), the
+  /// initial parameters (section params) and a CUDA program's kernel list
+  /// and sections. The entries' functions are null and target() is empty.
+  /// For tools and tests that inspect a train.bin (test/fuzz/TrainBinFuzz.cpp).
+  static Status loadManifest(const TrainBin &bin, const std::string &what, Program &out,
+                             int64_t world = 1, int64_t stage = -1);
 
   const json::Value &manifest() const { return manifest_; }
   /// Initial parameter values stored as data (section "params", written for
@@ -96,6 +103,11 @@ public:
   ~Program();
 
 private:
+  /// loadManifest into `p`, and the sections' suffix of the variant read
+  /// (".w4", ".w4.s1", or empty).
+  static Status readManifest(const TrainBin &bin, const std::string &what, Program &p,
+                             int64_t world, int64_t stage, std::string &suffix);
+
   json::Value manifest_;
   std::map<std::string, EntryPoint> entries_;
   std::string target_;
@@ -116,7 +128,7 @@ private:
 /// it: parameters and optimizer state (double-buffered by the runtime), the
 /// arenas of the compiled functions (activations, gradients and temporaries,
 /// lcc-plan-memory), inputs and outputs, and the total. Empty when the
-/// manifest lacks what it needs.
+/// manifest lacks what it needs or its sizes overflow 64 bits.
 std::string memoryPlanReport(const json::Value &manifest);
 /// The total of memoryPlanReport, in bytes.
 int64_t memoryPlanBytes(const json::Value &manifest);
@@ -127,7 +139,7 @@ struct MemoryPlanLines {
   int64_t params = 0, frozen = 0, state = 0, io = 0, total = 0;
   std::vector<std::pair<std::string, int64_t>> arenas;
 };
-/// False when the manifest lacks what the plan needs.
+/// False when the manifest lacks what the plan needs or its sizes overflow.
 bool memoryPlanLines(const json::Value &manifest, MemoryPlanLines &lines);
 
 /// The world sizes a train.bin has variants for (sorted; empty when it has

@@ -2,6 +2,7 @@
 #include "runtime/support/Sharding.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -15,20 +16,31 @@ static int64_t product(const std::vector<int64_t> &shape) {
   return n;
 }
 
+/// ceil(n / parts) for n >= 0, parts >= 1, without overflow.
+static int64_t ceilDiv(int64_t n, int64_t parts) { return n / parts + (n % parts != 0); }
+
 bool validShardSpec(const ShardSpec &spec) {
   if (spec.parts < 1)
     return false;
+  // Sizes (read from files) whose element arithmetic fits in 64 bits: no
+  // negative dimension, and the product of the non-zero ones representable,
+  // so that no partial product of the dimensions overflows either.
+  int64_t n = 1;
+  for (int64_t d : spec.shape)
+    if (d < 0 || (d > 0 && __builtin_mul_overflow(n, d, &n)))
+      return false;
   if (spec.flat())
     return spec.dim == -1;
-  int64_t rank = int64_t(spec.shape.size());
+  int64_t rank = int64_t(spec.shape.size()), pieces = 0;
   return spec.dim < rank && spec.blocks >= 1 &&
-         (spec.blocks == 1 || spec.shape[size_t(spec.dim)] % (spec.blocks * spec.parts) == 0);
+         (spec.blocks == 1 || (!__builtin_mul_overflow(spec.blocks, spec.parts, &pieces) &&
+                               spec.shape[size_t(spec.dim)] % pieces == 0));
 }
 
 int64_t shardElements(const ShardSpec &spec) {
   if (!spec.flat())
     return product(shardShape(spec));
-  return (product(spec.shape) + spec.parts - 1) / spec.parts;
+  return ceilDiv(product(spec.shape), spec.parts);
 }
 
 std::vector<int64_t> shardShape(const ShardSpec &spec) {
@@ -38,7 +50,7 @@ std::vector<int64_t> shardShape(const ShardSpec &spec) {
   int64_t &size = shape[size_t(spec.dim)];
   // One block: ceil, the last pieces padded (a vocabulary that does not
   // divide); blocks divide exactly.
-  size = spec.blocks == 1 ? (size + spec.parts - 1) / spec.parts : size / spec.parts;
+  size = spec.blocks == 1 ? ceilDiv(size, spec.parts) : size / spec.parts;
   return shape;
 }
 
@@ -64,7 +76,9 @@ static void forEachRun(const ShardSpec &spec, int64_t index, Fn copy) {
   int64_t size = spec.shape[size_t(d)], piece = shardShape(spec)[size_t(d)];
   int64_t width = piece / spec.blocks;
   int64_t rows = spec.blocks > 1 ? width : std::max<int64_t>(0, std::min(width, size - index * width));
-  if (rows == 0)
+  // Nothing to copy: no runs at all (a shape may be empty along another
+  // dimension and still have large ones, which must not be looped over).
+  if (rows == 0 || outer == 0 || inner == 0)
     return;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t b = 0; b < spec.blocks; ++b)
@@ -217,10 +231,12 @@ Status assembleShards(const std::vector<SafetensorsFile> &files, SafetensorsFile
       p.byIndex[{withinIndex, index}] = &t;
     }
   for (auto &[name, p] : sharded) {
-    int64_t outer = p.spec.within ? p.spec.within->parts : 1;
-    if (int64_t(p.byIndex.size()) != p.spec.parts * outer)
+    int64_t outer = p.spec.within ? p.spec.within->parts : 1, count = 0;
+    if (__builtin_mul_overflow(p.spec.parts, outer, &count))
+      count = INT64_MAX; // (more pieces than any checkpoint has)
+    if (int64_t(p.byIndex.size()) != count)
       return Status::failure("the checkpoint has " + std::to_string(p.byIndex.size()) + " of the " +
-                             std::to_string(p.spec.parts * outer) + " pieces of '" + name +
+                             std::to_string(count) + " pieces of '" + name +
                              "' (a rank's file is missing)");
     // Pieces of each outer piece first (ZeRO's parts of a tensor-parallel
     // piece), then the outer pieces.

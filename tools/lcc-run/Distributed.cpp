@@ -1,5 +1,6 @@
 //===- Distributed.cpp - lcc-run as one rank of a distributed job ---------===//
 #include "Distributed.h"
+#include "ManifestGroups.h"
 
 #include "runtime/support/AtomicFile.h"
 #include "runtime/train/Checkpoint.h"
@@ -23,62 +24,6 @@ namespace {
 // The world communicator outlives main's locals: the groups the compiled code
 // uses were split from it.
 std::unique_ptr<dist::Communicator> gWorld;
-
-/// The manifest's process groups: the grid's axes, and the groups made of
-/// some ranks of one axis (`of`, `members`: pp_ends), in manifest order.
-struct ManifestGroups {
-  std::vector<dist::GroupSpec> grid;
-  struct Entry {
-    std::string name;
-    int64_t size = 1;
-    std::string of; // empty for an axis of the grid
-    std::vector<int> members;
-  };
-  std::vector<Entry> entries;
-};
-
-Status readGroups(const json::Value &manifest, ManifestGroups &out) {
-  out = ManifestGroups();
-  const json::Value *groups = manifest.get("process_groups");
-  if (!groups || !groups->isArray())
-    return {};
-  for (const json::Value &g : groups->items()) {
-    const json::Value *name = g.get("name"), *size = g.get("size"), *of = g.get("of"),
-                      *members = g.get("members");
-    if (!name || !name->isString() || !size || !size->isInt() || size->asInt() < 1 ||
-        (of && (!of->isString() || !members || !members->isArray())))
-      return Status::failure("the manifest's process_groups are malformed");
-    ManifestGroups::Entry e{name->asString(), size->asInt(), of ? of->asString() : "", {}};
-    if (of)
-      for (const json::Value &m : members->items())
-        e.members.push_back(m.isInt() ? int(m.asInt()) : -1);
-    else
-      out.grid.push_back({e.name, int(e.size)});
-    out.entries.push_back(std::move(e));
-  }
-  return {};
-}
-
-/// Whether `manifest` was compiled for `world` ranks (the product of its
-/// process groups); else a one-line error naming both sizes.
-Status manifestWorldMatches(const json::Value &manifest, int64_t world) {
-  int64_t compiled = 1;
-  std::string sharding = "none";
-  if (const json::Value *s = manifest.get("sharding"); s && s->isString())
-    sharding = s->asString();
-  ManifestGroups groups;
-  if (Status st = readGroups(manifest, groups); !st)
-    return st;
-  for (const dist::GroupSpec &axis : groups.grid)
-    compiled *= axis.size;
-  if (compiled == world)
-    return {};
-  return Status::failure("this train.bin was compiled for " + std::to_string(compiled) + " rank" +
-                         (compiled == 1 ? "" : "s") + " (lcc --shard=" + sharding + " --world=" +
-                         std::to_string(compiled) + "), but the job has " + std::to_string(world) +
-                         " (lcc-run -n / WORLD_SIZE); run it with -n " + std::to_string(compiled) +
-                         " or recompile with --world=" + std::to_string(world));
-}
 
 } // namespace
 
@@ -119,12 +64,11 @@ Status pipelineStage(const std::string &program, int64_t world, int64_t rank, in
                    manifest) ||
       !readGroups(manifest, groups))
     return {};
-  for (size_t axis = 0; axis < groups.grid.size(); ++axis)
-    if (groups.grid[axis].name == "pp") {
-      std::vector<int> members = dist::gridGroupMembers(groups.grid, axis, int(rank));
-      stage = std::find(members.begin(), members.end(), int(rank)) - members.begin();
-      return {};
-    }
+  // The grid is laid out over the job's ranks only when it is this job's.
+  if (Status st = manifestWorldMatches(manifest, world); !st)
+    return Status::failure(program + ": " + st.message());
+  if (pipelineStageOf(groups, rank, stage))
+    return {};
   return Status::failure(program + ": pipeline stages without a 'pp' process group");
 }
 

@@ -60,7 +60,9 @@ bool sameValue(const json::Value &a, const json::Value &b) {
   return a == b;
 }
 
-Status checkConfig(const std::string &path, const json::Value &file, const json::Value &hf) {
+} // namespace
+
+Status checkHfConfig(const std::string &path, const json::Value &file, const json::Value &hf) {
   const json::Value &want = *hf.get("config");
   const std::string &arch = hf.get("architecture")->asString();
   if (const json::Value *archs = file.get("architectures"); archs && archs->isArray()) {
@@ -90,16 +92,37 @@ Status checkConfig(const std::string &path, const json::Value &file, const json:
   return Status();
 }
 
-} // namespace
+Status parseJsonObject(const std::string &path, const std::string &text, json::Value &out) {
+  if (Status st = json::parse(text, out); !st)
+    return Status::failure(path + ": not JSON: " + st.message());
+  if (!out.isObject())
+    return Status::failure(path + ": not a JSON object");
+  return Status();
+}
 
 Status readJsonObject(const std::string &path, json::Value &out) {
   std::string text;
   if (!readWholeFile(path, text))
     return Status::failure(path + ": cannot open: " + std::strerror(errno));
-  if (Status st = json::parse(text, out); !st)
-    return Status::failure(path + ": not JSON: " + st.message());
-  if (!out.isObject())
-    return Status::failure(path + ": not a JSON object");
+  return parseJsonObject(path, text, out);
+}
+
+Status hfIndexFiles(const std::string &dir, const std::string &text,
+                    std::vector<std::string> &files) {
+  json::Value index;
+  if (Status st = parseJsonObject(dir + "/model.safetensors.index.json", text, index); !st)
+    return st;
+  const json::Value *map = index.get("weight_map");
+  if (!map || !map->isObject())
+    return Status::failure(dir + "/model.safetensors.index.json: no weight_map object");
+  std::set<std::string> shards;
+  for (const json::Value::Member &m : map->members()) {
+    if (!m.second.isString() || m.second.asString().find('/') != std::string::npos)
+      return Status::failure(dir + "/model.safetensors.index.json: tensor '" + m.first +
+                             "' names no file of this directory");
+    if (shards.insert(m.second.asString()).second)
+      files.push_back(dir + "/" + m.second.asString());
+  }
   return Status();
 }
 
@@ -108,7 +131,7 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
   json::Value config;
   if (Status st = readJsonObject(dir + "/config.json", config); !st)
     return st;
-  if (Status st = checkConfig(dir + "/config.json", config, hf); !st)
+  if (Status st = checkHfConfig(dir + "/config.json", config, hf); !st)
     return st;
 
   // The weight files: one, or the shards an index lists.
@@ -116,20 +139,12 @@ Status readHfModel(const std::string &dir, const json::Value &hf,
   if (exists(dir + "/model.safetensors")) {
     files.push_back(dir + "/model.safetensors");
   } else if (exists(dir + "/model.safetensors.index.json")) {
-    json::Value index;
-    if (Status st = readJsonObject(dir + "/model.safetensors.index.json", index); !st)
+    const std::string path = dir + "/model.safetensors.index.json";
+    std::string text;
+    if (!readWholeFile(path, text))
+      return Status::failure(path + ": cannot open: " + std::strerror(errno));
+    if (Status st = hfIndexFiles(dir, text, files); !st)
       return st;
-    const json::Value *map = index.get("weight_map");
-    if (!map || !map->isObject())
-      return Status::failure(dir + "/model.safetensors.index.json: no weight_map object");
-    std::set<std::string> shards;
-    for (const json::Value::Member &m : map->members()) {
-      if (!m.second.isString() || m.second.asString().find('/') != std::string::npos)
-        return Status::failure(dir + "/model.safetensors.index.json: tensor '" + m.first +
-                               "' names no file of this directory");
-      if (shards.insert(m.second.asString()).second)
-        files.push_back(dir + "/" + m.second.asString());
-    }
   } else {
     return Status::failure(dir + ": neither model.safetensors nor model.safetensors.index.json "
                                  "(a directory transformers' save_pretrained wrote; PyTorch "

@@ -21,11 +21,24 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace lcc {
 
 /// A JSON file holding an object (config.json, an index, adapter_config.json).
 Status readJsonObject(const std::string &path, json::Value &out);
+/// The same from the file's text (errors name `path`).
+Status parseJsonObject(const std::string &path, const std::string &text, json::Value &out);
+
+/// Checks a model's config.json (`file`, read from `path`) against the
+/// manifest's "hf" section: the architecture, and every "checked" value.
+Status checkHfConfig(const std::string &path, const json::Value &file, const json::Value &hf);
+
+/// The weight files model.safetensors.index.json (its text, in `dir`) lists
+/// in its weight_map, appended to `files` as paths in `dir`, each once in
+/// the order first named; an error for a name that is not a file of `dir`.
+Status hfIndexFiles(const std::string &dir, const std::string &text,
+                    std::vector<std::string> &files);
 
 /// The whole parameters, by lcc name, of the model in `dir`, after checking
 /// its config.json against `hf` (the manifest's section) and every tensor's

@@ -31,10 +31,8 @@ static llvm::cl::opt<std::string> hfConfigFlag(
 
 namespace {
 
-/// config.json as the declared values of an exported model: its scalars
-/// (less what describes the file rather than the model), RoPE's theta where
-/// transformers 5 nests it, and a scaled RoPE as transformers 4's
-/// rope_scaling.
+/// config.json as the declared values of an exported model
+/// (hfDeclaredConfig).
 std::string readHfConfig(std::string path, std::string &architecture, json::Value &declared) {
   if (llvm::sys::fs::is_directory(path))
     path = (llvm::Twine(path) + "/config.json").str();
@@ -44,34 +42,8 @@ std::string readHfConfig(std::string path, std::string &architecture, json::Valu
   json::Value config;
   if (Status st = json::parse((*buffer)->getBuffer().str(), config); !st)
     return "--hf-config " + path + ": not JSON: " + st.message();
-  const json::Value *archs = config.isObject() ? config.get("architectures") : nullptr;
-  if (archs && archs->isArray())
-    for (const json::Value &a : archs->items())
-      if (a.isString() && architecture.empty())
-        architecture = a.asString();
-  if (architecture.empty())
-    return "--hf-config " + path + ": no \"architectures\" list naming the model's class";
-  declared = json::Value::object();
-  for (const json::Value::Member &m : config.members()) {
-    if (m.first == "transformers_version" || m.first == "_name_or_path" || m.first == "dtype" ||
-        m.first == "torch_dtype" || m.second.isArray() || m.second.isObject())
-      continue;
-    declared.set(m.first, m.second);
-  }
-  if (const json::Value *scaling = config.get("rope_scaling"); scaling && scaling->isObject())
-    declared.set("rope_scaling", *scaling);
-  if (const json::Value *rope = config.get("rope_parameters"); rope && rope->isObject()) {
-    if (const json::Value *theta = rope->get("rope_theta"); theta && !declared.get("rope_theta"))
-      declared.set("rope_theta", *theta);
-    const json::Value *type = rope->get("rope_type");
-    if (type && !(type->isString() && type->asString() == "default")) {
-      json::Value scaling = json::Value::object();
-      for (const json::Value::Member &m : rope->members())
-        if (m.first != "rope_theta")
-          scaling.set(m.first, m.second);
-      declared.set("rope_scaling", std::move(scaling));
-    }
-  }
+  if (Status st = hfDeclaredConfig(config, architecture, declared); !st)
+    return "--hf-config " + path + ": " + st.message();
   return "";
 }
 

@@ -53,6 +53,21 @@ TEST(Parallel, EveryIterationOnceInTheDocumentedParts) {
   lcc::setNumThreads(2);
 }
 
+// Loops of fewer parts than threads, back to back with wider ones: a worker
+// without a part in one loop must not take part in the next one early (it
+// once could, running a part twice; ./dev.sh tsan shows the race itself).
+TEST(Parallel, NarrowLoopsBetweenWideOnes) {
+  lcc::setNumThreads(4);
+  for (int round = 0; round < 20000; ++round) {
+    int64_t n = round % 2 ? 2 : 4;
+    Record r(n);
+    lcc_parallel_for(&Record::task, &r, n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(r.hits[size_t(i)].load(), 1) << "round " << round << ", n=" << n;
+  }
+  lcc::setNumThreads(2);
+}
+
 struct Nested {
   std::atomic<int64_t> inner{0};
   static void innerTask(void *self, int64_t lo, int64_t hi) {

@@ -175,4 +175,42 @@ TEST(Sharding, InconsistentPiecesAreRefused) {
   EXPECT_EQ(error, "piece 1 of 'w' has the wrong size");
 }
 
+// Piece descriptions come from checkpoint files (test/fuzz/SafetensorsFuzz.cpp):
+// sizes whose arithmetic overflows are refused, and an empty tensor with
+// large dimensions is put together without looping over them.
+TEST(Sharding, HostileSizesAreRefusedOrCheap) {
+  auto spec = [](int64_t parts, std::vector<int64_t> shape, int64_t dim, int64_t blocks) {
+    ShardSpec s;
+    s.group = "dp";
+    s.parts = parts;
+    s.shape = std::move(shape);
+    s.dim = dim;
+    s.blocks = blocks;
+    return s;
+  };
+  // blocks x parts = 2^64 (it wrapped to 0, and the dimension was taken modulo it).
+  EXPECT_FALSE(validShardSpec(spec(int64_t(1) << 32, {0}, 0, int64_t(1) << 32)));
+  // 10^15 x 10^15 elements before the empty dimension.
+  EXPECT_FALSE(validShardSpec(spec(1, {1000000000000000, 1000000000000000, 0}, -1, 1)));
+  ShardSpec empty = spec(1, {1000000000000000, 0, 7}, -1, 1);
+  EXPECT_TRUE(validShardSpec(empty));
+  EXPECT_EQ(shardElements(empty), 0);
+
+  SafetensorsFile file, whole;
+  std::string error;
+  file.tensors["w"] = HostTensor(ElementType::F32, {0});
+  file.metadata[shardMetadataKey("w")] = "4294967296:0:0:0:4294967296";
+  EXPECT_FALSE(assemble({file}, whole, error));
+  EXPECT_EQ(error, "bad piece description '4294967296:0:0:0:4294967296' of 'w'");
+  file.metadata[shardMetadataKey("w")] = "100000000000000:0:0|100000000000000:0:0";
+  EXPECT_FALSE(assemble({file}, whole, error));
+  EXPECT_EQ(error, "the checkpoint has 1 of the 9223372036854775807 pieces of 'w' (a rank's "
+                   "file is missing)");
+  // 10^14 blocks of an empty tensor: nothing to copy, at once.
+  file.tensors["w"] = HostTensor(ElementType::F32, {200000000000000, 0});
+  file.metadata[shardMetadataKey("w")] = "1:0:200000000000000x0:0:100000000000000";
+  ASSERT_TRUE(assemble({file}, whole, error)) << error;
+  EXPECT_EQ(whole.tensors.at("w").shape(), (std::vector<int64_t>{200000000000000, 0}));
+}
+
 } // namespace
