@@ -14,6 +14,10 @@ config.substitutions.append(("%examples", os.path.join(config.lcc_src_root, "exa
 config.substitutions.append(
     ("%corpus", os.path.join(config.lcc_src_root, "data", "kjv-genesis-exodus.txt")))
 
+# ./dev.sh sanitize: what the sanitizers' runtime cannot do is UNSUPPORTED there.
+if config.lcc_sanitizers.upper() in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("sanitizers")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.lcc_tools_dir, config.llvm_tools_dir]

@@ -29,6 +29,15 @@ Status Tokenizer::load(const std::string &path, Tokenizer &out) {
   dir = dir.substr(0, dir.find_last_of('/') + 1);
   std::string bridge = dir + "liblcc-sentencepiece.so";
   auto impl = std::make_shared<Impl>();
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return Status::failure("SentencePiece models are not available in a sanitizer build of "
+                         "lcc-run: " +
+                         bridge +
+                         " must be opened with RTLD_DEEPBIND, which the sanitizers' "
+                         "runtime refuses");
+#endif
+#endif
   impl->library = dlopen(bridge.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (!impl->library)
     return Status::failure("SentencePiece models need " + bridge +
