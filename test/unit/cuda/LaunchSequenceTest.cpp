@@ -33,6 +33,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -572,7 +573,9 @@ struct Exchanges {
   int groups = 0, sends = 0, recvs = 0;
 };
 Exchanges checkExchangeGroups(const char *bin, int64_t rank) {
-  auto *p = new Program();
+  // Kept for the process, as the other programs here (reachable: no leak).
+  static std::vector<std::unique_ptr<Program>> kept;
+  Program *p = kept.emplace_back(std::make_unique<Program>()).get();
   Status st = Program::load(bin, *p, 2, rank);
   EXPECT_TRUE(st) << st.message();
   const EntryPoint *e = st ? p->entry("train_step") : nullptr;
