@@ -250,7 +250,8 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &tensor,
       return onnxError(what, "holds " + llvm::Twine(raw->size()) + " bytes of data, but " +
                                  llvm::Twine(bytes) + " are needed for its shape");
     HostTensor t(*type, shape);
-    std::memcpy(t.rawData(), raw->data(), raw->size());
+    if (!raw->empty()) // (an empty tensor's buffer may be null)
+      std::memcpy(t.rawData(), raw->data(), raw->size());
     if (*type == ElementType::I1)
       for (int64_t i = 0; i < n; ++i)
         static_cast<uint8_t *>(t.rawData())[i] = static_cast<uint8_t *>(t.rawData())[i] != 0;
