@@ -13,6 +13,7 @@
 // Seeds: test/fuzz/corpus/data (make_seeds.py).
 //
 //===----------------------------------------------------------------------===//
+#include "test/fuzz/FuzzCheck.h"
 #include "tools/lcc-run/Data.h"
 
 #include <cstddef>
@@ -26,12 +27,7 @@ using namespace lcc;
 
 namespace {
 
-void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "DataFuzz: %s\n", what);
-    std::abort();
-  }
-}
+void check(bool ok, const char *what) { fuzz::check(ok, "DataFuzz", what); }
 
 const char *const kExtensions[] = {".bin", ".u16", ".u32", ".txt"};
 

@@ -24,6 +24,7 @@
 // and test/fixtures/hf/*/config.json.
 //
 //===----------------------------------------------------------------------===//
+#include "test/fuzz/FuzzCheck.h"
 #include "compiler/package/HfNames.h"
 #include "runtime/support/Json.h"
 #include "tools/lcc-run/HfModel.h"
@@ -44,12 +45,7 @@ using namespace lcc;
 
 namespace {
 
-void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "HfFuzz: %s\n", what);
-    std::abort();
-  }
-}
+void check(bool ok, const char *what) { fuzz::check(ok, "HfFuzz", what); }
 
 /// An integer config value clamped to [0, 16] (so that the parameters made
 /// from it stay small), or `dflt`.

@@ -15,6 +15,7 @@
 // test/fixtures/torch/batch.safetensors.
 //
 //===----------------------------------------------------------------------===//
+#include "test/fuzz/FuzzCheck.h"
 #include "runtime/support/Safetensors.h"
 #include "runtime/support/Sharding.h"
 #include "runtime/train/Checkpoint.h"
@@ -32,12 +33,7 @@ using namespace lcc;
 
 namespace {
 
-void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "SafetensorsFuzz: %s\n", what);
-    std::abort();
-  }
-}
+void check(bool ok, const char *what) { fuzz::check(ok, "SafetensorsFuzz", what); }
 
 bool sameTensor(const HostTensor &a, const HostTensor &b) {
   return a.elementType() == b.elementType() && a.shape() == b.shape() &&

@@ -19,6 +19,7 @@
 // Seeds: test/fuzz/corpus/trainbin (test/fuzz/corpus/make_seeds.py).
 //
 //===----------------------------------------------------------------------===//
+#include "test/fuzz/FuzzCheck.h"
 #include "runtime/cpu/CpuProgram.h"
 #include "runtime/support/Crc32c.h"
 #include "runtime/support/Json.h"
@@ -38,12 +39,7 @@ using namespace lcc;
 
 namespace {
 
-void check(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "TrainBinFuzz: %s\n", what);
-    std::abort();
-  }
-}
+void check(bool ok, const char *what) { fuzz::check(ok, "TrainBinFuzz", what); }
 
 uint64_t le64(const uint8_t *p) {
   uint64_t v = 0;

@@ -141,14 +141,6 @@ Status joinJob(const json::Value &manifest, const std::string &backend, double t
   return {};
 }
 
-Status barrier(const DistributedRun &run) {
-  if (!run.active() || !gWorld)
-    return {};
-  if (Status st = gWorld->barrier(); !st)
-    return Status::failure("rank " + std::to_string(run.rank) + ": " + st.message());
-  return {};
-}
-
 Status agree(const DistributedRun &run, std::vector<int32_t> &flags) {
   if (!run.active() || !gWorld || flags.empty())
     return {};

@@ -52,9 +52,6 @@ Status pipelineStage(const std::string &program, int64_t world, int64_t rank, in
 Status joinJob(const json::Value &manifest, const std::string &backend, double timeoutSeconds,
                DistributedRun &out);
 
-/// Waits for every rank (checkpoint commits).
-Status barrier(const DistributedRun &run);
-
 /// Every rank passes its `flags` (one int per question: stop after this
 /// step? was its loss finite? ...) and gets each one's largest value over
 /// all ranks, so all of them decide the same. A collective: every rank calls

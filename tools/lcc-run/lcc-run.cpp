@@ -602,8 +602,7 @@ int main(int argc, char **argv) {
   // --on-nan=skip undoes a step right after it: its results cannot wait.
   const bool stepByStep = opt.onNan == run::NanPolicy::Skip;
   bool stop = false;
-  int64_t s = first;
-  for (; s <= opt.steps && !stop; ++s) {
+  for (int64_t s = first; s <= opt.steps && !stop; ++s) {
     if (s == killStep && job.rank == killRank)
       std::raise(std::strcmp(killHow, "stop") == 0   ? SIGSTOP
                  : std::strcmp(killHow, "term") == 0 ? SIGTERM
