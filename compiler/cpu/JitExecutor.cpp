@@ -257,7 +257,8 @@ llvm::Expected<std::vector<HostTensor>> CpuJit::call(llvm::StringRef function,
     scratch.push_back(std::make_unique<ScratchBuffer>(arg.byteSize()));
     if (!scratch.back()->ptr)
       return fail("out of memory copying arguments");
-    std::memcpy(scratch.back()->ptr, arg.rawData(), arg.byteSize());
+    if (arg.byteSize()) // an empty tensor's data may be null, which memcpy must not see
+      std::memcpy(scratch.back()->ptr, arg.rawData(), arg.byteSize());
     size_t rank = arg.shape().size();
     std::vector<int64_t> desc(descriptorWords(rank), 0);
     desc[0] = desc[1] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(scratch.back()->ptr));
