@@ -1,144 +1,49 @@
 //===- lcc-run.cpp - the training loop over a train.bin -------------------===//
 //
-// Loads the compiled program (runtime/CpuProgram), maps the token data
-// (runtime/Data), and runs @train_step for the requested steps with logging,
-// evaluation, checkpoints and export. Batches depend only on (seed, step), so
-// a run resumed from a checkpoint sees exactly the batches an uninterrupted
-// run would have seen, and its losses are bitwise equal.
+// One run: loads the compiled program (runtime/CpuProgram) and the device it
+// was compiled for, joins the job (Distributed.h; with -n it starts the local
+// ranks instead, Launcher.h), starts from a checkpoint, Hugging Face weights
+// or the program's init, maps the token data (Data.h), then trains
+// (TrainLoop.h) and writes the exports (Exports.h), or generates text
+// (Generate.h).
 //
-// Exit codes: 0 success, 2 user error (bad flags, data, files), 3 internal.
+// Exit codes: 0 success, 2 user error (bad flags, data, files), 3 internal,
+// 4 distributed failure (docs/distributed.md); 128 + signal when preempted
+// with nothing saved.
 //
 //===----------------------------------------------------------------------===//
-#include "Distributed.h"
-#include "Launcher.h"
-#include "OnnxExport.h"
-#include "Options.h"
-#include "Preemption.h"
+#include "tools/lcc-run/Distributed.h"
+#include "tools/lcc-run/Exports.h"
+#include "tools/lcc-run/Launcher.h"
+#include "tools/lcc-run/Options.h"
+#include "tools/lcc-run/Preemption.h"
+#include "tools/lcc-run/TrainLoop.h"
 
-#include "runtime/train/Checkpoint.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/CpuProgram.h"
+#include "runtime/cpu/Parallel.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/EmulatedGpu.h"
-#include "tools/lcc-run/AppendFile.h"
+#include "runtime/dist/Communicator.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Trainer.h"
 #include "tools/lcc-run/Data.h"
 #include "tools/lcc-run/Generate.h"
 #include "tools/lcc-run/HfModel.h"
 #include "tools/lcc-run/Metrics.h"
 #include "tools/lcc-run/PeftAdapter.h"
-#include "tools/lcc-run/TensorBoard.h"
-#include "runtime/cpu/Parallel.h"
 #include "tools/lcc-run/Plot.h"
-#include "runtime/support/AtomicFile.h"
-#include "runtime/support/TrainBin.h"
-#include "runtime/dist/Communicator.h"
-#include "runtime/train/Trainer.h"
+#include "tools/lcc-run/TensorBoard.h"
 
-#include <chrono>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
 using namespace lcc;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-
-int fail(const std::string &message) {
-  std::fprintf(stderr, "%s\n", message.c_str());
-  return 2;
-}
-
-std::string duration(double seconds) {
-  char buf[32];
-  long s = std::lround(seconds);
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
-  else if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lds", s);
-  return buf;
-}
-
-/// What the data feeder fills: the model's integer inputs `tokens` and
-/// (optionally) `targets`, [B, T] or [K, B, T] with K micro-batches.
-struct Feed {
-  int64_t micro = 1, batch = 0, seq = 0;
-  bool hasTargets = false;
-  HostTensor tokens, targets;
-  // Data parallel: the sampler draws the global batch of `parts` ranks (the
-  // batch a 1-rank run of parts * batch rows would see) and this rank takes
-  // rows [part * batch, (part + 1) * batch).
-  int64_t parts = 1, part = 0;
-  std::vector<int32_t> globalTokens, globalTargets;
-};
-
-/// `micro`: the inputs may carry a leading micro-batch dimension (the step of
-/// a model compiled with --accum=K takes [K, batch, seq]).
-Status makeFeed(const std::vector<Slot> &inputs, bool micro, Feed &feed) {
-  for (const Slot &s : inputs) {
-    bool rankOk = s.shape.size() == 2 || (micro && s.shape.size() == 3);
-    if ((s.name != "tokens" && s.name != "targets") || s.dtype != ElementType::I32 || !rankOk ||
-        (feed.seq && s.shape != feed.tokens.shape() && s.shape != feed.targets.shape()))
-      return Status::failure("lcc-run feeds token models: inputs 'tokens' and optionally "
-                             "'targets', i32 [batch, seq]; this model has input '" +
-                             s.name + "'");
-    feed.micro = s.shape.size() == 3 ? s.shape[0] : 1;
-    feed.batch = s.shape[s.shape.size() - 2];
-    feed.seq = s.shape.back();
-    feed.hasTargets |= s.name == "targets";
-    (s.name == "tokens" ? feed.tokens : feed.targets) = HostTensor(s.dtype, s.shape);
-  }
-  if (feed.seq == 0)
-    return Status::failure("the model has no input named 'tokens'");
-  if (!feed.hasTargets) // the model shifts tokens itself; the sampler still wants a buffer
-    feed.targets = HostTensor(ElementType::I32, feed.tokens.shape());
-  return {};
-}
-
-/// Micro-batch k of feed for sampler step `index`.
-void fill(const Sampler &sampler, uint64_t index, int64_t k, Feed &feed) {
-  int64_t n = feed.batch * feed.seq;
-  if (feed.parts == 1) {
-    sampler.fill(index, feed.tokens.data<int32_t>() + k * n, feed.targets.data<int32_t>() + k * n);
-    return;
-  }
-  feed.globalTokens.resize(size_t(n * feed.parts));
-  feed.globalTargets.resize(size_t(n * feed.parts));
-  sampler.fill(index, feed.globalTokens.data(), feed.globalTargets.data());
-  std::copy_n(feed.globalTokens.data() + feed.part * n, n, feed.tokens.data<int32_t>() + k * n);
-  std::copy_n(feed.globalTargets.data() + feed.part * n, n, feed.targets.data<int32_t>() + k * n);
-}
-
-std::map<std::string, const HostTensor *> inputsOf(const Feed &feed) {
-  std::map<std::string, const HostTensor *> m = {{"tokens", &feed.tokens}};
-  if (feed.hasTargets)
-    m["targets"] = &feed.targets;
-  return m;
-}
-
-/// The mean @forward loss over the first `batches` batches of `sampler`.
-Status evaluate(Trainer &trainer, const Sampler &sampler, Feed &feed, int64_t batches,
-                double &mean) {
-  double sum = 0;
-  for (int64_t b = 0; b < batches; ++b) {
-    fill(sampler, uint64_t(b), 0, feed);
-    double loss;
-    if (Status st = trainer.evalLoss(inputsOf(feed), loss); !st)
-      return st;
-    sum += loss;
-  }
-  mean = sum / double(batches);
-  return {};
-}
-
-} // namespace
+using run::fail;
 
 int main(int argc, char **argv) {
   // OpenBLAS chose its kernels when it was loaded, before main: on a CPU it
@@ -260,15 +165,15 @@ int main(int argc, char **argv) {
   if (!lead)
     opt.quiet = true;
 
-  Feed stepFeed, evalFeed;
-  if (Status st = makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed); !st)
+  run::Feed stepFeed, evalFeed;
+  if (Status st = run::makeFeed(trainer.stepInputs(), /*micro=*/true, stepFeed); !st)
     return fail("lcc-run: error: " + opt.program + ": " + st.message());
-  if (Status st = makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed); !st)
+  if (Status st = run::makeFeed(trainer.forwardInputs(), /*micro=*/false, evalFeed); !st)
     return fail("lcc-run: error: " + opt.program + ": " + st.message());
   // Data-parallel ranks train on different rows; tensor-parallel ranks of
   // one data-parallel rank share its rows.
   if (auto dp = job.groupRanks.find("dp"); dp != job.groupRanks.end())
-    for (Feed *f : {&stepFeed, &evalFeed}) {
+    for (run::Feed *f : {&stepFeed, &evalFeed}) {
       f->parts = job.groupSizes.at("dp");
       f->part = dp->second;
     }
@@ -394,18 +299,25 @@ int main(int argc, char **argv) {
     if (Status st = TensorBoardWriter::open(opt.tensorboard, trainer.stepCount() + 1, tensorboard);
         !st)
       return fail("lcc-run: error: " + st.message());
-  std::map<std::string, std::string> meta = {{"lcc.data_seed", std::to_string(seed)},
-                                             {"lcc.data_order", sampleModeName(order)}};
+  run::LoopSetup setup;
+  setup.stepFeed = &stepFeed;
+  setup.evalFeed = &evalFeed;
+  setup.train = &trainSampler;
+  setup.val = valSampler ? &*valSampler : nullptr;
+  setup.evalBatches = evalBatches;
+  setup.csv = &csv;
+  setup.tensorboard = &tensorboard;
+  setup.lead = lead;
+  setup.meta = {{"lcc.data_seed", std::to_string(seed)}, {"lcc.data_order", sampleModeName(order)}};
   if (const json::Value *m = manifest.get("model"); m && m->isString())
-    meta["lcc.model"] = m->asString();
+    setup.meta["lcc.model"] = m->asString();
 
-  const int64_t tokensPerStep = stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq;
-  const int64_t first = trainer.stepCount() + 1;
   if (!opt.quiet)
     std::printf(
         "training %s: steps %lld..%lld, %lld tokens/step, code %s, %s%s\n", opt.program.c_str(),
-        static_cast<long long>(first), static_cast<long long>(opt.steps),
-        static_cast<long long>(tokensPerStep), program.target().c_str(),
+        static_cast<long long>(trainer.stepCount() + 1), static_cast<long long>(opt.steps),
+        static_cast<long long>(stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq),
+        program.target().c_str(),
         gpu ? (gpu->description() + (opt.noGraph ? ", eager" : ", CUDA graph")).c_str()
             : (std::to_string(numThreads()) + " threads (" + blasDescription() + ")").c_str(),
         job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend + ")").c_str()
@@ -419,225 +331,10 @@ int main(int argc, char **argv) {
                 static_cast<long long>(memoryPlanBytes(manifest)),
                 static_cast<long long>(trainer.stepMemoryBytes()));
   }
-  // A distributed run writes one file per rank (run::saveShardedCheckpoint).
-  int64_t savedStep = -1; // the step of the last checkpoint this run wrote
-  auto save = [&]() -> Status {
-    if (savedStep == trainer.stepCount())
-      return {};
-    struct stat sb;
-    if (savedStep >= 0 && lead && stat(opt.saveDir.c_str(), &sb) != 0)
-      std::fprintf(stderr,
-                   "lcc-run: warning: checkpoint directory %s was removed during the "
-                   "run; it is created again\n",
-                   opt.saveDir.c_str());
-    Status st;
-    if (job.active()) {
-      st = run::saveShardedCheckpoint(job, opt.saveDir, trainer.stepCount(), trainer, meta,
-                                      opt.keep);
-    } else {
-      // One process: whole tensors (a ZeRO train.bin's 1-rank variant still
-      // holds pieces, of one part each).
-      SafetensorsFile whole;
-      if (st = run::wholeSnapshot(job, trainer, true, meta, whole); st)
-        st = saveCheckpoint(opt.saveDir, trainer.stepCount(), std::move(whole), opt.keep);
-    }
-    if (st)
-      savedStep = trainer.stepCount();
-    return st;
-  };
-  auto start = Clock::now();
-  double lastLoss = NAN, lastVal = NAN;
-  std::vector<MetricsRow> rows;
-  // Fault injection for the tests (docs/distributed.md): LCC_RUN_KILL=R:S
-  // makes rank R kill itself (SIGKILL) when step S starts, while the other
-  // ranks are inside the step's collectives; R:S:stop stops it instead
-  // (SIGSTOP: a stuck rank, alive but silent).
-  // R:S:term sends it SIGTERM (a preemption, Preemption.h). LCC_RUN_AT_STEP=
-  // S:COMMAND runs a shell command on rank 0 when step S starts (storage
-  // faults: a disk filled, made read-only or removed at a known step).
-  long long killRank = -1, killStep = -1, hookStep = -1;
-  char killHow[8] = "";
-  if (const char *k = std::getenv("LCC_RUN_KILL"))
-    std::sscanf(k, "%lld:%lld:%7s", &killRank, &killStep, killHow);
-  std::string hook;
-  if (const char *h = std::getenv("LCC_RUN_AT_STEP"); h && std::strchr(h, ':')) {
-    hookStep = std::atoll(h);
-    hook = std::strchr(h, ':') + 1;
-  }
-  // Each step's results arrive in step order: on a GPU one step late (the
-  // next step is queued before the host reads them, so it never waits for
-  // the GPU between steps), except where the host needs the step done:
-  // evaluation, a checkpoint, the last step. LCC_RUN_LATE_RESULTS=1 makes
-  // a CPU run deliver them the GPU's way (the tests compare both).
-  if (const char *late = std::getenv("LCC_RUN_LATE_RESULTS"); late && *late == '1')
-    trainer.setLateResults(true);
-  auto evalAt = [&](int64_t s) {
-    return valSampler && ((opt.evalEvery > 0 && s % opt.evalEvery == 0) || s == opt.steps);
-  };
-  auto saveAt = [&](int64_t s) {
-    return !opt.saveDir.empty() && opt.saveEvery > 0 && s % opt.saveEvery == 0 && s != opt.steps;
-  };
-  // Logs, evaluates and saves after step r.step; false with `error` set.
-  // A step's numbers are broken (outside fp16's skipped overflow steps).
-  auto nonFinite = [](const StepResult &r) {
-    return !std::isfinite(r.loss) || (r.lossScale == 0 && !std::isfinite(r.gradNorm));
-  };
-  int stopSignal = 0;
-  int64_t nonFiniteSteps = 0;
-  // A checkpoint that could not be written: --on-save-error decides.
-  auto saveFailed = [&](int64_t s, const Status &st, int &code) {
-    std::string name, kept = "there is no earlier checkpoint";
-    if (latestCheckpoint(opt.saveDir, name))
-      kept = opt.saveDir + "/" + name + " is still the latest";
-    std::string what = "cannot save the checkpoint of step " + std::to_string(s) + ": " +
-                       st.message() + "; " + kept;
-    if (opt.continueAfterSaveError) {
-      if (lead)
-        std::fprintf(stderr, "lcc-run: warning: %s; training goes on (--on-save-error=continue)\n",
-                     what.c_str());
-      return true;
-    }
-    error = "lcc-run: error: " + what + " (--on-save-error=continue trains on)";
-    code = 2;
-    return false;
-  };
-  auto handle = [&](const StepResult &r, int &code) {
-    const int64_t s = r.step;
-    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    lastLoss = r.loss;
-    if (nonFinite(r)) { // reported (process); metrics files hold finite values
-      if (saveAt(s))
-        if (Status st = save(); !st)
-          return saveFailed(s, st, code);
-      return true;
-    }
-    MetricsRow row{s, r.loss, r.lr, r.gradNorm, 0, std::nullopt, elapsed};
-    row.tokensPerSec = double(tokensPerStep * (s - first + 1)) / std::max(elapsed, 1e-9);
-    bool evalNow = evalAt(s);
-    if (evalNow) {
-      if (Status st = evaluate(trainer, *valSampler, evalFeed, evalBatches, lastVal); !st)
-        return error = "lcc-run: internal error: " + st.message(), code = 3, false;
-      row.valLoss = lastVal;
-    }
-    rows.push_back(row);
-    if (csv.isOpen())
-      if (Status st = csv.append(row); !st)
-        return error = "lcc-run: error: " + st.message(), code = 2, false;
-    if (tensorboard.isOpen()) {
-      std::vector<ScalarPoint> points = {{"train/loss", r.loss},
-                                         {"train/lr", r.lr},
-                                         {"train/grad_norm", r.gradNorm},
-                                         {"train/tokens_per_s", row.tokensPerSec}};
-      if (r.lossScale > 0)
-        points.emplace_back("train/loss_scale", r.lossScale);
-      if (row.valLoss)
-        points.emplace_back("val/loss", *row.valLoss);
-      if (Status st = tensorboard.scalars(s, points); !st)
-        return error = "lcc-run: error: " + st.message(), code = 2, false;
-    }
-    if (!opt.quiet && (s % opt.logEvery == 0 || s == first || s == opt.steps || evalNow)) {
-      double perStep = elapsed / double(s - first + 1);
-      std::printf("step %6lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %8.0f tok/s | ETA %s",
-                  static_cast<long long>(s), static_cast<long long>(opt.steps), r.loss, r.lr,
-                  r.gradNorm, row.tokensPerSec, duration(perStep * double(opt.steps - s)).c_str());
-      if (row.valLoss)
-        std::printf(" | val %.4f", *row.valLoss);
-      if (r.lossScale > 0) // fp16: a non-finite norm means the step was skipped
-        std::printf(" | scale %g%s", r.lossScale,
-                    std::isfinite(r.gradNorm) ? "" : " | skipped (overflow)");
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-    if (saveAt(s))
-      if (Status st = save(); !st)
-        return saveFailed(s, st, code);
-    return true;
-  };
-  // Agrees with the other ranks on whether to stop (a preemption signal
-  // reached any of them) and on which steps of `done` had a loss or gradient
-  // norm that is not finite on any of them, applies --on-nan to those, then
-  // handles each result; false with `error` and `code` set.
-  auto process = [&](std::vector<StepResult> &done, bool &stop, int &code) {
-    std::vector<int32_t> flags = {run::preemptionSignal()};
-    for (const StepResult &r : done)
-      flags.push_back(nonFinite(r));
-    if (Status st = run::agree(job, flags); !st)
-      return error = "lcc-run: error: " + st.message(), code = 4, false;
-    stop = flags[0] != 0;
-    stopSignal = stopSignal ? stopSignal : flags[0];
-    for (size_t i = 0; i < done.size(); ++i) {
-      if (!flags[i + 1])
-        continue;
-      const StepResult &r = done[i];
-      auto text = [](double x) {
-        return std::isnan(x)   ? std::string("nan")
-               : std::isinf(x) ? (x > 0 ? "inf" : "-inf")
-                               : std::to_string(x);
-      };
-      std::string what = nonFinite(r) ? "the loss is " + text(r.loss) + " and the gradient norm " +
-                                            text(r.gradNorm) + " at step " + std::to_string(r.step)
-                                      : "the loss or gradient norm is not finite at step " +
-                                            std::to_string(r.step) + " (on another rank)";
-      if (opt.onNan == run::NanPolicy::Stop)
-        return error = lead ? "lcc-run: error: " + what +
-                                  "; lower --lr or check the data (--on-nan=skip skips such "
-                                  "steps)"
-                            : "",
-               code = 2, false;
-      // (Skip runs step by step: `done` is the last step alone.)
-      if (opt.onNan == run::NanPolicy::Skip)
-        if (Status st = trainer.undoLastStep(); !st)
-          return error = "lcc-run: internal error: " + st.message(), code = 3, false;
-      ++nonFiniteSteps;
-      if (lead)
-        std::fprintf(stderr, "lcc-run: warning: %s: %s (--on-nan=%s)\n", what.c_str(),
-                     opt.onNan == run::NanPolicy::Skip ? "update undone" : "training goes on",
-                     opt.onNan == run::NanPolicy::Skip ? "skip" : "continue");
-    }
-    for (const StepResult &r : done)
-      if (!handle(r, code))
-        return false;
-    return true;
-  };
-  // --on-nan=skip undoes a step right after it: its results cannot wait.
-  const bool stepByStep = opt.onNan == run::NanPolicy::Skip;
-  bool stop = false;
-  for (int64_t s = first; s <= opt.steps && !stop; ++s) {
-    if (s == killStep && job.rank == killRank)
-      std::raise(std::strcmp(killHow, "stop") == 0   ? SIGSTOP
-                 : std::strcmp(killHow, "term") == 0 ? SIGTERM
-                                                     : SIGKILL);
-    if (s == hookStep && job.rank == 0 && std::system(hook.c_str()) != 0)
-      std::fprintf(stderr, "lcc-run: LCC_RUN_AT_STEP: '%s' failed\n", hook.c_str());
-    for (int64_t k = 0; k < stepFeed.micro; ++k)
-      fill(trainSampler, uint64_t((s - 1) * stepFeed.micro + k), k, stepFeed);
-    std::vector<StepResult> done;
-    Status st = trainer.startStep(inputsOf(stepFeed), done);
-    if (st && (stepByStep || evalAt(s) || saveAt(s) || s == opt.steps))
-      st = trainer.finishSteps(done);
-    if (!st)
-      return fail("lcc-run: internal error: " + st.message()), 3;
-    if (int code = 0; !process(done, stop, code))
-      return error.empty() ? code : (fail(error), code);
-    if (stop) { // the step in flight (a GPU's) finishes, and is handled, first
-      std::vector<StepResult> rest;
-      if (Status st = trainer.finishSteps(rest); !st)
-        return fail("lcc-run: internal error: " + st.message()), 3;
-      bool again = false;
-      if (int code = 0; !process(rest, again, code))
-        return error.empty() ? code : (fail(error), code);
-    }
-  }
-  double total = std::chrono::duration<double>(Clock::now() - start).count();
-
-  if (!opt.saveDir.empty())
-    if (Status st = save(); !st) {
-      int code = 0;
-      opt.continueAfterSaveError = false; // the last save: nothing comes after it
-      saveFailed(trainer.stepCount(), st, code);
-      return fail(error), code;
-    }
-  if (stop) {
+  run::LoopResult result;
+  if (int code = run::trainSteps(opt, trainer, job, setup, result))
+    return code;
+  if (result.stopSignal) {
     // Preempted: a checkpoint and out, within the scheduler's grace period
     // (no exports: the run is not done; --resume auto goes on from here).
     if (csv.isOpen())
@@ -646,68 +343,24 @@ int main(int argc, char **argv) {
     std::string name;
     bool saved = !opt.saveDir.empty() && latestCheckpoint(opt.saveDir, name);
     if (!lead)
-      return saved ? 0 : 128 + stopSignal;
+      return saved ? 0 : 128 + result.stopSignal;
     if (!saved) {
       std::fprintf(
           stderr, "lcc-run: stopped by %s after step %lld; nothing saved (no --save DIR)\n",
-          run::signalName(stopSignal).c_str(), static_cast<long long>(trainer.stepCount()));
-      return 128 + stopSignal;
+          run::signalName(result.stopSignal).c_str(), static_cast<long long>(trainer.stepCount()));
+      return 128 + result.stopSignal;
     }
     std::printf("stopped by %s after step %lld: checkpoint %s/%s; the same command with "
                 "--resume auto (or --resume %s) continues\n",
-                run::signalName(stopSignal).c_str(), static_cast<long long>(trainer.stepCount()),
-                opt.saveDir.c_str(), name.c_str(), opt.saveDir.c_str());
+                run::signalName(result.stopSignal).c_str(),
+                static_cast<long long>(trainer.stepCount()), opt.saveDir.c_str(), name.c_str(),
+                opt.saveDir.c_str());
     return 0;
   }
-  // Exports hold whole tensors: partitioned ones are gathered (every rank
-  // takes part), rank 0 writes.
-  SafetensorsFile weights;
-  if (!opt.exportPath.empty() || !opt.exportOnnx.empty() || !opt.exportHf.empty() ||
-      !opt.exportPeft.empty())
-    if (Status st = run::wholeSnapshot(job, trainer, false, meta, weights); !st)
-      return fail("lcc-run: error: " + st.message());
+  if (Status st = run::writeExports(opt, job, trainer, setup.meta, manifest); !st)
+    return fail("lcc-run: error: " + st.message());
   if (!lead)
     return 0;
-  if (!opt.exportPath.empty()) {
-    Status st = writeSafetensors(opt.exportPath, weights);
-    if (!st)
-      return fail("lcc-run: error: " + st.message());
-  }
-  if (!opt.exportPeft.empty())
-    if (Status st = writePeftAdapter(opt.exportPeft, manifest, weights.tensors); !st)
-      return fail("lcc-run: error: --export-peft: " + st.message());
-  if (!opt.exportHf.empty()) {
-    std::map<std::string, HostTensor> merged = weights.tensors;
-    if (Status st = mergeLora(manifest, merged); !st)
-      return fail("lcc-run: error: --merge-lora: " + st.message());
-    if (Status st = writeHfModel(opt.exportHf, *hf, merged, opt.exportHfShardBytes); !st)
-      return fail("lcc-run: error: --export-hf: " + st.message());
-    // The tokenizer of the model it started from goes with it; a
-    // SentencePiece --tokenizer, under the name LLaMA-family directories
-    // give it (llama.cpp's converter reads it), replaces its tokenizer.model.
-    if (!opt.initFrom.empty())
-      if (Status st = copyTokenizerFiles(opt.initFrom, opt.exportHf); !st)
-        return fail("lcc-run: error: --export-hf: " + st.message());
-    std::string tokenizer;
-    if (!opt.tokenizer.empty() && !readWholeFile(opt.tokenizer, tokenizer))
-      return fail("lcc-run: error: --tokenizer: cannot read " + opt.tokenizer);
-    if (!opt.tokenizer.empty())
-      if (Status st = writeFileAtomically(opt.exportHf + "/tokenizer.model", tokenizer.data(),
-                                          tokenizer.size());
-          !st)
-        return fail("lcc-run: error: --export-hf: " + st.message());
-  }
-  if (!opt.exportOnnx.empty()) {
-    TrainBin file;
-    if (Status st = TrainBin::open(opt.program, file); !st)
-      return fail("lcc-run: error: " + st.message());
-    TrainBinBytes model = file.find("onnx", "any", -1);
-    if (!model.data)
-      return fail("lcc-run: error: --export-onnx: " + opt.program +
-                  " was not compiled from an ONNX model");
-    if (Status st = exportOnnx(model.data, model.size, weights, opt.exportOnnx); !st)
-      return fail("lcc-run: error: --export-onnx: " + st.message());
-  }
   if (csv.isOpen()) {
     if (Status st = csv.close(); !st)
       return fail("lcc-run: error: " + st.message());
@@ -715,7 +368,7 @@ int main(int argc, char **argv) {
   if (Status st = tensorboard.close(); !st)
     return fail("lcc-run: error: " + st.message());
   if (!opt.plot.empty()) {
-    std::vector<MetricsRow> all = rows;
+    std::vector<MetricsRow> all = result.rows;
     if (!opt.csv.empty())
       (void)readMetrics(opt.csv, all); // a resumed run plots the whole history, if readable
     PlotSeries train, val;
@@ -723,15 +376,17 @@ int main(int argc, char **argv) {
     if (Status st = writeLossPlot(opt.plot, train, val); !st)
       return fail("lcc-run: error: " + st.message());
   }
-  int64_t ran = opt.steps - first + 1;
-  if (nonFiniteSteps && lead)
+  int64_t ran = opt.steps - result.first + 1;
+  if (result.nonFiniteSteps)
     std::fprintf(stderr, "lcc-run: warning: %lld steps had a non-finite loss or gradient norm\n",
-                 static_cast<long long>(nonFiniteSteps));
-  std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f", 
-              static_cast<long long>(std::max<int64_t>(ran, 0)), duration(total).c_str(),
-              ran > 0 ? double(tokensPerStep * ran) / std::max(total, 1e-9) : 0.0, lastLoss);
-  if (std::isfinite(lastVal))
-    std::printf(", val loss %.4f", lastVal);
+                 static_cast<long long>(result.nonFiniteSteps));
+  std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f",
+              static_cast<long long>(std::max<int64_t>(ran, 0)),
+              run::formatDuration(result.seconds).c_str(),
+              ran > 0 ? double(result.tokensPerStep * ran) / std::max(result.seconds, 1e-9) : 0.0,
+              result.lastLoss);
+  if (std::isfinite(result.lastVal))
+    std::printf(", val loss %.4f", result.lastVal);
   std::printf("\n");
   return 0;
 }
