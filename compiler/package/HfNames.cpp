@@ -3,6 +3,7 @@
 
 #include "runtime/support/HostTensor.h"
 
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -32,18 +33,33 @@ public:
     return it == byName.end() ? nullptr : it->second;
   }
 
-  /// 1 + the largest N of parameters named PREFIX.N.*.
-  int64_t layerCount(const std::string &prefix) const {
-    int64_t count = 0;
+  /// The number of layers: parameters named PREFIX.N.* for N = 0 .. count-1.
+  /// An index that is not a number in range, or a gap, is an error naming
+  /// it (a parameter's name is input: an ONNX initializer's, say).
+  Status layerCount(const std::string &prefix, int64_t &count) const {
+    std::set<int64_t> indices;
     for (const auto &[name, p] : byName) {
       if (name.rfind(prefix, 0) != 0)
         continue;
       size_t dot = name.find('.', prefix.size());
       std::string digits = name.substr(prefix.size(), dot - prefix.size());
-      if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos)
-        count = std::max<int64_t>(count, std::stoll(digits) + 1);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      int64_t index = 0;
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (ec != std::errc() || index >= static_cast<int64_t>(byName.size()))
+        return Status::failure("hf " + architecture + ": parameter '" + name + "' names layer " +
+                               digits + ", but the model has " + std::to_string(byName.size()) +
+                               " parameters in all");
+      indices.insert(index);
     }
-    return count;
+    count = indices.empty() ? 0 : *indices.rbegin() + 1;
+    for (int64_t i = 0; i < count; ++i)
+      if (!indices.count(i))
+        return Status::failure("hf " + architecture + ": the parameters name layers up to " +
+                               prefix + std::to_string(count - 1) + ", but none is named " +
+                               prefix + std::to_string(i) + ".*");
+    return Status();
   }
 
   /// A config.json value the architecture derives: must equal a declared one.
@@ -165,7 +181,9 @@ Status gpt2(Mapping &m, json::Value &out) {
     return Status::failure("hf GPT2LMHeadModel needs the embeddings 'wte' [vocab, n_embd] and "
                            "'wpe' [n_positions, n_embd]");
   const int64_t vocab = wte->shape[0], dim = wte->shape[1], positions = wpe->shape[0];
-  const int64_t layers = m.layerCount("h.");
+  int64_t layers = 0;
+  if (Status st = m.layerCount("h.", layers); !st)
+    return st;
   int64_t inner = 4 * dim;
   if (const HfParameter *fc = m.find("h.0.mlp.c_fc.weight"); fc && fc->shape.size() == 2)
     inner = fc->shape[1];
@@ -239,7 +257,9 @@ Status llama(Mapping &m, json::Value &out) {
     return Status::failure("hf LlamaForCausalLM needs the embedding 'embed_tokens' [vocab, "
                            "hidden_size]");
   const int64_t vocab = embed->shape[0], dim = embed->shape[1];
-  const int64_t layers = m.layerCount("layers.");
+  int64_t layers = 0;
+  if (Status st = m.layerCount("layers.", layers); !st)
+    return st;
   json::Value heads, eps, theta, positions;
   m.fixed("architectures", json::Value::array({"LlamaForCausalLM"}));
   m.fixed("model_type", "llama");

@@ -301,6 +301,10 @@ def seeds_hf():
     # Regression: hidden_size 0 made LLaMA's head dimension 0, then a divisor.
     yield "regress-llama-hidden-0.json", json.dumps({
         "architectures": ["LlamaForCausalLM"], "hidden_size": 0, "num_attention_heads": 2}).encode()
+    # Regression: a layer number past int64 (std::stoll threw out_of_range).
+    yield "regress-gpt2-layer-overflow.json", json.dumps({
+        "architectures": ["GPT2LMHeadModel"], "n_head": 2, "layer_norm_epsilon": 1e-5,
+        "_fuzz_param": "h.92233720368547758070.mlp.c_fc.weight"}).encode()
     yield "index.json", json.dumps({
         "metadata": {"total_size": 1234},
         "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
