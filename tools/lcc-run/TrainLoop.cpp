@@ -201,7 +201,8 @@ bool Loop::handle(const StepResult &r) {
     return true;
   }
   MetricsRow row{s, r.loss, r.lr, r.gradNorm, 0, std::nullopt, elapsed};
-  row.tokensPerSec = double(out.tokensPerStep * (s - out.first + 1)) / std::max(elapsed, 1e-9);
+  row.tokensPerSec =
+      double(setup.stepFeed->tokensPerStep() * (s - out.first + 1)) / std::max(elapsed, 1e-9);
   bool evalNow = evalAt(s);
   if (evalNow) {
     if (Status st = evaluate(trainer, *setup.val, *setup.evalFeed, setup.evalBatches, out.lastVal);
@@ -290,7 +291,6 @@ bool Loop::process(std::vector<StepResult> &done, bool &stop) {
 
 int Loop::run() {
   Feed &feed = *setup.stepFeed;
-  out.tokensPerStep = feed.micro * feed.batch * feed.parts * feed.seq;
   out.first = trainer.stepCount() + 1;
   start = Clock::now();
   // Fault injection for the tests (docs/distributed.md): LCC_RUN_KILL=R:S

@@ -40,6 +40,9 @@ struct Feed {
   // rows [part * batch, (part + 1) * batch).
   int64_t parts = 1, part = 0;
   std::vector<int32_t> globalTokens, globalTargets;
+
+  /// Tokens one step trains on, over all data-parallel ranks.
+  int64_t tokensPerStep() const { return micro * batch * parts * seq; }
 };
 
 /// `micro`: the inputs may carry a leading micro-batch dimension (the step of
@@ -60,8 +63,7 @@ struct LoopSetup {
 
 /// What the steps did.
 struct LoopResult {
-  int64_t first = 0; // the first step this run trained
-  int64_t tokensPerStep = 0;
+  int64_t first = 0;  // the first step this run trained
   double seconds = 0; // wall time of the steps
   double lastLoss = NAN, lastVal = NAN;
   std::vector<MetricsRow> rows; // the finite steps' metrics

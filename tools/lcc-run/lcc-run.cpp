@@ -271,8 +271,7 @@ int main(int argc, char **argv) {
   dopt.seqLen = stepFeed.seq;
   if (!parseTokenFormat(opt.format, dopt.format))
     return fail("lcc-run: error: unknown --format '" + opt.format +
-                "', expected auto, u16, "
-                "u32 or bytes");
+                "', expected auto, u16, u32 or bytes");
   Dataset data;
   if (Status st = Dataset::open(dopt, data); !st)
     return fail("lcc-run: error: " + st.message());
@@ -316,8 +315,7 @@ int main(int argc, char **argv) {
     std::printf(
         "training %s: steps %lld..%lld, %lld tokens/step, code %s, %s%s\n", opt.program.c_str(),
         static_cast<long long>(trainer.stepCount() + 1), static_cast<long long>(opt.steps),
-        static_cast<long long>(stepFeed.micro * stepFeed.batch * stepFeed.parts * stepFeed.seq),
-        program.target().c_str(),
+        static_cast<long long>(stepFeed.tokensPerStep()), program.target().c_str(),
         gpu ? (gpu->description() + (opt.noGraph ? ", eager" : ", CUDA graph")).c_str()
             : (std::to_string(numThreads()) + " threads (" + blasDescription() + ")").c_str(),
         job.active() ? (", " + std::to_string(job.world) + " ranks (" + backend + ")").c_str()
@@ -383,7 +381,8 @@ int main(int argc, char **argv) {
   std::printf("done: %lld steps in %s (%.0f tokens/s), final loss %.4f",
               static_cast<long long>(std::max<int64_t>(ran, 0)),
               run::formatDuration(result.seconds).c_str(),
-              ran > 0 ? double(result.tokensPerStep * ran) / std::max(result.seconds, 1e-9) : 0.0,
+              ran > 0 ? double(stepFeed.tokensPerStep() * ran) / std::max(result.seconds, 1e-9)
+                      : 0.0,
               result.lastLoss);
   if (std::isfinite(result.lastVal))
     std::printf(", val loss %.4f", result.lastVal);
